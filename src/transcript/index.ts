@@ -1,0 +1,37 @@
+/**
+ * `llm-agent/session`: the crash-safe transcript. It imports no model library.
+ *
+ * @example
+ * import { Session, peek } from 'llm-agent/session';
+ *
+ * @module
+ */
+export { type FileSystem, nodeFileSystem, type OpenMode } from './file-system.ts';
+export { decodeLine, type EncodedLine, encodeLine } from './line-codec.ts';
+export { type PeekResult, peek } from './peek.ts';
+export { readRecords } from './read-records.ts';
+export * from './records.ts';
+export {
+  type LineInfo,
+  MAX_LINE_BYTES,
+  type ScannedRecord,
+  type ScanOptions,
+  type ScanResult,
+  scanRecords,
+  scanTranscript,
+  type TornTail,
+  type UnreadableReason,
+} from './scan-transcript.ts';
+export { type Durability, Session, type SessionMeta, type SessionOptions } from './session.ts';
+export { SessionError, type SessionErrorCode } from './session-error.ts';
+export {
+  emptyTailState,
+  foldTailState,
+  type LastMessage,
+  type OpenDispatch,
+  type TailCall,
+  type TailState,
+  tailStateFromJson,
+} from './tail-state.ts';
+export { isKnownRecord, type RecordProblem, validateRecord } from './validate-record.ts';
+export { acquireWriterLock, type LockHolder, lockPathOf, type WriterLock } from './writer-lock.ts';

@@ -1,0 +1,111 @@
+import { crc32 } from 'node:zlib';
+import type { ForeignRecord, RecordBody, RecordHeader, TranscriptRecord } from './records.ts';
+import { type RecordProblem, validateRecord } from './validate-record.ts';
+
+/*
+ * A line is the record's JSON with a `crc` member last:
+ *   {"v":1,"seq":0,"type":"…",…,"crc":"1a2b3c4d"}\n
+ * The checksum is CRC-32 (IEEE, as zlib computes it) of the same bytes with the
+ * `,"crc":"…"` member removed, written as 8 lower-case hex digits. Because the member has a
+ * fixed width and is always last, a reader checks a line without parsing or re-serialising it.
+ */
+
+const CRC_SUFFIX_LENGTH = ',"crc":"00000000"}'.length;
+const CRC_PREFIX = Buffer.from(',"crc":"');
+const CLOSING_BRACE = Buffer.from('}');
+const NEWLINE = 0x0a;
+
+/** An encoded line: the record as written and its bytes, newline included. */
+export interface EncodedLine {
+  record: TranscriptRecord;
+  bytes: Buffer;
+}
+
+/**
+ * Serialise a record body under a header. Throws only for a programmer error: a body that
+ * JSON cannot represent (a cycle, a BigInt) — before anything touches a file.
+ *
+ * @example
+ * const line = encodeLine({ v: 1, seq: 0, at: '2026-01-01T00:00:00.000Z' }, body);
+ * // line.bytes ends with `,"crc":"…"}\n`
+ */
+export function encodeLine(header: RecordHeader, body: RecordBody): EncodedLine {
+  const { type, ...rest } = body;
+  const record = { v: header.v, seq: header.seq, type, at: header.at } as Record<string, unknown>;
+  if (header.tailRepair !== undefined) record.tailRepair = header.tailRepair;
+  for (const [key, value] of Object.entries(rest)) {
+    if (value !== undefined) record[key] = value;
+  }
+  const json = JSON.stringify(record);
+  if (json === undefined || json.includes('\n')) {
+    throw new TypeError('a record must serialise to one line of JSON');
+  }
+  const content = Buffer.from(json);
+  const checksum = crc32(content).toString(16).padStart(8, '0');
+  const bytes = Buffer.concat([
+    content.subarray(0, content.length - 1),
+    CRC_PREFIX,
+    Buffer.from(checksum),
+    Buffer.from('"}\n'),
+  ]);
+  return { record: record as unknown as TranscriptRecord, bytes };
+}
+
+/** The outcome of decoding one line. */
+export type DecodeResult =
+  | { ok: true; record: TranscriptRecord | ForeignRecord }
+  | { ok: false; kind: 'checksum' | 'parse' | 'invalid' | 'newer-version'; message: string };
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decode one line (without its newline). Pure; never throws.
+ *
+ * @example
+ * const result = decodeLine(bytes);
+ * if (result.ok) console.log(result.record.type);
+ */
+export function decodeLine(line: Uint8Array): DecodeResult {
+  const length = line.length;
+  if (length < CRC_SUFFIX_LENGTH + 2 || line[length - 1] !== 0x7d || line[length - 2] !== 0x22) {
+    return { ok: false, kind: 'checksum', message: 'the line has no checksum' };
+  }
+  const suffixStart = length - CRC_SUFFIX_LENGTH;
+  for (let index = 0; index < CRC_PREFIX.length; index++) {
+    if (line[suffixStart + index] !== CRC_PREFIX[index]) {
+      return { ok: false, kind: 'checksum', message: 'the line has no checksum' };
+    }
+  }
+  const hexStart = suffixStart + CRC_PREFIX.length;
+  const stored = Buffer.from(line.buffer, line.byteOffset + hexStart, 8).toString('latin1');
+  if (!/^[0-9a-f]{8}$/.test(stored)) {
+    return { ok: false, kind: 'checksum', message: 'the checksum is not 8 hex digits' };
+  }
+  const body = line.subarray(0, suffixStart);
+  const computed = crc32(CLOSING_BRACE, crc32(body));
+  if (computed !== Number.parseInt(stored, 16)) {
+    return { ok: false, kind: 'checksum', message: 'the checksum does not match the line' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(line));
+  } catch (error) {
+    return { ok: false, kind: 'parse', message: `not valid UTF-8 JSON (${describe(error)})` };
+  }
+  if (typeof value === 'object' && value !== null) delete (value as { crc?: unknown }).crc;
+  const result = validateRecord(value);
+  if (!result.ok) return problemResult(result.problem);
+  return result;
+}
+
+function problemResult(problem: RecordProblem): DecodeResult {
+  const where = problem.field === '' ? '' : `field ${problem.field} `;
+  return { ok: false, kind: problem.kind, message: `${where}${problem.message}`.trim() };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The byte that ends every line. */
+export const LINE_END = NEWLINE;

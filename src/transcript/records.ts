@@ -1,0 +1,243 @@
+/**
+ * The record types of transcript format v1: what one line of a transcript holds.
+ *
+ * These are plain JSON objects tagged by `type`. The on-disk shape is ours and versioned
+ * (see docs/transcript-format.md); it is converted to a model library's message type only at
+ * the model boundary, so a transcript written today still reads after a dependency upgrade.
+ *
+ * @module
+ */
+
+/** The format version this library writes. Readers refuse records with a larger `v`. */
+export const FORMAT_VERSION = 1;
+
+/** A JSON value, as it is stored on disk. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Who speaks a message. */
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** Plain text. */
+export interface TextPart {
+  type: 'text';
+  text: string;
+  /** Provider-specific data to hand back unchanged (cache hints, signatures). */
+  provider?: JsonObject;
+}
+
+/** Model reasoning, kept so that providers that require it replayed get it back unmodified. */
+export interface ReasoningPart {
+  type: 'reasoning';
+  text: string;
+  provider?: JsonObject;
+}
+
+/** A tool call requested by the assistant. */
+export interface ToolCallPart {
+  type: 'tool-call';
+  callId: string;
+  toolName: string;
+  input: JsonValue;
+  provider?: JsonObject;
+}
+
+/** The answer to one tool call. `output` is what the model reads. */
+export interface ToolResultPart {
+  type: 'tool-result';
+  callId: string;
+  toolName: string;
+  output: JsonValue;
+  isError: boolean;
+  provider?: JsonObject;
+}
+
+/** One piece of a message's content. */
+export type ContentPart = TextPart | ReasoningPart | ToolCallPart | ToolResultPart;
+
+/**
+ * Who wrote a turn that no person wrote: `revival` for the resume notice and the interrupted
+ * results revival answers with, `background` for a child's result delivered while nobody waited,
+ * `compaction` for a compaction summary in a conversation view.
+ */
+export type Injected = 'revival' | 'background' | 'compaction';
+
+/** Free-form data carried with a message; `injected` marks turns the system wrote. */
+export interface MessageExtras {
+  injected?: Injected;
+  [key: string]: JsonValue | undefined;
+}
+
+/**
+ * One conversation turn, as stored. A `tool` message holds only tool-result parts; an
+ * `assistant` message holds text, reasoning and tool-call parts; `system` and `user` hold text.
+ *
+ * @example
+ * const turn: Message = { role: 'user', content: [{ type: 'text', text: 'Hello' }] };
+ */
+export interface Message {
+  role: Role;
+  content: ContentPart[];
+  extras?: MessageExtras;
+}
+
+/** What a tool declares about repeating it. Recorded, never used to replay a call. */
+export type Idempotency = 'read-only' | 'idempotent' | 'side-effect';
+
+/** How a settled tool call ended. */
+export type SettleStatus = 'completed' | 'failed' | 'outcome-unknown';
+
+/** The parent of a child run, as its `session-meta` names it. */
+export interface ParentLink {
+  /** The parent transcript, relative to the child transcript's folder. */
+  transcript: string;
+  /** The id of the parent's `spawn_agent` call that started this child. */
+  callId: string;
+}
+
+/** Fields every record carries, written by the session, never by its caller. */
+export interface RecordHeader {
+  v: number;
+  seq: number;
+  at: string;
+  /** Present on the first record written after a torn tail was repaired. */
+  tailRepair?: TailRepair;
+}
+
+/** What a torn-tail repair removed and where it kept the bytes. */
+export interface TailRepair {
+  /** The byte length the file was truncated to. */
+  validBytes: number;
+  /** How many bytes were removed. */
+  tornBytes: number;
+  /** The sidecar file (a name in the transcript's folder) that holds the removed bytes. */
+  sidecar: string;
+}
+
+/** First record of a transcript written by a host: who this run is. */
+export interface SessionMetaBody {
+  type: 'session-meta';
+  agentId: string;
+  agentType: string;
+  label: string;
+  /** The model spec the run was started with, such as `openai:gpt-5` (informational). */
+  model: string;
+  parent?: ParentLink;
+}
+
+/** One conversation turn. */
+export interface MessageBody extends Message {
+  type: 'message';
+}
+
+/** Written and made durable before a tool starts. */
+export interface ToolDispatchedBody {
+  type: 'tool-dispatched';
+  callId: string;
+  toolName: string;
+  /** `sha256:` + hex of the canonical JSON of the input. */
+  inputDigest: string;
+  idempotency: Idempotency;
+  /** For a join (`task_wait`): the agent ids it waits for. */
+  joins?: string[];
+}
+
+/** Closes one dispatch. */
+export interface ToolSettledBody {
+  type: 'tool-settled';
+  callId: string;
+  status: SettleStatus;
+  /** `interrupted`, `completed-unpersisted`, `orphaned`, or a tool's own reason. */
+  reason?: string;
+}
+
+/** Replaces records `fromSeq..toSeq` (inclusive) in the conversation view by a summary. */
+export interface CompactionBody {
+  type: 'compaction';
+  fromSeq: number;
+  toSeq: number;
+  summary: string;
+}
+
+/** One per revival: what the revival cap counts. */
+export interface RunRevivedBody {
+  type: 'run-revived';
+  /** 1 for the first revival of this transcript, 2 for the second, … */
+  ordinal: number;
+  maxRevivals: number;
+  /** The seq of the last record that existed when the revival decided what to repair. */
+  afterSeq: number;
+  /** Call ids answered as interrupted, settled as completed-unpersisted, and as orphaned. */
+  interrupted: string[];
+  completedUnpersisted: string[];
+  orphaned: string[];
+}
+
+/**
+ * A summary of everything before it, so that a reader can start from the last checkpoint
+ * instead of the first line. Its `state` is opaque to this layer's validation beyond being an
+ * object; its meaning is defined by {@link ../transcript/tail-state.ts}.
+ */
+export interface CheckpointBody {
+  type: 'checkpoint';
+  state: JsonObject;
+}
+
+/** A record of a type this version does not know: kept and ignored. */
+export interface UnknownBody {
+  type: string;
+  [key: string]: JsonValue | undefined;
+}
+
+/** Any known record body (what a caller appends). */
+export type RecordBody =
+  | SessionMetaBody
+  | MessageBody
+  | ToolDispatchedBody
+  | ToolSettledBody
+  | CompactionBody
+  | RunRevivedBody
+  | CheckpointBody;
+
+/** A record as read from or written to a transcript. */
+export type TranscriptRecord = RecordHeader & RecordBody;
+
+/** A record of a type this reader does not know. */
+export type ForeignRecord = RecordHeader & UnknownBody & { unknown: true };
+
+/** Narrow a record to one type. */
+export type RecordOf<T extends RecordBody['type']> = RecordHeader &
+  Extract<RecordBody, { type: T }>;
+
+/** The record types this version knows. */
+export const RECORD_TYPES: ReadonlySet<string> = new Set([
+  'session-meta',
+  'message',
+  'tool-dispatched',
+  'tool-settled',
+  'compaction',
+  'run-revived',
+  'checkpoint',
+]);
+
+/** Agent ids that may become file names. Nothing from model output becomes a path unchecked. */
+export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * True when `id` is a safe agent id (and so a safe file name).
+ *
+ * @example
+ * isAgentId('researcher-1'); // true
+ * isAgentId('../etc'); // false
+ */
+export function isAgentId(id: string): boolean {
+  return AGENT_ID_PATTERN.test(id) && id !== '.' && id !== '..' && !id.includes('..');
+}

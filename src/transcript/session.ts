@@ -1,0 +1,408 @@
+import { basename, dirname, join } from 'node:path';
+import { type FileSystem, nodeFileSystem } from './file-system.ts';
+import { encodeLine } from './line-codec.ts';
+import {
+  FORMAT_VERSION,
+  type RecordBody,
+  type SessionMetaBody,
+  type TailRepair,
+  type TranscriptRecord,
+} from './records.ts';
+import { scanTranscript } from './scan-transcript.ts';
+import { SessionError } from './session-error.ts';
+import { emptyTailState, foldTailState, type TailState, tailStateToJson } from './tail-state.ts';
+import { acquireWriterLock, describeHolder, type WriterLock } from './writer-lock.ts';
+
+/**
+ * How hard a session works to keep what it appends:
+ * - `fsync` (default): every append is written at once and each barrier ends in one
+ *   fdatasync — survives a power cut;
+ * - `flush`: every append is written at once, barriers sync nothing — survives the process's
+ *   death, not the machine's;
+ * - `none`: appends wait in memory and are written at barriers — fastest, loses what came
+ *   after the last barrier if the process dies.
+ */
+export type Durability = 'fsync' | 'flush' | 'none';
+
+/** Options shared by {@link Session.create} and {@link Session.open}. */
+export interface SessionOptions {
+  durability?: Durability;
+  fileSystem?: FileSystem;
+  /** The clock that stamps `at`; tests pass a fixed one. */
+  clock?: () => Date;
+  /** Write a checkpoint after this many bytes of other records (default 1 MiB). */
+  checkpointBytes?: number;
+}
+
+/** The fields of a `session-meta` record. */
+export type SessionMeta = Omit<SessionMetaBody, 'type'>;
+
+const DEFAULT_CHECKPOINT_BYTES = 1024 * 1024;
+
+/**
+ * The single writer of one transcript. It holds the transcript's writer lock for its whole
+ * life, appends one line per record with one write, and makes them durable at barriers.
+ * Appends are serialised: concurrent calls never interleave or reorder, and each resolves only
+ * once its line is written. A failed write or sync poisons the session: every later call is
+ * refused, and the transcript must be reopened (which repairs a torn tail).
+ *
+ * @example
+ * const session = await Session.create('runs/a.jsonl', {
+ *   agentId: 'main', agentType: 'main', label: 'main', model: 'openai:gpt-5',
+ * });
+ * await session.append({ type: 'message', role: 'user', content: [{ type: 'text', text: 'Hi' }] });
+ * await session.barrier();
+ * await session.close();
+ */
+export class Session {
+  readonly path: string;
+  readonly durability: Durability;
+  readonly #fileSystem: FileSystem;
+  readonly #clock: () => Date;
+  readonly #lock: WriterLock;
+  readonly #checkpointBytes: number;
+  #fd: number;
+  #nextSeq: number;
+  #state: TailState;
+  #queue: Promise<unknown> = Promise.resolve();
+  #failure: SessionError | null = null;
+  #closed = false;
+  #unsynced = false;
+  #buffered: Buffer[] = [];
+  #bytesSinceCheckpoint = 0;
+  #tailRepair: TailRepair | undefined;
+
+  private constructor(init: {
+    path: string;
+    fd: number;
+    lock: WriterLock;
+    state: TailState;
+    options: SessionOptions;
+  }) {
+    this.path = init.path;
+    this.#fd = init.fd;
+    this.#lock = init.lock;
+    this.#state = init.state;
+    this.#nextSeq = init.state.lastSeq + 1;
+    this.durability = init.options.durability ?? 'fsync';
+    this.#fileSystem = init.options.fileSystem ?? nodeFileSystem;
+    this.#clock = init.options.clock ?? (() => new Date());
+    this.#checkpointBytes = init.options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+  }
+
+  /**
+   * Create a new transcript (mode 0600, its folder 0700) whose first record is its
+   * `session-meta`, durable — with its folder entry — before this resolves. Throws a
+   * {@link SessionError} (`exists`, `locked`, `io`).
+   */
+  static async create(
+    path: string,
+    meta: SessionMeta,
+    options: SessionOptions = {},
+  ): Promise<Session> {
+    const fileSystem = options.fileSystem ?? nodeFileSystem;
+    const clock = options.clock ?? (() => new Date());
+    const folder = dirname(path);
+    const created = await io(path, 'create the folder', () => fileSystem.makeFolder(folder));
+    if (created !== undefined && (options.durability ?? 'fsync') === 'fsync') {
+      await io(path, 'sync the new folder', () => fileSystem.syncFolder(dirname(created)));
+    }
+    const lock = await takeLock(fileSystem, path, clock());
+    let fd: number;
+    try {
+      fd = await fileSystem.open(path, 'create');
+    } catch (error) {
+      await lock.release();
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new SessionError('exists', path, `${path}: a transcript already exists here`);
+      }
+      throw new SessionError('io', path, `${path}: cannot create (${describe(error)})`, {
+        cause: error,
+      });
+    }
+    const session = new Session({ path, fd, lock, state: emptyTailState(), options });
+    try {
+      await session.append({ type: 'session-meta', ...meta });
+      await session.barrier();
+      if (session.durability === 'fsync') {
+        await io(path, 'sync its folder', () => fileSystem.syncFolder(folder));
+      }
+    } catch (error) {
+      await session.close().catch(() => undefined);
+      throw error;
+    }
+    return session;
+  }
+
+  /**
+   * Open an existing transcript for appending: take its writer lock, read it whole, repair a
+   * torn tail (its bytes copied to a sidecar, the file truncated to the last good record and
+   * synced, the repair named in a checkpoint written at once). Damage anywhere else is never
+   * repaired: it throws `unreadable` with the line and reason, and nothing is written.
+   */
+  static async open(path: string, options: SessionOptions = {}): Promise<Session> {
+    const fileSystem = options.fileSystem ?? nodeFileSystem;
+    const clock = options.clock ?? (() => new Date());
+    const lock = await takeLock(fileSystem, path, clock());
+    try {
+      let state = emptyTailState();
+      const scan = await scanTranscript(path, {
+        fileSystem,
+        onRecord: (record, info) => {
+          state = foldTailState(state, record, info.length);
+        },
+      });
+      if (!scan.ok) {
+        const code = scan.reason === 'io-error' ? 'io' : 'unreadable';
+        throw new SessionError(
+          code,
+          path,
+          scan.detail,
+          scan.line === undefined ? {} : { line: scan.line },
+        );
+      }
+      let repair: TailRepair | undefined;
+      if (scan.state === 'torn-tail' && scan.torn !== undefined) {
+        repair = await repairTornTail(fileSystem, path, scan.torn.validBytes, scan.torn.tornBytes);
+      }
+      const fd = await io(path, 'open for appending', () => fileSystem.open(path, 'append'));
+      const session = new Session({ path, fd, lock, state, options });
+      if (repair !== undefined) {
+        session.#tailRepair = repair;
+        await session.#appendCheckpoint();
+        await session.barrier();
+      }
+      return session;
+    } catch (error) {
+      await lock.release().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The folded state of everything appended so far (see {@link TailState}). */
+  get state(): TailState {
+    return this.#state;
+  }
+
+  /** The seq of the last record appended, -1 for none. */
+  get lastSeq(): number {
+    return this.#nextSeq - 1;
+  }
+
+  /** True once a write or sync failed: the session refuses everything until reopened. */
+  get poisoned(): boolean {
+    return this.#failure !== null && this.#failure.code === 'poisoned';
+  }
+
+  /**
+   * Append one record. Its seq and time are assigned now, in call order; it resolves once the
+   * line is written (under `none`: once it is buffered). Durability comes at {@link barrier}.
+   * Throws a {@link SessionError} (`poisoned`, `closed`) — and a TypeError, before touching
+   * the file, for a body JSON cannot hold.
+   */
+  append(body: RecordBody): Promise<TranscriptRecord> {
+    this.#assertUsable();
+    const header: Parameters<typeof encodeLine>[0] = {
+      v: FORMAT_VERSION,
+      seq: this.#nextSeq,
+      at: this.#clock().toISOString(),
+    };
+    if (this.#tailRepair !== undefined) header.tailRepair = this.#tailRepair;
+    const line = encodeLine(header, body);
+    this.#nextSeq += 1;
+    this.#tailRepair = undefined;
+    this.#state = foldTailState(this.#state, line.record, line.bytes.length);
+    const written = this.#enqueue(() => this.#write(line.bytes)).then(() => line.record);
+    this.#bytesSinceCheckpoint += line.bytes.length;
+    if (body.type !== 'checkpoint' && this.#bytesSinceCheckpoint >= this.#checkpointBytes) {
+      void this.#appendCheckpoint().catch(() => undefined);
+    }
+    return written;
+  }
+
+  /**
+   * A durability barrier: everything appended before it is written and, under `fsync`,
+   * synced (one fdatasync however many records) before this resolves.
+   */
+  barrier(): Promise<void> {
+    this.#assertUsable();
+    return this.#enqueue(async () => {
+      await this.#flushBuffered();
+      if (this.durability === 'fsync' && this.#unsynced) {
+        await this.#guard('sync', () => this.#fileSystem.sync(this.#fd));
+        this.#unsynced = false;
+      }
+    });
+  }
+
+  /** Append a record and make it durable: `append` then `barrier`. */
+  async appendDurable(body: RecordBody): Promise<TranscriptRecord> {
+    const record = this.append(body);
+    await this.barrier();
+    return record;
+  }
+
+  /**
+   * A barrier, then release the descriptor and the writer lock. Safe to call twice; a
+   * poisoned session is closed without the barrier.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#failure === null) {
+      try {
+        await this.barrier();
+      } catch {
+        // The failure is recorded; closing must still release the lock.
+      }
+    }
+    this.#closed = true;
+    await this.#queue.catch(() => undefined);
+    try {
+      await this.#fileSystem.close(this.#fd);
+    } finally {
+      await this.#lock.release();
+    }
+  }
+
+  #assertUsable(): void {
+    if (this.#failure !== null) throw this.#failure;
+    if (this.#closed)
+      throw new SessionError('closed', this.path, `${this.path}: the session is closed`);
+  }
+
+  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(() => {
+      if (this.#failure !== null) throw this.#failure;
+      return operation();
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #write(bytes: Buffer): Promise<void> {
+    if (this.durability === 'none') {
+      this.#buffered.push(bytes);
+      return;
+    }
+    await this.#writeAll(bytes);
+  }
+
+  async #flushBuffered(): Promise<void> {
+    if (this.#buffered.length === 0) return;
+    const bytes = Buffer.concat(this.#buffered);
+    this.#buffered = [];
+    await this.#writeAll(bytes);
+  }
+
+  async #writeAll(bytes: Buffer): Promise<void> {
+    const written = await this.#guard('write', () => this.#fileSystem.write(this.#fd, bytes));
+    this.#unsynced = true;
+    if (written !== bytes.length) {
+      throw this.#poison(`short write (${written} of ${bytes.length} bytes)`, undefined);
+    }
+  }
+
+  async #guard<T>(what: string, operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw this.#poison(`${what} failed (${describe(error)})`, error);
+    }
+  }
+
+  #poison(reason: string, cause: unknown): SessionError {
+    this.#failure ??= new SessionError(
+      'poisoned',
+      this.path,
+      `${this.path}: ${reason}; the session refuses further appends and must be reopened`,
+      { cause },
+    );
+    return this.#failure;
+  }
+
+  async #appendCheckpoint(): Promise<void> {
+    this.#bytesSinceCheckpoint = 0;
+    await this.append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
+  }
+}
+
+async function takeLock(fileSystem: FileSystem, path: string, now: Date): Promise<WriterLock> {
+  const result = await io(path, 'take the writer lock', () =>
+    acquireWriterLock(fileSystem, path, now),
+  );
+  if (!result.ok) {
+    throw new SessionError(
+      'locked',
+      path,
+      `${path}: another writer holds this transcript (${describeHolder(result.holder)})`,
+      { holder: result.holder },
+    );
+  }
+  return result.lock;
+}
+
+/**
+ * Copy the torn bytes to `<name>.torn-<validBytes>` (via a temporary file, renamed and its
+ * folder synced), then truncate the transcript and sync it. Each step can be interrupted and
+ * redone: the next open finds the same torn tail and writes the same sidecar.
+ */
+async function repairTornTail(
+  fileSystem: FileSystem,
+  path: string,
+  validBytes: number,
+  tornBytes: number,
+): Promise<TailRepair> {
+  const sidecar = `${basename(path)}.torn-${validBytes}`;
+  const sidecarPath = join(dirname(path), sidecar);
+  const temporary = `${sidecarPath}.tmp`;
+  const torn = Buffer.alloc(tornBytes);
+  const source = await io(path, 'open for repair', () => fileSystem.open(path, 'read-write'));
+  let filled = 0;
+  try {
+    while (filled < tornBytes) {
+      const read = await io(path, 'read the torn tail', () =>
+        fileSystem.read(source, torn.subarray(filled), validBytes + filled),
+      );
+      if (read === 0) break;
+      filled += read;
+    }
+    const target = await io(path, 'write the sidecar', () => fileSystem.open(temporary, 'replace'));
+    try {
+      const written = await io(path, 'write the sidecar', () =>
+        fileSystem.write(target, torn.subarray(0, filled)),
+      );
+      if (written !== filled) {
+        throw new SessionError('io', path, `${path}: short write to the sidecar ${temporary}`);
+      }
+      await io(path, 'sync the sidecar', () => fileSystem.sync(target));
+    } finally {
+      await fileSystem.close(target).catch(() => undefined);
+    }
+    await io(path, 'name the sidecar', () => fileSystem.rename(temporary, sidecarPath));
+    await io(path, 'sync the folder', () => fileSystem.syncFolder(dirname(path)));
+    await io(path, 'truncate the torn tail', () => fileSystem.truncate(source, validBytes));
+    await io(path, 'sync the truncation', () => fileSystem.sync(source));
+  } finally {
+    await fileSystem.close(source).catch(() => undefined);
+  }
+  return { validBytes, tornBytes: filled, sidecar };
+}
+
+async function io<T>(path: string, what: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (SessionError.isInstance(error)) throw error;
+    throw new SessionError('io', path, `${path}: cannot ${what} (${describe(error)})`, {
+      cause: error,
+    });
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === undefined ? error.message : `${code}: ${error.message}`;
+  }
+  return String(error);
+}

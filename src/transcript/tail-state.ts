@@ -1,0 +1,244 @@
+import type {
+  ForeignRecord,
+  Idempotency,
+  JsonObject,
+  ParentLink,
+  Role,
+  TranscriptRecord,
+} from './records.ts';
+
+/** One tool call of the last assistant turn, and what has happened to it. */
+export interface TailCall {
+  callId: string;
+  toolName: string;
+  dispatched: boolean;
+  answered: boolean;
+}
+
+/** A dispatch with no settle yet. */
+export interface OpenDispatch {
+  callId: string;
+  toolName: string;
+  idempotency: Idempotency;
+  /** Seq of the dispatch record. */
+  seq: number;
+  /** Seq of the assistant turn that asked for the call, when it is known. */
+  turnSeq: number | null;
+  /** For a join: the agent ids it waits for. */
+  joins?: string[];
+  /** Seq of the tool result answering it, when one was written. */
+  resultSeq?: number;
+  /** True when that result was written by a revival (an interrupted answer). */
+  resultByRevival?: boolean;
+  /** True when a compaction replaced the turn that asked for the call. */
+  turnCompacted?: boolean;
+}
+
+/** The last message of the conversation, summarised. */
+export interface LastMessage {
+  seq: number;
+  role: Role;
+  injected?: string;
+  /** For an assistant turn: its calls, in order. */
+  calls: TailCall[];
+}
+
+/**
+ * Everything revival needs to know about a transcript, folded record by record. It is small
+ * (it grows with the open calls of one turn and the revivals, not with the transcript) and
+ * JSON, so the writer can store it in a `checkpoint` and a reader can start from there.
+ */
+export interface TailState {
+  meta: {
+    agentId: string;
+    agentType: string;
+    label: string;
+    model: string;
+    parent?: ParentLink;
+  } | null;
+  /** How many records have been folded. */
+  records: number;
+  lastSeq: number;
+  /** How many message records there are (system turns included). */
+  messages: number;
+  /** Counted revivals: `run-revived` envelopes with an `afterSeq` not seen before. */
+  revivals: number;
+  revivedAfter: number[];
+  lastMessage: LastMessage | null;
+  open: OpenDispatch[];
+  /** Bytes of message records, an input to the token estimate of a resume. */
+  messageBytes: number;
+}
+
+/** The state of a transcript with no records. */
+export function emptyTailState(): TailState {
+  return {
+    meta: null,
+    records: 0,
+    lastSeq: -1,
+    messages: 0,
+    revivals: 0,
+    revivedAfter: [],
+    lastMessage: null,
+    open: [],
+    messageBytes: 0,
+  };
+}
+
+/**
+ * Fold one record into the state. Pure: returns a new state and leaves the old one alone.
+ * `lineBytes` is the record's size on disk.
+ *
+ * @example
+ * let state = emptyTailState();
+ * for (const record of records) state = foldTailState(state, record, 0);
+ */
+export function foldTailState(
+  state: TailState,
+  record: TranscriptRecord | ForeignRecord,
+  lineBytes: number,
+): TailState {
+  const next: TailState = { ...state, records: state.records + 1, lastSeq: record.seq };
+  switch (record.type) {
+    case 'session-meta': {
+      if (state.meta === null && 'agentId' in record) {
+        const meta: NonNullable<TailState['meta']> = {
+          agentId: record.agentId as string,
+          agentType: record.agentType as string,
+          label: record.label as string,
+          model: record.model as string,
+        };
+        if (record.parent !== undefined) meta.parent = record.parent as ParentLink;
+        next.meta = meta;
+      }
+      return next;
+    }
+    case 'message':
+      return foldMessage(next, record as Extract<TranscriptRecord, { type: 'message' }>, lineBytes);
+    case 'tool-dispatched': {
+      const dispatch = record as Extract<TranscriptRecord, { type: 'tool-dispatched' }>;
+      const last = state.lastMessage;
+      const inTurn =
+        last?.role === 'assistant' && last.calls.some((c) => c.callId === dispatch.callId);
+      const open: OpenDispatch = {
+        callId: dispatch.callId,
+        toolName: dispatch.toolName,
+        idempotency: dispatch.idempotency,
+        seq: dispatch.seq,
+        turnSeq: inTurn && last !== null ? last.seq : null,
+      };
+      if (dispatch.joins !== undefined) open.joins = dispatch.joins;
+      next.open = [...state.open.filter((item) => item.callId !== dispatch.callId), open];
+      next.lastMessage = markCall(state.lastMessage, dispatch.callId, 'dispatched');
+      return next;
+    }
+    case 'tool-settled': {
+      const callId = (record as Extract<TranscriptRecord, { type: 'tool-settled' }>).callId;
+      next.open = state.open.filter((item) => item.callId !== callId);
+      return next;
+    }
+    case 'compaction': {
+      const { fromSeq, toSeq } = record as Extract<TranscriptRecord, { type: 'compaction' }>;
+      next.open = state.open.map((item) =>
+        item.turnSeq !== null && item.turnSeq >= fromSeq && item.turnSeq <= toSeq
+          ? { ...item, turnCompacted: true }
+          : item,
+      );
+      return next;
+    }
+    case 'run-revived': {
+      const afterSeq = (record as Extract<TranscriptRecord, { type: 'run-revived' }>).afterSeq;
+      if (!state.revivedAfter.includes(afterSeq)) {
+        next.revivals = state.revivals + 1;
+        next.revivedAfter = [...state.revivedAfter, afterSeq];
+      }
+      return next;
+    }
+    default:
+      return next;
+  }
+}
+
+function foldMessage(
+  next: TailState,
+  message: Extract<TranscriptRecord, { type: 'message' }>,
+  lineBytes: number,
+): TailState {
+  next.messages += 1;
+  next.messageBytes += lineBytes;
+  if (message.role === 'tool') {
+    let last = next.lastMessage;
+    const answered = new Set<string>();
+    for (const part of message.content) {
+      if (part.type !== 'tool-result') continue;
+      answered.add(part.callId);
+      last = markCall(last, part.callId, 'answered');
+    }
+    const byRevival = message.extras?.injected === 'revival';
+    next.open = next.open.map((item) =>
+      answered.has(item.callId) && item.resultSeq === undefined
+        ? { ...item, resultSeq: message.seq, resultByRevival: byRevival }
+        : item,
+    );
+    next.lastMessage = {
+      seq: message.seq,
+      role: 'tool',
+      calls: last?.role === 'assistant' || last?.role === 'tool' ? last.calls : [],
+    };
+    return next;
+  }
+  const calls: TailCall[] = [];
+  if (message.role === 'assistant') {
+    for (const part of message.content) {
+      if (part.type === 'tool-call') {
+        calls.push({
+          callId: part.callId,
+          toolName: part.toolName,
+          dispatched: false,
+          answered: false,
+        });
+      }
+    }
+  }
+  const last: LastMessage = { seq: message.seq, role: message.role, calls };
+  if (message.extras?.injected !== undefined) last.injected = message.extras.injected;
+  next.lastMessage = last;
+  return next;
+}
+
+function markCall(
+  last: LastMessage | null,
+  callId: string,
+  field: 'dispatched' | 'answered',
+): LastMessage | null {
+  if (last === null || !last.calls.some((call) => call.callId === callId)) return last;
+  return {
+    ...last,
+    calls: last.calls.map((call) => (call.callId === callId ? { ...call, [field]: true } : call)),
+  };
+}
+
+/** The state as a checkpoint record stores it. */
+export function tailStateToJson(state: TailState): JsonObject {
+  return JSON.parse(JSON.stringify(state)) as JsonObject;
+}
+
+/**
+ * Read a checkpoint's state back; null when it is not one this version wrote, in which case
+ * the reader falls back to a full scan.
+ */
+export function tailStateFromJson(value: JsonObject): TailState | null {
+  const candidate = value as unknown as TailState;
+  if (
+    typeof candidate.records !== 'number' ||
+    typeof candidate.lastSeq !== 'number' ||
+    typeof candidate.messages !== 'number' ||
+    typeof candidate.revivals !== 'number' ||
+    !Array.isArray(candidate.revivedAfter) ||
+    !Array.isArray(candidate.open) ||
+    typeof candidate.messageBytes !== 'number'
+  ) {
+    return null;
+  }
+  return candidate;
+}

@@ -1,0 +1,224 @@
+import {
+  FORMAT_VERSION,
+  type ForeignRecord,
+  type JsonValue,
+  RECORD_TYPES,
+  type TranscriptRecord,
+} from './records.ts';
+
+/** Why a parsed line is not a valid record: the field at fault and what is wrong with it. */
+export interface RecordProblem {
+  /** `newer-version` for a record from a newer writer; `invalid` for anything else. */
+  kind: 'invalid' | 'newer-version';
+  /** A dotted path to the offending field, such as `content.2.callId`. */
+  field: string;
+  message: string;
+}
+
+/** The outcome of {@link validateRecord}. */
+export type ValidateResult =
+  | { ok: true; record: TranscriptRecord | ForeignRecord }
+  | { ok: false; problem: RecordProblem };
+
+class Invalid {
+  readonly field: string;
+  readonly message: string;
+  constructor(field: string, message: string) {
+    this.field = field;
+    this.message = message;
+  }
+}
+
+type Bag = Record<string, unknown>;
+
+function isObject(value: unknown): value is Bag {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function string(bag: Bag, field: string, path: string): string {
+  const value = bag[field];
+  if (typeof value !== 'string') throw new Invalid(path + field, 'must be a string');
+  return value;
+}
+
+function optionalString(bag: Bag, field: string, path: string): void {
+  if (bag[field] !== undefined) string(bag, field, path);
+}
+
+function integer(bag: Bag, field: string, path: string, minimum: number): number {
+  const value = bag[field];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < minimum) {
+    throw new Invalid(path + field, `must be an integer >= ${minimum}`);
+  }
+  return value;
+}
+
+function oneOf(bag: Bag, field: string, path: string, allowed: readonly string[]): void {
+  const value = bag[field];
+  if (typeof value !== 'string' || !allowed.includes(value)) {
+    throw new Invalid(path + field, `must be one of ${allowed.join(', ')}`);
+  }
+}
+
+function stringArray(bag: Bag, field: string, path: string): void {
+  const value = bag[field];
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new Invalid(path + field, 'must be an array of strings');
+  }
+}
+
+function optionalObject(bag: Bag, field: string, path: string): void {
+  if (bag[field] !== undefined && !isObject(bag[field])) {
+    throw new Invalid(path + field, 'must be an object');
+  }
+}
+
+const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+const PARTS_BY_ROLE: Record<string, readonly string[]> = {
+  system: ['text'],
+  user: ['text'],
+  assistant: ['text', 'reasoning', 'tool-call'],
+  tool: ['tool-result'],
+};
+
+function validatePart(part: unknown, role: string, path: string): void {
+  if (!isObject(part)) throw new Invalid(path.slice(0, -1), 'must be an object');
+  const allowed = PARTS_BY_ROLE[role] ?? [];
+  oneOf(part, 'type', path, allowed);
+  optionalObject(part, 'provider', path);
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      string(part, 'text', path);
+      return;
+    case 'tool-call':
+      string(part, 'callId', path);
+      string(part, 'toolName', path);
+      if (!('input' in part)) throw new Invalid(`${path}input`, 'is missing');
+      return;
+    case 'tool-result':
+      string(part, 'callId', path);
+      string(part, 'toolName', path);
+      if (!('output' in part)) throw new Invalid(`${path}output`, 'is missing');
+      if (typeof part.isError !== 'boolean')
+        throw new Invalid(`${path}isError`, 'must be a boolean');
+      return;
+  }
+}
+
+function validateBody(bag: Bag): void {
+  switch (bag.type) {
+    case 'session-meta':
+      string(bag, 'agentId', '');
+      string(bag, 'agentType', '');
+      string(bag, 'label', '');
+      string(bag, 'model', '');
+      if (bag.parent !== undefined) {
+        if (!isObject(bag.parent)) throw new Invalid('parent', 'must be an object');
+        string(bag.parent, 'transcript', 'parent.');
+        string(bag.parent, 'callId', 'parent.');
+      }
+      return;
+    case 'message': {
+      oneOf(bag, 'role', '', ROLES);
+      const content = bag.content;
+      if (!Array.isArray(content)) throw new Invalid('content', 'must be an array');
+      content.forEach((part, index) => {
+        validatePart(part, bag.role as string, `content.${index}.`);
+      });
+      optionalObject(bag, 'extras', '');
+      if (isObject(bag.extras) && bag.extras.injected !== undefined) {
+        oneOf(bag.extras, 'injected', 'extras.', ['revival', 'background', 'compaction']);
+      }
+      return;
+    }
+    case 'tool-dispatched':
+      string(bag, 'callId', '');
+      string(bag, 'toolName', '');
+      string(bag, 'inputDigest', '');
+      oneOf(bag, 'idempotency', '', ['read-only', 'idempotent', 'side-effect']);
+      if (bag.joins !== undefined) stringArray(bag, 'joins', '');
+      return;
+    case 'tool-settled':
+      string(bag, 'callId', '');
+      oneOf(bag, 'status', '', ['completed', 'failed', 'outcome-unknown']);
+      optionalString(bag, 'reason', '');
+      return;
+    case 'compaction': {
+      const from = integer(bag, 'fromSeq', '', 0);
+      const to = integer(bag, 'toSeq', '', 0);
+      if (to < from) throw new Invalid('toSeq', 'must not be below fromSeq');
+      if (typeof bag.seq === 'number' && to >= bag.seq) {
+        throw new Invalid('toSeq', 'must name records before the compaction');
+      }
+      string(bag, 'summary', '');
+      return;
+    }
+    case 'run-revived':
+      integer(bag, 'ordinal', '', 1);
+      integer(bag, 'maxRevivals', '', 0);
+      integer(bag, 'afterSeq', '', 0);
+      stringArray(bag, 'interrupted', '');
+      stringArray(bag, 'completedUnpersisted', '');
+      stringArray(bag, 'orphaned', '');
+      return;
+    case 'checkpoint':
+      if (!isObject(bag.state)) throw new Invalid('state', 'must be an object');
+      return;
+  }
+}
+
+/**
+ * Check that a parsed JSON value is a record of format v1 (or a record of an unknown type,
+ * which is kept and ignored). Pure; never throws.
+ *
+ * @example
+ * const result = validateRecord(JSON.parse(line));
+ * if (!result.ok) console.error(`${result.problem.field}: ${result.problem.message}`);
+ */
+export function validateRecord(value: unknown): ValidateResult {
+  try {
+    if (!isObject(value)) throw new Invalid('', 'a record must be a JSON object');
+    const version = integer(value, 'v', '', 1);
+    if (version > FORMAT_VERSION) {
+      return {
+        ok: false,
+        problem: {
+          kind: 'newer-version',
+          field: 'v',
+          message: `format version ${version} is newer than this reader's ${FORMAT_VERSION}`,
+        },
+      };
+    }
+    integer(value, 'seq', '', 0);
+    string(value, 'type', '');
+    string(value, 'at', '');
+    if (value.tailRepair !== undefined) {
+      if (!isObject(value.tailRepair)) throw new Invalid('tailRepair', 'must be an object');
+      integer(value.tailRepair, 'validBytes', 'tailRepair.', 0);
+      integer(value.tailRepair, 'tornBytes', 'tailRepair.', 1);
+      string(value.tailRepair, 'sidecar', 'tailRepair.');
+    }
+    if (!RECORD_TYPES.has(value.type as string)) {
+      const foreign = { ...(value as Record<string, JsonValue>), unknown: true };
+      return { ok: true, record: foreign as unknown as ForeignRecord };
+    }
+    validateBody(value);
+    return { ok: true, record: value as unknown as TranscriptRecord };
+  } catch (error) {
+    if (error instanceof Invalid) {
+      return {
+        ok: false,
+        problem: { kind: 'invalid', field: error.field, message: error.message },
+      };
+    }
+    throw error;
+  }
+}
+
+/** True for a record of a type this reader knows. */
+export function isKnownRecord(
+  record: TranscriptRecord | ForeignRecord,
+): record is TranscriptRecord {
+  return !('unknown' in record && record.unknown === true);
+}

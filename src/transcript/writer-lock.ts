@@ -1,0 +1,98 @@
+import { hostname } from 'node:os';
+import type { FileSystem } from './file-system.ts';
+
+/** Who holds a transcript's writer lock, as the holder wrote it into the lock file. */
+export interface LockHolder {
+  pid: number | null;
+  since: string | null;
+  host: string | null;
+}
+
+/** A held writer lock: the kernel drops it if the process dies, so it is never stale. */
+export interface WriterLock {
+  readonly path: string;
+  release(): Promise<void>;
+}
+
+/** The outcome of {@link acquireWriterLock}. */
+export type AcquireResult = { ok: true; lock: WriterLock } | { ok: false; holder: LockHolder };
+
+/**
+ * The lock file of a transcript: beside it, never deleted (deleting and re-creating a lock
+ * file lets two processes lock two different inodes).
+ *
+ * @example
+ * lockPathOf('/runs/a.jsonl'); // '/runs/a.jsonl.lock'
+ */
+export function lockPathOf(transcriptPath: string): string {
+  return `${transcriptPath}.lock`;
+}
+
+/**
+ * Take the writer lock of a transcript without waiting: an exclusive kernel lock (an OFD lock
+ * on Linux) on its lock file, held until {@link WriterLock.release} or the process's death.
+ * The holder's pid and start time are written into the lock file so that a refused caller can
+ * be told who holds it. I/O errors are thrown.
+ *
+ * @example
+ * const result = await acquireWriterLock(fileSystem, 'run.jsonl', new Date());
+ * if (!result.ok) console.error(`held by pid ${result.holder.pid}`);
+ */
+export async function acquireWriterLock(
+  fileSystem: FileSystem,
+  transcriptPath: string,
+  now: Date,
+): Promise<AcquireResult> {
+  const path = lockPathOf(transcriptPath);
+  const fd = await fileSystem.open(path, 'lock');
+  let locked = false;
+  try {
+    locked = fileSystem.tryLock(fd);
+    if (!locked) return { ok: false, holder: await readHolder(fileSystem, fd) };
+    const holder = JSON.stringify({ pid: process.pid, since: now.toISOString(), host: hostname() });
+    await fileSystem.truncate(fd, 0);
+    await fileSystem.write(fd, Buffer.from(holder));
+  } finally {
+    if (!locked) await fileSystem.close(fd);
+  }
+  let released = false;
+  return {
+    ok: true,
+    lock: {
+      path,
+      async release() {
+        if (released) return;
+        released = true;
+        try {
+          await fileSystem.truncate(fd, 0);
+        } finally {
+          await fileSystem.close(fd);
+        }
+      },
+    },
+  };
+}
+
+async function readHolder(fileSystem: FileSystem, fd: number): Promise<LockHolder> {
+  const unknown: LockHolder = { pid: null, since: null, host: null };
+  try {
+    const buffer = Buffer.alloc(4096);
+    const read = await fileSystem.read(fd, buffer, 0);
+    const value = JSON.parse(buffer.toString('utf8', 0, read)) as Record<string, unknown>;
+    return {
+      pid: typeof value.pid === 'number' ? value.pid : null,
+      since: typeof value.since === 'string' ? value.since : null,
+      host: typeof value.host === 'string' ? value.host : null,
+    };
+  } catch {
+    // The holder may be between taking the lock and writing its name.
+    return unknown;
+  }
+}
+
+/** One line naming a lock holder, for error messages. */
+export function describeHolder(holder: LockHolder): string {
+  if (holder.pid === null) return 'another writer (not yet named)';
+  const host = holder.host !== null && holder.host !== hostname() ? ` on ${holder.host}` : '';
+  return `pid ${holder.pid}${host} since ${holder.since ?? 'an unknown time'}`;
+}
