@@ -1,0 +1,119 @@
+import type { FlexibleSchema, LanguageModel } from 'ai';
+import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
+import type { Session } from '../transcript/session.ts';
+
+/** A conversation turn as a loop takes it: the seq of the record it came from, when known. */
+export type LoopMessage = Message & { seq?: number };
+
+/** What a running tool is given besides its input. */
+export interface ToolContext {
+  /** The id of this call, as the model named it. */
+  callId: string;
+  /** Aborted when the run is aborted: a tool should stop and return or throw. */
+  signal: AbortSignal;
+  /** The transcript of the run this call belongs to. */
+  session: Session;
+}
+
+/** What a tool returns when it wants the model to read a failure rather than a result. */
+export interface ToolFailure {
+  isError: true;
+  output: JsonValue;
+}
+
+/**
+ * A tool a run can call. `idempotency` is recorded in the dispatch; it never makes a call
+ * replay. `joins`, when present, makes a call a join: its dispatch names the agent ids it
+ * waits for (this is how `task_wait` is recorded).
+ *
+ * @example
+ * const readFile: ToolDefinition<{ path: string }> = {
+ *   name: 'read_file',
+ *   description: 'Read a UTF-8 file',
+ *   inputSchema: z.object({ path: z.string() }),
+ *   idempotency: 'read-only',
+ *   execute: async ({ path }) => fs.readFile(path, 'utf8'),
+ * };
+ */
+export interface ToolDefinition<Input = unknown> {
+  name: string;
+  description: string;
+  /** A zod schema or `jsonSchema(...)` from the AI SDK; input is validated before dispatch. */
+  inputSchema: FlexibleSchema<Input>;
+  idempotency: Idempotency;
+  /** Resolves to what the model reads; a thrown error becomes an error result. */
+  execute(input: Input, context: ToolContext): Promise<JsonValue | ToolFailure>;
+  joins?(input: Input): string[];
+}
+
+/** The answer to a pending-again join, supplied by the subagents layer. */
+export type JoinResolver = (join: {
+  callId: string;
+  toolName: string;
+  agentIds: string[];
+  signal: AbortSignal;
+}) => Promise<Pick<ToolResultPart, 'output' | 'isError'>>;
+
+/** Summarise older turns when the conversation passes a token budget. */
+export interface CompactionOptions {
+  /** Estimated tokens of the model-facing conversation above which older turns are summarised. */
+  maxTokens: number;
+  /** How many of the most recent messages are never summarised (default 6). */
+  keepRecent?: number;
+}
+
+/** Everything a loop needs. */
+export interface LoopOptions {
+  /** Tried in order on transport errors, 5xx and 429 (with backoff). */
+  backends: LanguageModel[];
+  session: Session;
+  tools?: ToolDefinition<never>[];
+  system?: string;
+  /** Stop after this many model turns (default 50). */
+  maxTurns?: number;
+  compaction?: CompactionOptions;
+  /** Answers joins left open by a revival (the pending-again state). */
+  resolveJoin?: JoinResolver;
+  /**
+   * Turns to deliver at the next safe point (never between a call and its result): the
+   * subagents layer's background deliveries. Called at each safe point; returns and forgets.
+   */
+  takeDeliveries?: () => Message[];
+  /** Injected for deterministic tests. */
+  sleep?: (milliseconds: number, signal?: AbortSignal) => Promise<void>;
+  /** Backoff before retrying a backend: attempt 1, 2, … → milliseconds. */
+  backoff?: (attempt: number) => number;
+}
+
+/** How a run ended. */
+export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max-turns';
+
+/** What an awaited run resolves to. It never rejects. */
+export interface RunResult {
+  status: RunStatus;
+  /** The text of the final assistant turn ('' when there was none). */
+  text: string;
+  usage: { inputTokens: number; outputTokens: number };
+  /** The model's finish reason of the last turn, or why the run stopped. */
+  stopReason: string;
+  /** For `failed`: one line saying why. */
+  error?: string;
+}
+
+/** Progress, for displays. Names follow `<noun>-<action>`. */
+export type LoopEvent =
+  | { type: 'turn-start'; turn: number }
+  | { type: 'turn-end'; turn: number; finishReason: string }
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call-start'; callId: string; toolName: string; input: JsonValue }
+  | { type: 'tool-call-end'; callId: string; toolName: string; isError: boolean }
+  | { type: 'join-wait-start'; callId: string; agentIds: string[] }
+  | { type: 'model-error'; backend: number; attempt: number; message: string; willRetry: boolean }
+  | { type: 'compaction-end'; fromSeq: number; toSeq: number }
+  | { type: 'run-end'; result: RunResult };
+
+/** A started run: await it for the result, iterate it for events, abort it to stop. */
+export interface RunHandle extends PromiseLike<RunResult>, AsyncIterable<LoopEvent> {
+  readonly result: Promise<RunResult>;
+  abort(reason?: string): void;
+}
