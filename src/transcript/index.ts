@@ -35,3 +35,14 @@ export {
 } from './tail-state.ts';
 export { isKnownRecord, type RecordProblem, validateRecord } from './validate-record.ts';
 export { acquireWriterLock, type LockHolder, lockPathOf, type WriterLock } from './writer-lock.ts';
+export { conversationView, type ViewMessage } from './conversation-view.ts';
+export { normalizeConversation } from './normalize-conversation.ts';
+export {
+  ANTHROPIC_TOOL_ID_MAX_LENGTH,
+  ANTHROPIC_TOOL_ID_PATTERN,
+  OPENAI_CHAT_TOOL_ID_MAX_LENGTH,
+  type PairingRules,
+  type PairingViolation,
+  type PairingViolationCode,
+  pairingViolations,
+} from './pairing-violations.ts';
