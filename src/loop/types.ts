@@ -67,7 +67,7 @@ export interface LoopOptions {
   /** Tried in order on transport errors, 5xx and 429 (with backoff). */
   backends: LanguageModel[];
   session: Session;
-  tools?: ToolDefinition<never>[];
+  tools?: ToolDefinition<unknown>[];
   system?: string;
   /** Stop after this many model turns (default 50). */
   maxTurns?: number;

@@ -1,0 +1,29 @@
+/**
+ * `llm-agent/loop`: the durable agent loop on the Vercel AI SDK.
+ *
+ * @example
+ * import { Loop } from 'llm-agent/loop';
+ * const result = await new Loop({ backends: [model], session, tools }).start('Hello');
+ *
+ * @module
+ */
+export { classifyModelError, describeError } from './call-model.ts';
+export {
+  COMPACTION_PREFIX,
+  type CompactionPlan,
+  estimateTokens,
+  planCompaction,
+} from './compaction.ts';
+export { canonicalJson, inputDigest } from './input-digest.ts';
+export { defaultBackoff, Loop, RUN_ERROR_EXTRA } from './loop.ts';
+export {
+  assistantMessageFromOutput,
+  fromModelMessages,
+  type ModelOutputPart,
+  toModelMessages,
+  toToolResultOutput,
+} from './model-messages.ts';
+export { RunAbortedError } from './run-handle.ts';
+export { type CallOutcome, validateInput } from './run-tool-call.ts';
+export { classifyTailCalls, type TailCallState } from './tail-calls.ts';
+export type * from './types.ts';

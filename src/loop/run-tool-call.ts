@@ -1,0 +1,251 @@
+import { asSchema } from 'ai';
+import type { JsonValue, ToolCallPart } from '../transcript/records.ts';
+import type { Session } from '../transcript/session.ts';
+import { inputDigest } from './input-digest.ts';
+import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure } from './types.ts';
+
+/** What running one call needs from its loop. */
+export interface ToolCallEnvironment {
+  session: Session;
+  tools: ReadonlyMap<string, ToolDefinition<unknown>>;
+  signal: AbortSignal;
+  emit: (event: LoopEvent) => void;
+  /** Called with each tool message once it is durable, in file order. */
+  onResult: (message: LoopMessage) => void;
+}
+
+/**
+ * How a call ended, as far as the transcript is concerned:
+ * - `settled`: dispatch, result, settle all written;
+ * - `refused`: answered with an error result without dispatching (unknown tool, invalid input);
+ * - `not-dispatched`: the run was aborted before the dispatch, nothing written;
+ * - `left-open`: dispatched, then the run was aborted and the tool did not answer: the dispatch
+ *   stays open for revival to answer honestly ("interrupted, outcome unknown").
+ */
+export type CallOutcome = 'settled' | 'refused' | 'not-dispatched' | 'left-open';
+
+/**
+ * Run one tool call of the current assistant turn in the write order of SPEC §3: validate the
+ * input (invalid → an error result the model reads, the tool never starts, no dispatch);
+ * append `tool-dispatched` and make it durable; only then execute; append the result and make
+ * it durable; then append `tool-settled`. Session failures (a poisoned writer) reject: the
+ * loop turns them into a failed run.
+ *
+ * @example
+ * const outcome = await runToolCall(call, { session, tools, signal, emit, onResult });
+ */
+export async function runToolCall(
+  call: ToolCallPart,
+  environment: ToolCallEnvironment,
+): Promise<CallOutcome> {
+  const { session, signal } = environment;
+  const tool = environment.tools.get(call.toolName);
+  if (tool === undefined) {
+    const names = [...environment.tools.keys()].join(', ') || 'none';
+    await writeRefusal(
+      call,
+      `There is no tool named "${call.toolName}". The call was not run. Available tools: ${names}.`,
+      environment,
+    );
+    return 'refused';
+  }
+  const checked = await validateInput(tool, call.input);
+  if (!checked.ok) {
+    await writeRefusal(
+      call,
+      `Invalid input for tool "${call.toolName}", so it was not run: ${checked.detail}`,
+      environment,
+    );
+    return 'refused';
+  }
+  let joins: string[] | undefined;
+  try {
+    joins = tool.joins?.(checked.value as never);
+  } catch (error) {
+    await writeRefusal(
+      call,
+      `Invalid input for tool "${call.toolName}", so it was not run: ${errorText(error)}`,
+      environment,
+    );
+    return 'refused';
+  }
+  if (signal.aborted) return 'not-dispatched';
+  await session.append({
+    type: 'tool-dispatched',
+    callId: call.callId,
+    toolName: call.toolName,
+    inputDigest: inputDigest(call.input),
+    idempotency: tool.idempotency,
+    ...(joins === undefined ? {} : { joins }),
+  });
+  await session.barrier();
+  if (signal.aborted) return 'left-open';
+  environment.emit({
+    type: 'tool-call-start',
+    callId: call.callId,
+    toolName: call.toolName,
+    input: call.input,
+  });
+  let answer: { output: JsonValue; isError: boolean };
+  try {
+    const value = await tool.execute(checked.value as never, {
+      callId: call.callId,
+      signal,
+      session,
+    });
+    answer = isToolFailure(value)
+      ? { output: toJsonValue(value.output), isError: true }
+      : { output: toJsonValue(value), isError: false };
+  } catch (error) {
+    if (signal.aborted) return 'left-open';
+    answer = { output: `The tool failed: ${errorText(error)}`, isError: true };
+  }
+  await writeResultAndSettle(call, answer, environment);
+  return 'settled';
+}
+
+/**
+ * Answer a pending-again join (a `task_wait` dispatched before a crash, never settled) through
+ * the subagents layer's resolver, under the same call id, without a second dispatch.
+ *
+ * @example
+ * await resolvePendingJoin(call, ['child-1'], resolveJoin, environment);
+ */
+export async function resolvePendingJoin(
+  call: ToolCallPart,
+  agentIds: string[],
+  resolveJoin: JoinResolver,
+  environment: ToolCallEnvironment,
+): Promise<CallOutcome> {
+  environment.emit({ type: 'join-wait-start', callId: call.callId, agentIds });
+  let answer: { output: JsonValue; isError: boolean };
+  try {
+    const resolved = await resolveJoin({
+      callId: call.callId,
+      toolName: call.toolName,
+      agentIds,
+      signal: environment.signal,
+    });
+    answer = { output: toJsonValue(resolved.output), isError: resolved.isError };
+  } catch (error) {
+    if (environment.signal.aborted) return 'left-open';
+    answer = { output: `Waiting for the agents failed: ${errorText(error)}`, isError: true };
+  }
+  await writeResultAndSettle(call, answer, environment);
+  return 'settled';
+}
+
+async function writeResultAndSettle(
+  call: ToolCallPart,
+  answer: { output: JsonValue; isError: boolean },
+  environment: ToolCallEnvironment,
+): Promise<void> {
+  const { session } = environment;
+  const message: LoopMessage = {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        callId: call.callId,
+        toolName: call.toolName,
+        output: answer.output,
+        isError: answer.isError,
+      },
+    ],
+  };
+  const record = await session.append({ type: 'message', ...message });
+  await session.barrier();
+  environment.onResult({ ...message, seq: record.seq });
+  await session.append({
+    type: 'tool-settled',
+    callId: call.callId,
+    status: answer.isError ? 'failed' : 'completed',
+  });
+  environment.emit({
+    type: 'tool-call-end',
+    callId: call.callId,
+    toolName: call.toolName,
+    isError: answer.isError,
+  });
+}
+
+async function writeRefusal(
+  call: ToolCallPart,
+  text: string,
+  environment: ToolCallEnvironment,
+): Promise<void> {
+  const message: LoopMessage = {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        callId: call.callId,
+        toolName: call.toolName,
+        output: text,
+        isError: true,
+      },
+    ],
+  };
+  const record = await environment.session.append({ type: 'message', ...message });
+  await environment.session.barrier();
+  environment.onResult({ ...message, seq: record.seq });
+  environment.emit({
+    type: 'tool-call-end',
+    callId: call.callId,
+    toolName: call.toolName,
+    isError: true,
+  });
+}
+
+/**
+ * Validate a call's input against its tool's schema with the AI SDK's schema utilities. A
+ * schema without a validator (a bare `jsonSchema(...)`) accepts any JSON object. Never throws.
+ *
+ * @example
+ * await validateInput(readFile, { path: 'a.txt' }); // { ok: true, value: { path: 'a.txt' } }
+ */
+export async function validateInput(
+  tool: Pick<ToolDefinition<unknown>, 'inputSchema'>,
+  input: JsonValue,
+): Promise<{ ok: true; value: unknown } | { ok: false; detail: string }> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return {
+      ok: false,
+      detail: `the input must be a JSON object, and it was ${JSON.stringify(input)}.`,
+    };
+  }
+  try {
+    const schema = asSchema(tool.inputSchema);
+    if (schema.validate === undefined) return { ok: true, value: input };
+    const result = await schema.validate(input);
+    if (result.success) return { ok: true, value: result.value };
+    return { ok: false, detail: errorText(result.error) };
+  } catch (error) {
+    return { ok: false, detail: errorText(error) };
+  }
+}
+
+function isToolFailure(value: unknown): value is ToolFailure {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { isError?: unknown }).isError === true &&
+    'output' in value
+  );
+}
+
+/** A tool's answer as JSON the transcript can hold (undefined → null; a Date → its string). */
+function toJsonValue(value: unknown): JsonValue {
+  if (value === undefined) return null;
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? null : (JSON.parse(text) as JsonValue);
+  } catch {
+    return String(value);
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message.replace(/\s+/g, ' ').trim() || error.name;
+  return String(error);
+}

@@ -1,0 +1,315 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { z } from 'zod';
+import { inputDigest } from '../../src/loop/input-digest.ts';
+import { Loop } from '../../src/loop/loop.ts';
+import type { JoinResolver, ToolDefinition } from '../../src/loop/types.ts';
+import { conversationView } from '../../src/transcript/conversation-view.ts';
+import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
+import type { RecordBody } from '../../src/transcript/records.ts';
+import { Session } from '../../src/transcript/session.ts';
+import {
+  assertWriteOrder,
+  echoTool,
+  freshSession,
+  type LogEntry,
+  RecordingFileSystem,
+  recordsOf,
+  shapeOf,
+} from './support/harness.ts';
+import { ScriptedModel } from './support/scripted-model.ts';
+
+const user = (text: string, extras?: { injected: 'revival' }): RecordBody => ({
+  type: 'message',
+  role: 'user',
+  content: [{ type: 'text', text }],
+  ...(extras === undefined ? {} : { extras }),
+});
+
+const callTurn = (...calls: [id: string, name: string, input: object][]): RecordBody => ({
+  type: 'message',
+  role: 'assistant',
+  content: calls.map(([callId, toolName, input]) => ({
+    type: 'tool-call' as const,
+    callId,
+    toolName,
+    input: input as { [key: string]: string },
+  })),
+});
+
+const waitTool: ToolDefinition<{ agentIds: string[] }> = {
+  name: 'task_wait',
+  description: 'Wait for agents',
+  inputSchema: z.object({ agentIds: z.array(z.string()) }),
+  idempotency: 'read-only',
+  joins: ({ agentIds }) => agentIds,
+  async execute() {
+    throw new Error('a pending-again join must not be executed again');
+  },
+};
+
+/**
+ * Write `bodies` after a session-meta, close the writer (the process "dies"), reopen the
+ * transcript as a reviver would, and hand back the session and the conversation view.
+ */
+async function transcriptWith(bodies: RecordBody[], log?: LogEntry[]) {
+  const fixture = await freshSession();
+  for (const body of bodies) await fixture.session.append(body);
+  await fixture.session.close();
+  const session = await Session.open(
+    fixture.path,
+    log === undefined ? {} : { fileSystem: new RecordingFileSystem(log) },
+  );
+  const messages = conversationView(await recordsOf(fixture.path));
+  return {
+    ...fixture,
+    session,
+    messages,
+    async close() {
+      await session.close().catch(() => undefined);
+      await fixture.close();
+    },
+  };
+}
+
+test('resume, answered: every call has its result, so the loop calls the model at once', async () => {
+  const log: LogEntry[] = [];
+  const fixture = await transcriptWith([
+    user('Echo x'),
+    callTurn(['c1', 'echo', { text: 'x' }]),
+    {
+      type: 'tool-dispatched',
+      callId: 'c1',
+      toolName: 'echo',
+      inputDigest: inputDigest({ text: 'x' }),
+      idempotency: 'read-only',
+    },
+    {
+      type: 'message',
+      role: 'tool',
+      content: [
+        { type: 'tool-result', callId: 'c1', toolName: 'echo', output: 'x', isError: false },
+      ],
+    },
+    { type: 'tool-settled', callId: 'c1', status: 'completed' },
+  ]);
+  try {
+    const model = new ScriptedModel([{ text: 'Done: x' }]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [echoTool(log)],
+    });
+    const result = await loop.run(fixture.messages);
+    assert.equal(result.status, 'finished');
+    assert.equal(result.text, 'Done: x');
+    assert.deepEqual(log, [], 'the tool did not run again');
+    assert.deepEqual(model.violations, []);
+    const shape = shapeOf(await recordsOf(fixture.path));
+    assert.equal(shape.filter((entry) => entry.startsWith('tool-dispatched')).length, 1);
+    assert.equal(shape.at(-1), 'assistant(text)');
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('resume, not yet run: calls never dispatched are dispatched and run once, then the model', async () => {
+  const log: LogEntry[] = [];
+  const fixture = await transcriptWith(
+    [
+      user('Echo twice'),
+      callTurn(['c1', 'echo', { text: 'one' }], ['c2', 'echo', { text: 'two' }]),
+      // c1 was dispatched and answered before the crash; c2 never was.
+      {
+        type: 'tool-dispatched',
+        callId: 'c1',
+        toolName: 'echo',
+        inputDigest: inputDigest({ text: 'one' }),
+        idempotency: 'read-only',
+      },
+      {
+        type: 'message',
+        role: 'tool',
+        content: [
+          { type: 'tool-result', callId: 'c1', toolName: 'echo', output: 'one', isError: false },
+        ],
+      },
+      { type: 'tool-settled', callId: 'c1', status: 'completed' },
+    ],
+    log,
+  );
+  try {
+    const model = new ScriptedModel([{ text: 'Both echoed.' }]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [echoTool(log)],
+    });
+    const result = await loop.run(fixture.messages);
+    assert.equal(result.status, 'finished');
+    assert.deepEqual(
+      log.flatMap((entry) => (entry.kind === 'effect' ? [entry.callId] : [])),
+      ['c2'],
+    );
+    assert.equal(assertWriteOrder(log), 1);
+    assert.deepEqual(model.violations, []);
+    const records = await recordsOf(fixture.path);
+    assert.deepEqual(shapeOf(records).slice(-4), [
+      'tool-dispatched:c2',
+      'tool(tool-result:c2)',
+      'tool-settled:c2',
+      'assistant(text)',
+    ]);
+    assert.deepEqual(pairingViolations(conversationView(records)), []);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('resume, pending-again: an open join is awaited under the same call id, with no second dispatch', async () => {
+  const fixture = await transcriptWith([
+    user('Start a child and wait'),
+    callTurn(['w1', 'task_wait', { agentIds: ['child-1'] }]),
+    {
+      type: 'tool-dispatched',
+      callId: 'w1',
+      toolName: 'task_wait',
+      inputDigest: inputDigest({ agentIds: ['child-1'] }),
+      idempotency: 'read-only',
+      joins: ['child-1'],
+    },
+    // What revival appends: the resume notice, after the open join.
+    user('[background event] resumed', { injected: 'revival' }),
+  ]);
+  try {
+    const asked: Parameters<JoinResolver>[0][] = [];
+    const resolveJoin: JoinResolver = async (join) => {
+      asked.push(join);
+      return { output: { 'child-1': 'the answer is 42' }, isError: false };
+    };
+    const model = new ScriptedModel([{ text: 'The child says 42.' }]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [waitTool],
+      resolveJoin,
+    });
+    const result = await loop.run(fixture.messages);
+    assert.equal(result.status, 'finished');
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]?.callId, 'w1');
+    assert.deepEqual(asked[0]?.agentIds, ['child-1']);
+    const records = await recordsOf(fixture.path);
+    const shape = shapeOf(records);
+    assert.equal(shape.filter((entry) => entry === 'tool-dispatched:w1').length, 1);
+    assert.deepEqual(shape.slice(-3), [
+      'tool(tool-result:w1)',
+      'tool-settled:w1',
+      'assistant(text)',
+    ]);
+    // The model saw the result right after its call, and the notice after the result.
+    assert.deepEqual(model.violations, []);
+    assert.deepEqual(
+      model.prompts[0]?.map((message) => message.role),
+      ['user', 'assistant', 'tool', 'user'],
+    );
+    assert.deepEqual(pairingViolations(conversationView(records)), []);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('a pending join with no resolver, and an in-flight call nobody revived, fail the run without writing', async () => {
+  for (const joins of [['child-1'], undefined]) {
+    const fixture = await transcriptWith([
+      user('Go'),
+      callTurn(['w1', 'task_wait', { agentIds: ['child-1'] }]),
+      {
+        type: 'tool-dispatched',
+        callId: 'w1',
+        toolName: 'task_wait',
+        inputDigest: inputDigest({ agentIds: ['child-1'] }),
+        idempotency: 'read-only',
+        ...(joins === undefined ? {} : { joins }),
+      },
+    ]);
+    try {
+      const before = (await recordsOf(fixture.path)).length;
+      const model = new ScriptedModel([]);
+      const loop = new Loop({
+        backends: [model.model],
+        session: fixture.session,
+        tools: [waitTool],
+      });
+      const result = await loop.run(fixture.messages);
+      assert.equal(result.status, 'failed');
+      assert.match(
+        result.error ?? '',
+        joins === undefined ? /revive the transcript/ : /resolveJoin/,
+      );
+      assert.equal((await recordsOf(fixture.path)).length, before);
+      assert.equal(model.prompts.length, 0);
+    } finally {
+      await fixture.close();
+    }
+  }
+});
+
+test('a conversation that already ended is finished without a model call', async () => {
+  const fixture = await transcriptWith([
+    user('Hi'),
+    { type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Hello!' }] },
+  ]);
+  try {
+    const model = new ScriptedModel([]);
+    const loop = new Loop({ backends: [model.model], session: fixture.session });
+    const result = await loop.run(fixture.messages);
+    assert.equal(result.status, 'finished');
+    assert.equal(result.text, 'Hello!');
+    assert.equal(model.prompts.length, 0);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('background deliveries wait for a safe point: never between a call and its result', async () => {
+  const fixture = await freshSession();
+  try {
+    const pending = [
+      {
+        role: 'user' as const,
+        content: [{ type: 'text' as const, text: '[background event] child done' }],
+        extras: { injected: 'background' as const },
+      },
+    ];
+    let taken = 0;
+    const takeDeliveries = () => {
+      taken += 1;
+      // Deliver only once the first turn's call exists, to prove it waits for the answer.
+      return taken === 2 ? pending : [];
+    };
+    const model = new ScriptedModel([
+      { calls: [{ id: 'c1', name: 'echo', input: { text: 'a' } }] },
+      { text: 'Got it.' },
+    ]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [echoTool([])],
+      takeDeliveries,
+    });
+    assert.equal((await loop.start('Go')).status, 'finished');
+    const shape = shapeOf(await recordsOf(fixture.path));
+    assert.deepEqual(shape.slice(2), [
+      'assistant(tool-call:c1)',
+      'tool-dispatched:c1',
+      'tool(tool-result:c1)',
+      'tool-settled:c1',
+      'user(text)',
+      'assistant(text)',
+    ]);
+    assert.deepEqual(model.violations, []);
+  } finally {
+    await fixture.close();
+  }
+});
