@@ -1,0 +1,65 @@
+import type { LanguageModel } from 'ai';
+import type { CompactionOptions, ToolDefinition } from '../loop/types.ts';
+
+/**
+ * One agent type: what a run of it is made of. A registry of them
+ * (`Record<string, AgentDefinition>`) is what a composer spawns from, and what an
+ * `--agents MODULE` file exports as its default export.
+ *
+ * `model` is a model spec (`openai:gpt-5`, `anthropic:claude-sonnet-4-5`,
+ * `openai-compatible:http://127.0.0.1:8080/v1#qwen3`), a ready AI SDK model, or an ordered list
+ * of models tried in turn on transport failures (strings in the list are specs too).
+ *
+ * @example
+ * const registry: AgentRegistry = {
+ *   main: { description: 'Plans and delegates', model: 'anthropic:claude-sonnet-4-5',
+ *           system: 'You plan, delegate to researchers and report.' },
+ *   researcher: { description: 'Reads and summarises', model: 'openai:gpt-5-mini',
+ *                 system: 'You research one question.', tools: [readFile], canSpawn: false },
+ * };
+ */
+export interface AgentDefinition {
+  /** Shown to a parent model in `spawn_agent`'s description: when to use this type. */
+  description: string;
+  model: string | LanguageModel | LanguageModel[];
+  system: string;
+  tools?: ToolDefinition<never>[];
+  /** Stop after this many model turns (the loop's default when absent). */
+  maxTurns?: number;
+  compaction?: CompactionOptions;
+  /** Whether runs of this type get `spawn_agent` and `task_wait` (default true, within the depth limit). */
+  canSpawn?: boolean;
+}
+
+/** Agent types by name. */
+export type AgentRegistry = Record<string, AgentDefinition>;
+
+/** Turns a model spec into a model; the default is `resolveModelSpec`. */
+export type ModelResolver = (spec: string) => LanguageModel;
+
+/**
+ * The backends of a definition, in the order a loop tries them. Throws what `resolve` throws
+ * (a `ModelSpecError` from the default resolver).
+ *
+ * @example
+ * const backends = backendsOf(registry.main, (spec) => resolveModelSpec(spec));
+ */
+export function backendsOf(definition: AgentDefinition, resolve: ModelResolver): LanguageModel[] {
+  const models = Array.isArray(definition.model) ? definition.model : [definition.model];
+  if (models.length === 0) throw new TypeError('an agent definition needs at least one model');
+  return models.map((model) => (typeof model === 'string' ? resolve(model) : model));
+}
+
+/**
+ * The model spec a transcript's `session-meta` records for a definition (informational): the
+ * spec itself, or `provider:modelId` of a ready model.
+ *
+ * @example
+ * modelSpecOf({ description: '', system: '', model: 'openai:gpt-5' }); // 'openai:gpt-5'
+ */
+export function modelSpecOf(definition: AgentDefinition): string {
+  const models = Array.isArray(definition.model) ? definition.model : [definition.model];
+  return models
+    .map((model) => (typeof model === 'string' ? model : `${model.provider}:${model.modelId}`))
+    .join(',');
+}

@@ -1,0 +1,67 @@
+import { RUN_ERROR_EXTRA } from '../loop/loop.ts';
+import type { RunResult } from '../loop/types.ts';
+import type { ForeignRecord, MessageBody, TranscriptRecord } from '../transcript/records.ts';
+
+/**
+ * How a child ended, as its parent reads it: its final answer, or why there is none.
+ * `reason` is `failed`, `aborted`, `max-turns`, or a revival reason such as `revival-cap`,
+ * `unreadable`, `empty`, `not-revived`.
+ */
+export type ChildOutcome =
+  | { status: 'finished'; answer: string }
+  | { status: 'failed'; reason: string; detail: string; answer?: string };
+
+/**
+ * The outcome of a child's run result.
+ *
+ * @example
+ * outcomeOfRun({ status: 'finished', text: '42', usage, stopReason: 'stop' });
+ * // { status: 'finished', answer: '42' }
+ */
+export function outcomeOfRun(result: RunResult): ChildOutcome {
+  if (result.status === 'finished') return { status: 'finished', answer: result.text };
+  const detail =
+    result.error ??
+    (result.status === 'max-turns'
+      ? 'it stopped at its turn limit before giving a final answer'
+      : `it stopped (${result.stopReason})`);
+  const outcome: ChildOutcome = { status: 'failed', reason: result.status, detail };
+  if (result.text !== '') outcome.answer = result.text;
+  return outcome;
+}
+
+/**
+ * How a child's transcript says it ended, or null when it has not: a run has ended when its
+ * last message is an assistant turn asking for no tools. Its answer is that turn's text —
+ * unless the loop wrote the turn to record its own failure (`extras.error`, when every model
+ * backend failed), which is a failure, not an answer.
+ *
+ * @example
+ * const read = await peek(path);
+ * const outcome = read.ok ? recordedOutcome(read.records) : null;
+ */
+export function recordedOutcome(
+  records: readonly (TranscriptRecord | ForeignRecord)[],
+): ChildOutcome | null {
+  for (let index = records.length - 1; index >= 0; index -= 1) {
+    const record = records[index];
+    if (record === undefined || record.type !== 'message' || 'unknown' in record) continue;
+    const message = record as MessageBody;
+    if (message.role !== 'assistant') return null;
+    if (message.content.some((part) => part.type === 'tool-call')) return null;
+    const text = message.content
+      .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+      .join('');
+    const error = message.extras?.[RUN_ERROR_EXTRA];
+    if (error === undefined) return { status: 'finished', answer: text };
+    const detail =
+      typeof error === 'object' &&
+      error !== null &&
+      !Array.isArray(error) &&
+      typeof error.detail === 'string'
+        ? error.detail
+        : text;
+    return { status: 'failed', reason: 'failed', detail };
+  }
+  return null;
+}

@@ -1,0 +1,78 @@
+import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
+import { peek } from '../transcript/peek.ts';
+import type { SessionMetaBody } from '../transcript/records.ts';
+import { scanRecords } from '../transcript/scan-transcript.ts';
+import { type ChildOutcome, recordedOutcome } from './child-outcome.ts';
+
+/**
+ * What a child's transcript says about a child this process is not running: its final answer
+ * when it finished, otherwise a failure naming the child and why it cannot answer. Never
+ * throws; never writes.
+ *
+ * @example
+ * const outcome = await outcomeFromTranscript('researcher-1', 'runs/main.agents/researcher-1.jsonl');
+ */
+export async function outcomeFromTranscript(
+  agentId: string,
+  path: string,
+  fileSystem?: FileSystem,
+): Promise<ChildOutcome> {
+  const options = fileSystem === undefined ? {} : { fileSystem };
+  const read = await peek(path, options);
+  if (!read.ok) {
+    return read.reason === 'missing'
+      ? {
+          status: 'failed',
+          reason: 'unknown-agent',
+          detail: `no child of this run has the id ${agentId}`,
+        }
+      : {
+          status: 'failed',
+          reason: 'unreadable',
+          detail: `child ${agentId} cannot be read: ${read.detail}`,
+        };
+  }
+  const recorded = recordedOutcome(read.records);
+  if (recorded !== null) return recorded;
+  let locked = false;
+  try {
+    locked = await (fileSystem ?? nodeFileSystem).isLocked(path);
+  } catch {
+    // A probe that fails says nothing either way; the transcript is reported as not revived.
+  }
+  return locked
+    ? {
+        status: 'failed',
+        reason: 'running-elsewhere',
+        detail: `child ${agentId} is being run by another process, so it cannot be joined from this one`,
+      }
+    : {
+        status: 'failed',
+        reason: 'not-revived',
+        detail: `child ${agentId} did not finish and was not revived: its transcript ${path} ends mid-run`,
+      };
+}
+
+/**
+ * The `session-meta` of a transcript, read from its first line only; null when the first
+ * record is not one or the file cannot be read.
+ *
+ * @example
+ * const meta = await readSessionMeta('runs/main.agents/researcher-1.jsonl');
+ * if (meta?.parent) console.log('child of', meta.parent.transcript);
+ */
+export async function readSessionMeta(
+  path: string,
+  fileSystem?: FileSystem,
+): Promise<SessionMetaBody | null> {
+  const iterator = scanRecords(path, fileSystem === undefined ? {} : { fileSystem });
+  try {
+    const step = await iterator.next();
+    if (step.done === true || step.value.record.type !== 'session-meta') return null;
+    return step.value.record as unknown as SessionMetaBody;
+  } catch {
+    return null;
+  } finally {
+    await iterator.return(undefined as never).catch(() => undefined);
+  }
+}

@@ -1,0 +1,114 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+
+/** Why a model spec could not be turned into a model. */
+export type ModelSpecProblem = 'malformed' | 'unknown-provider' | 'missing-key';
+
+/**
+ * A model spec that names no usable model. Its message says what to change: the spec's shape,
+ * the providers known, or the environment variable that holds the missing key.
+ */
+export class ModelSpecError extends Error {
+  readonly reason: ModelSpecProblem;
+  readonly spec: string;
+  /** For `missing-key`: the environment variable to set. */
+  readonly variable: string | undefined;
+
+  constructor(reason: ModelSpecProblem, spec: string, detail: string, variable?: string) {
+    super(`model spec ${JSON.stringify(spec)}: ${detail}`);
+    this.name = 'ModelSpecError';
+    this.reason = reason;
+    this.spec = spec;
+    this.variable = variable;
+  }
+}
+
+/** The providers a spec may name, and the variable each reads its key from. */
+export const MODEL_PROVIDERS = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  'openai-compatible': 'OPENAI_COMPATIBLE_API_KEY',
+} as const;
+
+/**
+ * Turn a model spec into an AI SDK model:
+ * - `openai:MODEL` (key from `OPENAI_API_KEY`),
+ * - `anthropic:MODEL` (key from `ANTHROPIC_API_KEY`),
+ * - `openai-compatible:BASEURL#MODEL` (a Chat Completions server; key from
+ *   `OPENAI_COMPATIBLE_API_KEY` when set, none otherwise — local servers need none).
+ *
+ * Throws a {@link ModelSpecError} for a malformed spec, an unknown provider or a missing key,
+ * naming what to fix: a configuration error is found before any transcript is written.
+ *
+ * @example
+ * const model = resolveModelSpec('anthropic:claude-sonnet-4-5');
+ * const local = resolveModelSpec('openai-compatible:http://127.0.0.1:8080/v1#qwen3', {});
+ */
+export function resolveModelSpec(
+  spec: string,
+  env: Record<string, string | undefined> = process.env,
+): LanguageModelV4 {
+  const colon = spec.indexOf(':');
+  if (colon <= 0 || colon === spec.length - 1) {
+    throw new ModelSpecError(
+      'malformed',
+      spec,
+      'expected PROVIDER:MODEL, such as openai:gpt-5, anthropic:claude-sonnet-4-5 or openai-compatible:http://127.0.0.1:8080/v1#MODEL',
+    );
+  }
+  const provider = spec.slice(0, colon);
+  const rest = spec.slice(colon + 1);
+  switch (provider) {
+    case 'openai':
+      return createOpenAI({ apiKey: requireKey(spec, provider, env) })(rest);
+    case 'anthropic':
+      return createAnthropic({ apiKey: requireKey(spec, provider, env) })(rest);
+    case 'openai-compatible': {
+      const hash = rest.lastIndexOf('#');
+      if (hash <= 0 || hash === rest.length - 1) {
+        throw new ModelSpecError(
+          'malformed',
+          spec,
+          'expected openai-compatible:BASEURL#MODEL, such as openai-compatible:http://127.0.0.1:8080/v1#qwen3',
+        );
+      }
+      const baseURL = rest.slice(0, hash);
+      if (!/^https?:\/\//.test(baseURL)) {
+        throw new ModelSpecError('malformed', spec, `the base URL ${baseURL} is not http(s)`);
+      }
+      const apiKey = env[MODEL_PROVIDERS['openai-compatible']];
+      const settings: Parameters<typeof createOpenAICompatible>[0] = {
+        name: 'openai-compatible',
+        baseURL,
+      };
+      if (apiKey !== undefined && apiKey !== '') settings.apiKey = apiKey;
+      return createOpenAICompatible(settings)(rest.slice(hash + 1));
+    }
+    default:
+      throw new ModelSpecError(
+        'unknown-provider',
+        spec,
+        `unknown provider ${JSON.stringify(provider)} (known: ${Object.keys(MODEL_PROVIDERS).join(', ')})`,
+      );
+  }
+}
+
+function requireKey(
+  spec: string,
+  provider: 'openai' | 'anthropic',
+  env: Record<string, string | undefined>,
+): string {
+  const variable = MODEL_PROVIDERS[provider];
+  const key = env[variable];
+  if (key === undefined || key === '') {
+    throw new ModelSpecError(
+      'missing-key',
+      spec,
+      `the ${provider} provider needs an API key: set ${variable}`,
+      variable,
+    );
+  }
+  return key;
+}
