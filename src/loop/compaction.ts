@@ -57,7 +57,7 @@ export function planCompaction(
     lastAssistant === -1 ? 0 : lastAssistant,
   );
   if (limit <= start) return null;
-  for (let cut = limit; cut > start + 1; cut -= 1) {
+  for (let cut = limit; cut > start; cut -= 1) {
     if (isCleanCut(conversation, start, cut)) {
       const replaced = conversation.slice(start, cut);
       const seqs = replaced.map((message) => message.seq as number);

@@ -37,6 +37,8 @@ export class ScriptedModel {
   readonly prompts: LanguageModelV4Prompt[] = [];
   readonly calls: LanguageModelV4CallOptions[] = [];
   readonly violations: PromptViolation[] = [];
+  /** Prompts of compaction requests (answered without using the script). */
+  readonly summaryPrompts: LanguageModelV4Prompt[] = [];
   readonly #steps: ScriptStep[];
 
   constructor(steps: ScriptStep[], name = 'scripted') {
@@ -54,6 +56,12 @@ export class ScriptedModel {
   }
 
   async #answer(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const system = options.prompt.find((message) => message.role === 'system');
+    if (system?.role === 'system' && system.content.startsWith('You compact the history')) {
+      this.summaryPrompts.push(options.prompt);
+      const text = `Summary ${this.summaryPrompts.length}: the agent echoed things.`;
+      return { stream: convertArrayToReadableStream(streamParts({ text })) };
+    }
     const index = this.prompts.length;
     this.prompts.push(options.prompt);
     this.calls.push(options);

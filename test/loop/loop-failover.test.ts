@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { APICallError } from 'ai';
+import { classifyModelError } from '../../src/loop/call-model.ts';
+import { Loop, RUN_ERROR_EXTRA } from '../../src/loop/loop.ts';
+import { collectEvents, freshSession, recordsOf, shapeOf } from './support/harness.ts';
+import { httpError, ScriptedModel } from './support/scripted-model.ts';
+
+function instantSleep() {
+  const slept: number[] = [];
+  return {
+    slept,
+    sleep: async (milliseconds: number) => {
+      slept.push(milliseconds);
+    },
+  };
+}
+
+test('classifyModelError: transport, 5xx, 408 and 429 are retried; other statuses are not', () => {
+  assert.equal(classifyModelError(httpError(500)), 'retry');
+  assert.equal(classifyModelError(httpError(503)), 'retry');
+  assert.equal(classifyModelError(httpError(429)), 'retry');
+  assert.equal(classifyModelError(httpError(408)), 'retry');
+  assert.equal(classifyModelError(httpError(400)), 'fatal');
+  assert.equal(classifyModelError(httpError(401)), 'fatal');
+  assert.equal(
+    classifyModelError(
+      new APICallError({ message: 'fetch failed', url: 'x', requestBodyValues: {} }),
+    ),
+    'retry',
+  );
+  assert.equal(classifyModelError(new TypeError('fetch failed')), 'retry');
+  const controller = new AbortController();
+  controller.abort();
+  assert.equal(classifyModelError(httpError(500), controller.signal), 'aborted');
+});
+
+for (const failure of [
+  { name: '5xx', step: { fail: 'http' as const, status: 503 } },
+  { name: '429', step: { fail: 'http' as const, status: 429 } },
+  { name: 'a network error', step: { fail: 'network' as const } },
+  { name: 'an error mid-stream', step: { fail: 'mid-stream' as const, text: 'Hal', status: 502 } },
+]) {
+  test(`failover on ${failure.name}: the next backend answers, nothing half-written`, async () => {
+    const fixture = await freshSession();
+    try {
+      const first = new ScriptedModel([failure.step], 'first');
+      const second = new ScriptedModel([{ text: 'Hello from the second.' }], 'second');
+      const { sleep, slept } = instantSleep();
+      const loop = new Loop({
+        backends: [first.model, second.model],
+        session: fixture.session,
+        sleep,
+      });
+      const run = loop.start('Hi');
+      const events = await collectEvents(run);
+      const result = await run;
+      assert.equal(result.status, 'finished');
+      assert.equal(result.text, 'Hello from the second.');
+      assert.deepEqual(slept, [], 'switching backend does not wait');
+      const errors = events.filter((event) => event.type === 'model-error');
+      assert.equal(errors.length, 1);
+      assert.ok(errors[0]?.type === 'model-error');
+      assert.equal(errors[0].backend, 0);
+      assert.equal(errors[0].willRetry, true);
+      assert.deepEqual(shapeOf(await recordsOf(fixture.path)), [
+        'session-meta',
+        'user(text)',
+        'assistant(text)',
+      ]);
+    } finally {
+      await fixture.close();
+    }
+  });
+}
+
+test('after a whole round fails the loop backs off, then tries the list again', async () => {
+  const fixture = await freshSession();
+  try {
+    const first = new ScriptedModel([{ fail: 'http', status: 500 }, { text: 'Back.' }], 'first');
+    const second = new ScriptedModel([{ fail: 'http', status: 429 }], 'second');
+    const { sleep, slept } = instantSleep();
+    const loop = new Loop({
+      backends: [first.model, second.model],
+      session: fixture.session,
+      sleep,
+      backoff: (attempt) => attempt * 1000,
+    });
+    const result = await loop.start('Hi');
+    assert.equal(result.status, 'finished');
+    assert.equal(result.text, 'Back.');
+    assert.deepEqual(slept, [1000]);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('when every backend fails the run ends failed, with the error written as a final turn', async () => {
+  const fixture = await freshSession();
+  try {
+    const first = new ScriptedModel([{ fail: 'http', status: 500 }, { fail: 'network' }], 'first');
+    const second = new ScriptedModel(
+      [
+        { fail: 'http', status: 429 },
+        { fail: 'http', status: 503 },
+      ],
+      'second',
+    );
+    const { sleep } = instantSleep();
+    const loop = new Loop({
+      backends: [first.model, second.model],
+      session: fixture.session,
+      sleep,
+    });
+    const run = loop.start('Hi');
+    const events = await collectEvents(run);
+    const result = await run;
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /every backend failed after 4 attempts/);
+    assert.match(result.error ?? '', /HTTP 503/);
+    const errors = events.filter((event) => event.type === 'model-error');
+    assert.deepEqual(
+      errors.map((event) => (event.type === 'model-error' ? event.willRetry : null)),
+      [true, true, true, false],
+    );
+    const records = await recordsOf(fixture.path);
+    assert.deepEqual(shapeOf(records), ['session-meta', 'user(text)', 'assistant(text)']);
+    const last = records.at(-1);
+    assert.ok(last?.type === 'message');
+    assert.match(last.content[0]?.type === 'text' ? last.content[0].text : '', /^The run failed: /);
+    const error = last.extras?.[RUN_ERROR_EXTRA] as { kind: string; attempts: number };
+    assert.equal(error.kind, 'model-unavailable');
+    assert.equal(error.attempts, 4);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('a request the provider refuses (400) is not retried on other backends', async () => {
+  const fixture = await freshSession();
+  try {
+    const first = new ScriptedModel([{ fail: 'http', status: 400, message: 'bad request' }]);
+    const second = new ScriptedModel([{ text: 'never' }]);
+    const loop = new Loop({ backends: [first.model, second.model], session: fixture.session });
+    const result = await loop.start('Hi');
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /HTTP 400: bad request/);
+    assert.equal(second.prompts.length, 0);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('a run whose transcript cannot be written ends failed, never rejects', async () => {
+  const fixture = await freshSession();
+  try {
+    const model = new ScriptedModel([{ text: 'unwritten' }]);
+    const loop = new Loop({ backends: [model.model], session: fixture.session });
+    await fixture.session.close();
+    const result = await loop.run([
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }], seq: 1 },
+    ]);
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /could not be written|closed/);
+  } finally {
+    await fixture.close();
+  }
+});

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { canonicalJson, inputDigest } from '../../src/loop/input-digest.ts';
+import { Loop } from '../../src/loop/loop.ts';
+import {
+  assistantMessageFromOutput,
+  fromModelMessages,
+  toModelMessages,
+} from '../../src/loop/model-messages.ts';
+import type { Message } from '../../src/transcript/records.ts';
+import { echoTool, freshSession, recordsOf } from './support/harness.ts';
+import { ScriptedModel } from './support/scripted-model.ts';
+
+const conversation: Message[] = [
+  { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+  { role: 'user', content: [{ type: 'text', text: 'Read two files' }] },
+  {
+    role: 'assistant',
+    content: [
+      {
+        type: 'reasoning',
+        text: 'I should read both.',
+        provider: { anthropic: { signature: 'sig' } },
+      },
+      { type: 'text', text: 'Reading.' },
+      { type: 'tool-call', callId: 'a', toolName: 'read', input: { path: 'a' } },
+      {
+        type: 'tool-call',
+        callId: 'b',
+        toolName: 'read',
+        input: { path: 'b' },
+        provider: { openai: { itemId: 'fc_1' } },
+      },
+    ],
+  },
+  {
+    role: 'tool',
+    content: [
+      { type: 'tool-result', callId: 'b', toolName: 'read', output: { size: 2 }, isError: false },
+    ],
+  },
+  {
+    role: 'tool',
+    content: [
+      { type: 'tool-result', callId: 'a', toolName: 'read', output: 'ENOENT', isError: true },
+    ],
+  },
+  { role: 'assistant', content: [{ type: 'text', text: 'a is missing; b has 2 bytes.' }] },
+];
+
+test('toModelMessages: one tool message per turn, results in call order, provider data carried', () => {
+  const messages = toModelMessages(conversation);
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'assistant'],
+  );
+  const assistant = messages[2];
+  assert.ok(assistant?.role === 'assistant' && Array.isArray(assistant.content));
+  assert.deepEqual(assistant.content[0], {
+    type: 'reasoning',
+    text: 'I should read both.',
+    providerOptions: { anthropic: { signature: 'sig' } },
+  });
+  assert.deepEqual(assistant.content[3], {
+    type: 'tool-call',
+    toolCallId: 'b',
+    toolName: 'read',
+    input: { path: 'b' },
+    providerOptions: { openai: { itemId: 'fc_1' } },
+  });
+  const tool = messages[3];
+  assert.ok(tool?.role === 'tool');
+  assert.deepEqual(tool.content, [
+    {
+      type: 'tool-result',
+      toolCallId: 'a',
+      toolName: 'read',
+      output: { type: 'error-text', value: 'ENOENT' },
+    },
+    {
+      type: 'tool-result',
+      toolCallId: 'b',
+      toolName: 'read',
+      output: { type: 'json', value: { size: 2 } },
+    },
+  ]);
+});
+
+test('fromModelMessages(toModelMessages(x)) gives x back, tool messages merged', () => {
+  const back = fromModelMessages(toModelMessages(conversation));
+  const merged: Message[] = [
+    ...conversation.slice(0, 3),
+    {
+      role: 'tool',
+      content: [
+        { type: 'tool-result', callId: 'a', toolName: 'read', output: 'ENOENT', isError: true },
+        { type: 'tool-result', callId: 'b', toolName: 'read', output: { size: 2 }, isError: false },
+      ],
+    },
+    conversation[5] as Message,
+  ];
+  assert.deepEqual(back, merged);
+});
+
+test('assistantMessageFromOutput keeps reasoning metadata and drops what we do not store', () => {
+  const message = assistantMessageFromOutput([
+    { type: 'reasoning', text: 'hmm', providerMetadata: { anthropic: { signature: 's1' } } },
+    { type: 'text', text: '' },
+    { type: 'text', text: 'Hi' },
+    { type: 'source', id: 'x' },
+    {
+      type: 'tool-call',
+      toolCallId: 'p',
+      toolName: 'web_search',
+      input: {},
+      providerExecuted: true,
+    },
+    { type: 'tool-call', toolCallId: 'c', toolName: 'read', input: { path: 'a' } },
+    { type: 'tool-error', toolCallId: 'c' },
+  ]);
+  assert.deepEqual(message, {
+    role: 'assistant',
+    content: [
+      { type: 'reasoning', text: 'hmm', provider: { anthropic: { signature: 's1' } } },
+      { type: 'text', text: 'Hi' },
+      { type: 'tool-call', callId: 'c', toolName: 'read', input: { path: 'a' } },
+    ],
+  });
+});
+
+test('inputDigest is the sha256 of canonical JSON: member order does not matter', () => {
+  assert.equal(
+    canonicalJson({ b: 1, a: [true, null, { d: 'x', c: 2 }] }),
+    '{"a":[true,null,{"c":2,"d":"x"}],"b":1}',
+  );
+  assert.equal(inputDigest({ a: 1, b: 2 }), inputDigest({ b: 2, a: 1 }));
+  assert.notEqual(inputDigest({ a: 1 }), inputDigest({ a: 2 }));
+  assert.equal(
+    inputDigest({}),
+    'sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a',
+  );
+});
+
+test('reasoning and its signature go to disk and back to the model unchanged on the next turn', async () => {
+  const fixture = await freshSession();
+  try {
+    const model = new ScriptedModel([
+      {
+        reasoning: { text: 'Think first.', signature: 'sig-123' },
+        calls: [{ id: 'c1', name: 'echo', input: { text: 'x' } }],
+      },
+      { text: 'Done.' },
+    ]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [echoTool([])],
+    });
+    assert.equal((await loop.start('Go')).status, 'finished');
+    const records = await recordsOf(fixture.path);
+    const assistant = records.find(
+      (record) => record.type === 'message' && record.role === 'assistant',
+    );
+    assert.ok(assistant?.type === 'message');
+    assert.deepEqual(assistant.content[0], {
+      type: 'reasoning',
+      text: 'Think first.',
+      provider: { scripted: { signature: 'sig-123' } },
+    });
+    const replayed = model.prompts[1]?.find((message) => message.role === 'assistant');
+    assert.ok(replayed?.role === 'assistant');
+    assert.deepEqual(replayed.content[0], {
+      type: 'reasoning',
+      text: 'Think first.',
+      providerOptions: { scripted: { signature: 'sig-123' } },
+    });
+  } finally {
+    await fixture.close();
+  }
+});
