@@ -61,10 +61,18 @@ export interface TailState {
   lastSeq: number;
   /** How many message records there are (system turns included). */
   messages: number;
+  /** How many of them are user, assistant or tool turns: a conversation to carry on. */
+  conversationMessages: number;
   /** Counted revivals: `run-revived` envelopes with an `afterSeq` not seen before. */
   revivals: number;
   revivedAfter: number[];
   lastMessage: LastMessage | null;
+  /**
+   * The last assistant turn and what became of its calls. Unlike `lastMessage` it survives the
+   * user turns written after it (a resume notice written while a join is still pending), until
+   * the next assistant turn replaces it.
+   */
+  turn: { seq: number; calls: TailCall[] } | null;
   open: OpenDispatch[];
   /** Bytes of message records, an input to the token estimate of a resume. */
   messageBytes: number;
@@ -77,9 +85,11 @@ export function emptyTailState(): TailState {
     records: 0,
     lastSeq: -1,
     messages: 0,
+    conversationMessages: 0,
     revivals: 0,
     revivedAfter: [],
     lastMessage: null,
+    turn: null,
     open: [],
     messageBytes: 0,
   };
@@ -117,19 +127,20 @@ export function foldTailState(
       return foldMessage(next, record as Extract<TranscriptRecord, { type: 'message' }>, lineBytes);
     case 'tool-dispatched': {
       const dispatch = record as Extract<TranscriptRecord, { type: 'tool-dispatched' }>;
-      const last = state.lastMessage;
-      const inTurn =
-        last?.role === 'assistant' && last.calls.some((c) => c.callId === dispatch.callId);
+      // The turn, not the last message: a sequential tool's dispatch follows its sibling's result.
+      const turn = state.turn;
+      const inTurn = turn?.calls.some((c) => c.callId === dispatch.callId) === true;
       const open: OpenDispatch = {
         callId: dispatch.callId,
         toolName: dispatch.toolName,
         idempotency: dispatch.idempotency,
         seq: dispatch.seq,
-        turnSeq: inTurn && last !== null ? last.seq : null,
+        turnSeq: inTurn && turn !== null ? turn.seq : null,
       };
       if (dispatch.joins !== undefined) open.joins = dispatch.joins;
       next.open = [...state.open.filter((item) => item.callId !== dispatch.callId), open];
       next.lastMessage = markCall(state.lastMessage, dispatch.callId, 'dispatched');
+      next.turn = markTurnCall(state.turn, dispatch.callId, 'dispatched');
       return next;
     }
     case 'tool-settled': {
@@ -165,15 +176,19 @@ function foldMessage(
   lineBytes: number,
 ): TailState {
   next.messages += 1;
+  if (message.role !== 'system') next.conversationMessages += 1;
   next.messageBytes += lineBytes;
   if (message.role === 'tool') {
     let last = next.lastMessage;
+    let turn = next.turn;
     const answered = new Set<string>();
     for (const part of message.content) {
       if (part.type !== 'tool-result') continue;
       answered.add(part.callId);
       last = markCall(last, part.callId, 'answered');
+      turn = markTurnCall(turn, part.callId, 'answered');
     }
+    next.turn = turn;
     const byRevival = message.extras?.injected === 'revival';
     next.open = next.open.map((item) =>
       answered.has(item.callId) && item.resultSeq === undefined
@@ -203,7 +218,20 @@ function foldMessage(
   const last: LastMessage = { seq: message.seq, role: message.role, calls };
   if (message.extras?.injected !== undefined) last.injected = message.extras.injected;
   next.lastMessage = last;
+  if (message.role === 'assistant') next.turn = { seq: message.seq, calls };
   return next;
+}
+
+function markTurnCall(
+  turn: TailState['turn'],
+  callId: string,
+  field: 'dispatched' | 'answered',
+): TailState['turn'] {
+  if (turn === null || !turn.calls.some((call) => call.callId === callId)) return turn;
+  return {
+    seq: turn.seq,
+    calls: turn.calls.map((call) => (call.callId === callId ? { ...call, [field]: true } : call)),
+  };
 }
 
 function markCall(
@@ -233,7 +261,9 @@ export function tailStateFromJson(value: JsonObject): TailState | null {
     typeof candidate.records !== 'number' ||
     typeof candidate.lastSeq !== 'number' ||
     typeof candidate.messages !== 'number' ||
+    typeof candidate.conversationMessages !== 'number' ||
     typeof candidate.revivals !== 'number' ||
+    !('turn' in candidate) ||
     !Array.isArray(candidate.revivedAfter) ||
     !Array.isArray(candidate.open) ||
     typeof candidate.messageBytes !== 'number'

@@ -1,0 +1,90 @@
+/**
+ * `llm-agent/revival`: bring an interrupted run back from its own transcript.
+ *
+ * @example
+ * import { Revival } from 'llm-agent/revival';
+ * const found = await Revival.inspect({ path: 'runs/a.jsonl', maxRevivals: 2 });
+ * if (found.revivable) {
+ *   const revived = await Revival.revive({ path: found.path, agentId: 'main', maxRevivals: 2 });
+ * }
+ *
+ * @module
+ */
+import type { Inspection } from './inspection.ts';
+import { type InspectOptions, inspectTranscript } from './inspect.ts';
+import {
+  type ReviveOptions,
+  type ReviveRefused,
+  type Revived,
+  reviveTranscript,
+} from './revive.ts';
+
+export type {
+  Inspection,
+  NeverDispatchedCall,
+  NotRevivableReason,
+  PendingJoin,
+  TailKind,
+} from './inspection.ts';
+export type { InspectOptions } from './inspect.ts';
+export type {
+  ReviveFailureReason,
+  ReviveOptions,
+  ReviveRefused,
+  ReviveTarget,
+  Revived,
+} from './revive.ts';
+export { BACKGROUND_FRAME, INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
+
+/**
+ * The engine half of picking up an interrupted run: given one transcript, decide whether there
+ * is a run to revive, repair what the interruption left open, tell the run what happened, and
+ * hand back the pieces. It scans no folder, asks no human and builds no loop: those are the
+ * application's.
+ *
+ * @example
+ * const revived = await Revival.revive({ path: childPath, agentId: 'researcher-1', maxRevivals: 2 });
+ * if (revived.ok) {
+ *   const run = new Loop({ backends, session: revived.session }).run(revived.messages);
+ * } else {
+ *   console.error(`${revived.reason}: ${revived.detail}`);
+ * }
+ */
+export class Revival {
+  private constructor() {}
+
+  /**
+   * Whether a transcript holds a run to revive, and how it was left. Reads the file and
+   * writes nothing (no file created, no byte changed, no lock taken); never throws — an
+   * unreadable transcript is an answer with `reason: 'unreadable'` and a detail naming the
+   * file, line and cause. Reasons, in the order decided: `unreadable`, `running`, `finished`,
+   * `revival-cap`, `empty`. Its cost does not grow with the transcript's length: it reads from
+   * the last checkpoint.
+   *
+   * @example
+   * const found = await Revival.inspect({ path: 'runs/a.jsonl', maxRevivals: 2 });
+   * if (!found.revivable) console.log(found.reason); // 'finished', 'revival-cap', …
+   */
+  static inspect(options: InspectOptions): Promise<Inspection> {
+    return inspectTranscript(options);
+  }
+
+  /**
+   * Revive one transcript, holding its writer lock while it decides and appends: answer each
+   * call that was in flight as interrupted (never replayed), settle every open dispatch but the
+   * joins still waiting, tell the run it was resumed (once), and append one `run-revived`
+   * envelope, which the cap counts. Each step is crash-safe: a revive killed half-way is
+   * completed by the next one, never doubled.
+   *
+   * Throws only for an impossible request — a path and a session at once, neither, a cap that
+   * is not a non-negative integer (TypeError / RangeError). Everything about the transcript's
+   * own state comes back as `{ ok: false, reason, detail }`, with nothing written.
+   *
+   * @example
+   * const revived = await Revival.revive({ path, agentId: 'researcher-1', maxRevivals: 2 });
+   * if (revived.ok) composer.reviveChild({ agentId: revived.agentId, run, sessionPath: revived.path });
+   */
+  static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
+    return reviveTranscript(options);
+  }
+}

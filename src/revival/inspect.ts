@@ -1,0 +1,102 @@
+import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
+import { describeHolder, type LockHolder, lockPathOf } from '../transcript/writer-lock.ts';
+import { assessTail } from './assess-tail.ts';
+import type { Inspection } from './inspection.ts';
+import { readTailState } from './read-tail-state.ts';
+
+/** What {@link inspectTranscript} is asked. */
+export interface InspectOptions {
+  path: string;
+  /** How many revivals the application allows this transcript (0 refuses every revival). */
+  maxRevivals: number;
+  fileSystem?: FileSystem;
+}
+
+/**
+ * Whether one transcript holds a run to revive, read without writing anything: no file
+ * created, no byte changed, no lock taken (a live writer is found by probing its lock, never
+ * by taking it). Never throws: a transcript that cannot be read is an answer, `unreadable`,
+ * with a detail naming the file, the line and the cause. A cap that is not a non-negative
+ * integer is treated as 0 (every revival refused) and said so in the detail.
+ *
+ * @example
+ * const found = await inspectTranscript({ path: 'runs/a.jsonl', maxRevivals: 2 });
+ * if (!found.revivable) console.log(found.reason, found.detail);
+ */
+export async function inspectTranscript(options: InspectOptions): Promise<Inspection> {
+  const path = typeof options?.path === 'string' ? options.path : String(options?.path);
+  const validCap = Number.isSafeInteger(options?.maxRevivals) && options.maxRevivals >= 0;
+  const maxRevivals = validCap ? options.maxRevivals : 0;
+  try {
+    const fileSystem = options.fileSystem ?? nodeFileSystem;
+    const read = await readTailState(path, { fileSystem });
+    if (!read.ok) return unreadable(path, maxRevivals, read.detail);
+    const holder = await liveHolder(fileSystem, path);
+    const context: Parameters<typeof assessTail>[1] = { maxRevivals, running: holder !== null };
+    if (holder !== null) {
+      context.runningDetail = `a live process holds the writer lock (${describeHolder(holder)})`;
+    }
+    const inspection: Inspection = { path, bytes: read.bytes, ...assessTail(read.state, context) };
+    if (!validCap && inspection.reason === 'revival-cap') {
+      inspection.detail = `maxRevivals must be a non-negative integer (got ${String(options?.maxRevivals)}); treated as 0`;
+    }
+    if (inspection.detail !== undefined) inspection.detail = `${path}: ${inspection.detail}`;
+    return inspection;
+  } catch (error) {
+    return unreadable(path, maxRevivals, `${path}: cannot inspect (${String(error)})`);
+  }
+}
+
+function unreadable(path: string, maxRevivals: number, detail: string): Inspection {
+  return {
+    path,
+    revivable: false,
+    reason: 'unreadable',
+    detail,
+    revivalsUsed: 0,
+    maxRevivals,
+    openDispatches: [],
+    neverDispatched: [],
+    pendingJoins: [],
+    bytes: 0,
+    messages: 0,
+    estimatedTokens: 0,
+  };
+}
+
+/**
+ * The holder of the transcript's writer lock when a live process holds it, else null. Probes
+ * without locking and reads the lock file read-only; a probe that fails counts as no holder
+ * (revive takes the lock for real, so a wrong "not running" here cannot lead to two writers).
+ */
+async function liveHolder(fileSystem: FileSystem, path: string): Promise<LockHolder | null> {
+  const lockPath = lockPathOf(path);
+  let locked: boolean;
+  try {
+    locked = await fileSystem.isLocked(lockPath);
+  } catch {
+    return null;
+  }
+  if (!locked) return null;
+  const unknown: LockHolder = { pid: null, since: null, host: null };
+  let fd: number;
+  try {
+    fd = await fileSystem.open(lockPath, 'read');
+  } catch {
+    return unknown;
+  }
+  try {
+    const buffer = Buffer.alloc(4096);
+    const read = await fileSystem.read(fd, buffer, 0);
+    const value = JSON.parse(buffer.toString('utf8', 0, read)) as Record<string, unknown>;
+    return {
+      pid: typeof value.pid === 'number' ? value.pid : null,
+      since: typeof value.since === 'string' ? value.since : null,
+      host: typeof value.host === 'string' ? value.host : null,
+    };
+  } catch {
+    return unknown;
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
+  }
+}

@@ -1,0 +1,68 @@
+import type { OpenDispatch } from '../transcript/tail-state.ts';
+import type { ParentLink } from '../transcript/records.ts';
+
+/**
+ * Why a transcript is not revivable, in the order they are decided (SPEC §5):
+ * - `unreadable`: missing, a folder, not a transcript, damaged mid-file, from a newer version,
+ *   or an I/O error reading it;
+ * - `running`: a live process holds its writer lock (a run, or another reviver);
+ * - `finished`: its last message is an assistant turn asking for no tools;
+ * - `revival-cap`: it already has `maxRevivals` counted `run-revived` envelopes;
+ * - `empty`: there is no conversation to carry on (no user, assistant or tool turn).
+ */
+export type NotRevivableReason = 'unreadable' | 'running' | 'finished' | 'revival-cap' | 'empty';
+
+/**
+ * How an interrupted run was left:
+ * - `calls-unanswered`: its last assistant turn has calls with no result (in flight, never
+ *   dispatched, or a join still waiting);
+ * - `results-unread`: every call is answered, and the model never read the results;
+ * - `user-turn`: a user turn (or a system turn) the model never answered.
+ */
+export type TailKind = 'calls-unanswered' | 'results-unread' | 'user-turn';
+
+/** A call of the last assistant turn that was never dispatched: the Loop runs it (no retry). */
+export interface NeverDispatchedCall {
+  callId: string;
+  toolName: string;
+}
+
+/** A join (`task_wait`) dispatched and never answered: left open for the revived children. */
+export interface PendingJoin {
+  callId: string;
+  agentIds: string[];
+}
+
+/**
+ * What {@link Revival.inspect} found. Everything but `path`, `revivable`, `maxRevivals` and
+ * the counts is absent or empty when the transcript is `unreadable`.
+ */
+export interface Inspection {
+  path: string;
+  revivable: boolean;
+  reason?: NotRevivableReason;
+  /** One line a human can act on: for `unreadable`, the file, line and cause. */
+  detail?: string;
+  /** Counted `run-revived` envelopes (a race's second envelope after one record counts once). */
+  revivalsUsed: number;
+  maxRevivals: number;
+  tail?: TailKind;
+  /** Every dispatch with no settle, joins included. */
+  openDispatches: OpenDispatch[];
+  neverDispatched: NeverDispatchedCall[];
+  pendingJoins: PendingJoin[];
+  agentId?: string;
+  agentType?: string;
+  label?: string;
+  parent?: ParentLink;
+  /** The transcript's size in bytes, a torn tail included. */
+  bytes: number;
+  /** Message records (system turns included; compacted ones too). */
+  messages: number;
+  /**
+   * About how many tokens a resume would send: the bytes of the message records divided by
+   * four. An over-estimate — it counts each line's JSON framing and the turns a compaction
+   * replaced — which is the safe side for a question about spending.
+   */
+  estimatedTokens: number;
+}

@@ -1,0 +1,209 @@
+import { type ViewMessage, conversationView } from '../transcript/conversation-view.ts';
+import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
+import { peek } from '../transcript/peek.ts';
+import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
+import { Session, type SessionOptions } from '../transcript/session.ts';
+import { SessionError } from '../transcript/session-error.ts';
+import { assessTail } from './assess-tail.ts';
+import { inspectTranscript } from './inspect.ts';
+import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
+import { planRevival } from './plan-revival.ts';
+
+/** Which transcript to revive: a path (revive opens it) or a session the caller holds. */
+export type ReviveTarget = { path: string; session?: never } | { session: Session; path?: never };
+
+/** What {@link reviveTranscript} is asked. */
+export type ReviveOptions = ReviveTarget & {
+  /** The agent the caller means to revive; a transcript whose session-meta names another is refused. */
+  agentId: string;
+  /** How many revivals the application allows this transcript (0 refuses every revival). */
+  maxRevivals: number;
+  /** Used to read the transcript, and to open it when given a path. */
+  fileSystem?: FileSystem;
+  /** Stamps `at` on what revive writes; tests pass a fixed one. */
+  clock?: () => Date;
+  /** For the session opened from a path (durability, checkpoint interval). */
+  sessionOptions?: Omit<SessionOptions, 'fileSystem' | 'clock'>;
+};
+
+/**
+ * Why a revive wrote nothing, or stopped: the transcript's reasons, plus `io-error` — the file
+ * system refused a write mid-revive; the transcript is then as a crash would have left it, and
+ * the next revive completes the work without doubling any of it.
+ */
+export type ReviveFailureReason = NotRevivableReason | 'io-error';
+
+/** A revived run: everything needed to start it again as itself. */
+export interface Revived {
+  ok: true;
+  /** Holds the writer lock; hand it to the Loop (and close it when the run ends). */
+  session: Session;
+  /** The conversation view to run from, the revival's own turns included. */
+  messages: ViewMessage[];
+  agentId: string;
+  agentType: string;
+  label: string;
+  path: string;
+  /** The `run-revived` envelope this revive wrote. */
+  revival: RecordOf<'run-revived'>;
+  /** Call ids answered (now or by an unfinished earlier revive) as interrupted. */
+  interrupted: string[];
+  /** Joins left open: the Loop waits for their children under these call ids. */
+  pendingJoins: PendingJoin[];
+  /** Calls of the last turn that never started: the Loop runs them (it is not a retry). */
+  neverDispatched: NeverDispatchedCall[];
+}
+
+/** A revive that did not happen (or stopped); `detail` is one line for a human. */
+export interface ReviveRefused {
+  ok: false;
+  reason: ReviveFailureReason;
+  detail: string;
+}
+
+/**
+ * Revive one transcript (see {@link Revival.revive}).
+ *
+ * @example
+ * const revived = await reviveTranscript({ path: 'runs/a.jsonl', agentId: 'main', maxRevivals: 2 });
+ * if (revived.ok) new Loop({ backends, session: revived.session }).run(revived.messages);
+ */
+export async function reviveTranscript(options: ReviveOptions): Promise<Revived | ReviveRefused> {
+  checkRequest(options);
+  const fileSystem = options.fileSystem ?? nodeFileSystem;
+  if (options.session !== undefined) {
+    return reviveOpen(options.session, options, fileSystem, false);
+  }
+  const path = options.path as string;
+  const before = await inspectTranscript({ path, maxRevivals: options.maxRevivals, fileSystem });
+  if (before.reason === 'unreadable') return refused('unreadable', before.detail ?? path);
+  const mismatch = agentMismatch(path, before.agentId, options.agentId);
+  if (mismatch !== null) return refused('unreadable', mismatch);
+  // Refusals decided before opening write nothing: opening would take the lock and repair.
+  if (!before.revivable) return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  let session: Session;
+  try {
+    const sessionOptions: SessionOptions = { ...options.sessionOptions, fileSystem };
+    if (options.clock !== undefined) sessionOptions.clock = options.clock;
+    session = await Session.open(path, sessionOptions);
+  } catch (error) {
+    if (SessionError.isInstance(error)) {
+      if (error.code === 'locked') return refused('running', error.message);
+      if (error.code === 'unreadable') return refused('unreadable', error.message);
+    }
+    return refused('io-error', `${path}: cannot open to revive (${describe(error)})`);
+  }
+  return reviveOpen(session, options, fileSystem, true);
+}
+
+async function reviveOpen(
+  session: Session,
+  options: ReviveOptions,
+  fileSystem: FileSystem,
+  owned: boolean,
+): Promise<Revived | ReviveRefused> {
+  const path = session.path;
+  const release = async (): Promise<void> => {
+    if (owned) await session.close().catch(() => undefined);
+  };
+  let records: (TranscriptRecord | ForeignRecord)[];
+  try {
+    // A caller's session may hold appends in memory (durability 'none'): read them back too.
+    await session.barrier();
+    const read = await peek(path, { fileSystem });
+    if (!read.ok) {
+      await release();
+      return refused('unreadable', read.detail);
+    }
+    records = read.records;
+  } catch (error) {
+    await release();
+    return refused('io-error', `${path}: cannot read to revive (${describe(error)})`);
+  }
+  const state = session.state;
+  const mismatch = agentMismatch(path, state.meta?.agentId, options.agentId);
+  if (mismatch !== null) {
+    await release();
+    return refused('unreadable', mismatch);
+  }
+  const assessment = assessTail(state, { maxRevivals: options.maxRevivals, running: false });
+  if (!assessment.revivable) {
+    await release();
+    return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);
+  }
+  const plan = planRevival({ records, state, maxRevivals: options.maxRevivals });
+  const appended: TranscriptRecord[] = [];
+  let revival: RecordOf<'run-revived'>;
+  try {
+    for (const message of plan.interruptedMessages) appended.push(await session.append(message));
+    // The answer is durable before the settle that points at it (SPEC §3.3).
+    if (plan.interruptedMessages.length > 0) await session.barrier();
+    for (const settle of plan.settles) appended.push(await session.append(settle));
+    if (plan.notice !== null) appended.push(await session.append(plan.notice));
+    revival = (await session.append(plan.envelope)) as RecordOf<'run-revived'>;
+    appended.push(revival);
+    await session.barrier();
+  } catch (error) {
+    await release();
+    return refused(
+      'io-error',
+      `${path}: a write failed while reviving (${describe(error)}); the transcript is as a crash would leave it, and the next revive completes it`,
+    );
+  }
+  return {
+    ok: true,
+    session,
+    messages: conversationView([...records, ...appended]),
+    agentId: state.meta?.agentId ?? options.agentId,
+    agentType: state.meta?.agentType ?? options.agentId,
+    label: state.meta?.label ?? options.agentId,
+    path,
+    revival,
+    interrupted: plan.envelope.interrupted,
+    pendingJoins: plan.pendingJoins,
+    neverDispatched: assessment.neverDispatched,
+  };
+}
+
+/** Programmer errors only: the request itself is impossible. */
+function checkRequest(options: ReviveOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('Revival.revive needs an options object');
+  }
+  const hasPath = options.path !== undefined;
+  const hasSession = options.session !== undefined;
+  if (hasPath && hasSession) {
+    throw new TypeError('Revival.revive takes a path or a session, not both');
+  }
+  if (!hasPath && !hasSession) throw new TypeError('Revival.revive needs a path or a session');
+  if (hasPath && typeof options.path !== 'string') {
+    throw new TypeError('Revival.revive: path must be a string');
+  }
+  if (hasSession && !(options.session instanceof Session)) {
+    throw new TypeError('Revival.revive: session must be a Session');
+  }
+  if (typeof options.agentId !== 'string') {
+    throw new TypeError('Revival.revive: agentId must be a string');
+  }
+  if (typeof options.maxRevivals !== 'number') {
+    throw new TypeError('Revival.revive: maxRevivals must be a number');
+  }
+  if (!Number.isSafeInteger(options.maxRevivals) || options.maxRevivals < 0) {
+    throw new RangeError(
+      `Revival.revive: maxRevivals must be a non-negative integer (got ${options.maxRevivals})`,
+    );
+  }
+}
+
+function agentMismatch(path: string, found: string | undefined, asked: string): string | null {
+  if (found === undefined || found === asked) return null;
+  return `${path}: its session-meta names agent '${found}', not '${asked}'`;
+}
+
+function refused(reason: ReviveFailureReason, detail: string): ReviveRefused {
+  return { ok: false, reason, detail };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,34 @@
+import { BACKGROUND_FRAME } from '../subagents/background-frame.ts';
+
+export { BACKGROUND_FRAME };
+
+/**
+ * The result revival writes for a tool call that was in flight when the process died
+ * (`isError: true`). It says what is known — the call may or may not have taken effect — and
+ * what the model should do about it, because a model told "this may have half-happened" can go
+ * and look, and a replay heuristic cannot. The call is never replayed.
+ *
+ * @example
+ * import { INTERRUPTED_MESSAGE } from 'llm-agent/revival';
+ * const part = { type: 'tool-result', callId, toolName, output: INTERRUPTED_MESSAGE, isError: true };
+ */
+export const INTERRUPTED_MESSAGE =
+  'The previous session ended while this tool call was in flight, so it was interrupted. ' +
+  'Whether it took effect is unknown, and it has NOT been retried: check the state of ' +
+  'anything it was changing — a file it was writing may have been left half-written — before ' +
+  'assuming either way.';
+
+/**
+ * The user turn every revived run is told immediately before it starts thinking again. It opens
+ * with {@link BACKGROUND_FRAME}, the marker the subagents layer's background deliveries use, so
+ * a model that has learned what `[background event]` means from one producer need not learn it
+ * again from another. Written with `extras.injected = 'revival'`.
+ *
+ * @example
+ * import { RESUME_NOTICE } from 'llm-agent/revival';
+ * RESUME_NOTICE.startsWith('[background event]'); // true
+ */
+export const RESUME_NOTICE =
+  `${BACKGROUND_FRAME} The previous session ended while this run was working, and the run has ` +
+  'been resumed: everything above is its own conversation, up to the moment it stopped. Work ' +
+  'it had not finished is still unfinished.';
