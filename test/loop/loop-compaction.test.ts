@@ -110,7 +110,8 @@ test('planCompaction never splits a call from its results, keeps the current tur
             conversation.push({ role: 'user', content: [{ type: 'text', text: 'u' }], seq });
             seq += 1;
           }
-          const ids = Array.from({ length: spec.calls }, () => `c${(callNumber += 1)}`);
+          const ids = Array.from({ length: spec.calls }, (_, index) => `c${callNumber + index}`);
+          callNumber += spec.calls;
           conversation.push({
             role: 'assistant',
             content: [
