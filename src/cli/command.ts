@@ -1,0 +1,75 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Style } from './terminal-style.ts';
+import { UserError } from './user-error.ts';
+
+/** What a command reads and writes: injected, so that tests and the demo can run commands in-process. */
+export interface CommandIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Styles for stdout and stderr (each decided on its own stream). */
+  out: Style;
+  err: Style;
+}
+
+/** One subcommand of `llm-agent`. */
+export interface Command {
+  name: string;
+  /** One line for the top-level help. */
+  summary: string;
+  /** The full `--help` text. */
+  help: string;
+  /** Runs the command; resolves to the exit code. Throws {@link UserError} for the user's mistakes. */
+  run(argv: string[], io: CommandIo): Promise<number>;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * `parseArgs` with strict checking, whose complaints become one-line {@link UserError}s naming
+ * the command.
+ *
+ * @example
+ * const { values, positionals } = parseCommandLine('status', argv, { json: { type: 'boolean' } });
+ */
+export function parseCommandLine<O extends Options>(command: string, argv: string[], options: O) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new UserError(`${command}: ${message} (see llm-agent ${command} --help)`);
+  }
+}
+
+/**
+ * A non-negative integer option, or a one-line {@link UserError} naming it.
+ *
+ * @example
+ * const cap = integerOption('status', '--max-revivals', values['max-revivals'], 3);
+ */
+export function integerOption(
+  command: string,
+  name: string,
+  value: string | undefined,
+  fallback: number,
+): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UserError(
+      `${command}: ${name} wants a whole number ≥ 0, not ${JSON.stringify(value)}`,
+    );
+  }
+  return Number(value);
+}
+
+/** Write a line. */
+export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
+  stream.write(`${text}\n`);
+}

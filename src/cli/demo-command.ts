@@ -1,0 +1,377 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEMO_REPORT, DEMO_SECTIONS, sectionContent } from '../demo/demo-script.ts';
+import type { HalfWrittenMessage } from '../demo/halting-demo-agents.ts';
+import { INTERRUPTED_MESSAGE } from '../revival/index.ts';
+import { conversationView } from '../transcript/conversation-view.ts';
+import { peek } from '../transcript/peek.ts';
+import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
+import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
+import { EXIT } from './exit-codes.ts';
+import { findTranscripts } from './find-transcripts.ts';
+import { conversationText } from './format-conversation.ts';
+import { quote } from './format-status.ts';
+import { prefixedStream } from './prefixed-stream.ts';
+import { reviveCommand } from './revive-command.ts';
+import { statusCommand } from './status-command.ts';
+import { UserError } from './user-error.ts';
+
+const HALT_AT = 'section-2.md';
+const TASK =
+  'Put together report.md: a two-section briefing on crash-safe agent runs. Give each section to a writer, then assemble the report.';
+
+/**
+ * `llm-agent demo [DIR]`: the whole story offline. A lead agent and two writers, driven by the
+ * scripted model, run in a child process that is SIGKILLed while a writer's `write_file` is
+ * half-way through its file; then `status` shows the interrupted tree, `revive --yes` brings
+ * it back, and it runs to the end — the interrupted call reaching the model as outcome
+ * unknown, and the model reading the file before writing it again. Every claim is checked and
+ * the exit code says whether all held.
+ *
+ * @example
+ * await demoCommand.run(['/tmp/demo'], io);
+ */
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'the offline demo: a run SIGKILLed mid-tool-call, then revived (no API key)',
+  help: `Usage: llm-agent demo [DIR]
+
+Run the offline demo in DIR (default: a new temporary folder; if given, DIR must be empty
+or not exist). No API key and no network: the model is scripted and ships with the package.
+
+  1. A lead agent delegates two sections of a report to two writer agents (spawn_agent,
+     task_wait); the tools write real files in DIR/workspace/.
+  2. The run is a child process (llm-agent run); while a writer's write_file has put half
+     of ${HALT_AT} on disk, the demo SIGKILLs the process: no cleanup, no goodbye.
+  3. llm-agent status DIR shows the interrupted tree.
+  4. llm-agent revive DIR/lead.jsonl --yes revives it, children before parents, and runs
+     it to the end: the interrupted call reaches the model as "interrupted, outcome
+     unknown, NOT retried", and the model reads the file before writing it again.
+  5. The demo checks every claim it made and prints the result.
+
+The transcripts stay in DIR: try llm-agent status DIR and llm-agent show on them.
+
+Exit codes: 0 every check held; 1 a check failed (the line says which); 2 DIR is not empty
+or a bad option.
+`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandLine('demo', argv, {});
+    if (values.help === true) {
+      io.stdout.write(this.help);
+      return EXIT.ok;
+    }
+    if (positionals.length > 1)
+      throw new UserError('demo: give at most one DIR (see llm-agent demo --help)');
+    const folder = await prepareFolder(positionals[0], io);
+    return runDemo(folder, io);
+  },
+};
+
+async function prepareFolder(given: string | undefined, io: CommandIo): Promise<string> {
+  if (given === undefined) return mkdtemp(join(tmpdir(), 'llm-agent-demo-'));
+  const folder = resolve(io.cwd, given);
+  const entries = await readdir(folder).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    if (error.code === 'ENOTDIR') throw new UserError(`${given}: not a folder`);
+    throw new UserError(`${given}: cannot read (${error.code})`);
+  });
+  if (entries === null) await mkdir(folder, { recursive: true, mode: 0o700 });
+  else if (entries.length > 0) {
+    throw new UserError(`${given}: not empty; the demo needs an empty or new folder`);
+  }
+  return folder;
+}
+
+/** One claim the demo makes, and whether it held. */
+interface Check {
+  claim: string;
+  held: boolean;
+}
+
+async function runDemo(folder: string, io: CommandIo): Promise<number> {
+  const out = io.out;
+  const transcript = join(folder, 'lead.jsonl');
+  const workspace = join(folder, 'workspace');
+  const shown = (path: string): string => {
+    const inside = relative(io.cwd, path);
+    return quote(inside === '' ? '.' : inside.startsWith('..') ? path : inside);
+  };
+  const checks: Check[] = [];
+  const check = (claim: string, held: boolean): void => {
+    checks.push({ claim, held });
+    writeLine(io.stdout, `  ${held ? out.green('✓') : out.red('✗')} ${claim}`);
+  };
+  const heading = (text: string): void => {
+    writeLine(io.stdout);
+    writeLine(io.stdout, out.bold(text));
+  };
+
+  writeLine(
+    io.stdout,
+    out.bold('llm-agent demo — a run killed in the middle of a tool call, and revived'),
+  );
+  writeLine(io.stdout, `Folder: ${folder}`);
+  writeLine(io.stdout, '  lead.jsonl, lead.agents/   the transcripts (one per run)');
+  writeLine(io.stdout, '  workspace/                 the files the agents write');
+  writeLine(
+    io.stdout,
+    out.dim(
+      'No API key, no network: the model is a script whose every answer is a pure function of',
+    ),
+  );
+  writeLine(
+    io.stdout,
+    out.dim(
+      'the conversation it is sent — so the process that dies and the one that revives decide alike.',
+    ),
+  );
+
+  heading('Step 1 — start the run in its own process');
+  const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  const mainPath = fileURLToPath(new URL(`./main.${extension}`, import.meta.url));
+  const agentsPath = fileURLToPath(
+    new URL(`../demo/halting-demo-agents.${extension}`, import.meta.url),
+  );
+  const runArgs = [
+    'run',
+    '--agents',
+    agentsPath,
+    '--type',
+    'lead',
+    '--id',
+    'lead',
+    '--label',
+    'Report',
+    '--out',
+    transcript,
+    TASK,
+  ];
+  writeLine(
+    io.stdout,
+    `  $ llm-agent run --agents ${shown(agentsPath)} --type lead --out ${shown(transcript)} "${TASK}"`,
+  );
+  writeLine(io.stdout, out.dim('  (its progress is on stderr, marked │)'));
+  const child = spawn(process.execPath, [mainPath, ...runArgs], {
+    cwd: io.cwd,
+    env: { ...io.env, LLM_AGENT_DEMO_HALT_AT: HALT_AT },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  child.stderr?.pipe(prefixedStream(io.stderr, '  │ '));
+  child.stdout?.pipe(prefixedStream(io.stderr, '  │ '));
+  const halted = await waitForHalf(child);
+  if (halted === null) {
+    const ended = await exitOf(child);
+    check(
+      `the run stopped half-way through write_file ${HALT_AT} (it ended instead: ${ended.code ?? ended.signal})`,
+      false,
+    );
+    return EXIT.failure;
+  }
+  const onDisk = await stat(join(workspace, halted.path)).then(
+    (stats) => stats.size,
+    () => -1,
+  );
+  writeLine(
+    io.stdout,
+    `  A writer is in the middle of write_file ${halted.path}: ${halted.bytesWritten} of ${halted.bytesTotal} bytes are on disk.`,
+  );
+
+  heading('Step 2 — kill it (SIGKILL: no cleanup, no goodbye)');
+  child.kill('SIGKILL');
+  const ended = await exitOf(child);
+  writeLine(
+    io.stdout,
+    `  child pid ${halted.pid} exit signal: ${ended.signal ?? 'none'} (exit code ${ended.code ?? 'none'})`,
+  );
+  check(
+    'the run process was killed by SIGKILL while the tool call was in flight',
+    ended.signal === 'SIGKILL',
+  );
+  check(
+    `${halted.path} was left half-written (${onDisk} of ${halted.bytesTotal} bytes)`,
+    onDisk >= 0 && onDisk < halted.bytesTotal,
+  );
+
+  heading(`Step 3 — look before spending anything: llm-agent status ${shown(folder)}`);
+  const statusCode = await statusCommand.run([folder], indented(io));
+  writeLine(io.stdout, out.dim(`  (exit code ${statusCode}: 3 means revivable runs exist)`));
+  check('status found revivable runs', statusCode === EXIT.revivable);
+
+  heading(
+    `Step 4 — revive the tree and run it to the end: llm-agent revive ${shown(transcript)} --yes`,
+  );
+  writeLine(
+    io.stdout,
+    out.dim(
+      '  (children before parents; each revived child answers its parent’s pending task_wait)',
+    ),
+  );
+  const reviveCode = await reviveCommand.run([transcript, '--yes'], indented(io));
+  check('every revived run finished', reviveCode === EXIT.ok);
+
+  heading('Step 5 — what the interrupted writer saw when it came back');
+  const story = await interruptedStory(folder);
+  if (story === null) {
+    check('a transcript holds the interrupted call answered as outcome-unknown', false);
+  } else {
+    writeLine(
+      io.stdout,
+      `  $ llm-agent show ${shown(story.path)}   (from the interrupted call on)`,
+    );
+    io.stdout.write(
+      conversationText(story.messages.slice(story.from), io.out, { maxValueLength: 140 })
+        .split('\n')
+        .map((line) => (line === '' ? line : `  ${line}`))
+        .join('\n'),
+    );
+    check(
+      `the interrupted write_file reached the model as an error result: "${INTERRUPTED_MESSAGE.slice(0, 60)}…"`,
+      story.interruptedAt >= 0,
+    );
+    check(
+      'the model read the file (read_file) before writing it again',
+      story.readAt > story.interruptedAt && story.rewriteAt > story.readAt,
+    );
+    check(
+      'the system never replayed the write: the second write_file is the model’s own, after its check',
+      story.systemReplays === 0 && story.rewriteAt > story.readAt,
+    );
+  }
+
+  heading(`Step 6 — afterwards: llm-agent status ${shown(folder)}`);
+  const finalCode = await statusCommand.run([folder], indented(io));
+  check('every run is finished (status exit code 0)', finalCode === EXIT.ok);
+  const sections = await Promise.all(
+    DEMO_SECTIONS.map(async (section) => ({
+      section,
+      content: await readFile(join(workspace, section.file), 'utf8').catch(() => ''),
+    })),
+  );
+  check(
+    `${DEMO_SECTIONS.map((section) => section.file).join(' and ')} are complete`,
+    sections.every(({ section, content }) => content === sectionContent(section.title)),
+  );
+  const report = await readFile(join(workspace, DEMO_REPORT), 'utf8').catch(() => '');
+  check(
+    `${DEMO_REPORT} holds both sections`,
+    sections.every(({ section }) => report.includes(sectionContent(section.title))),
+  );
+
+  const failed = checks.filter((item) => !item.held);
+  writeLine(io.stdout);
+  writeLine(
+    io.stdout,
+    failed.length === 0
+      ? out.green(out.bold(`All ${checks.length} checks held.`))
+      : out.red(out.bold(`${failed.length} of ${checks.length} checks failed.`)),
+  );
+  writeLine(
+    io.stdout,
+    `Look around: llm-agent status ${shown(folder)}; llm-agent show ${shown(transcript)} --envelopes`,
+  );
+  return failed.length === 0 ? EXIT.ok : EXIT.failure;
+}
+
+/** The command I/O with stdout indented under the demo's narration. */
+function indented(io: CommandIo): CommandIo {
+  return { ...io, stdout: prefixedStream(io.stdout, '  ') };
+}
+
+function waitForHalf(child: ChildProcess): Promise<HalfWrittenMessage | null> {
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      done(null);
+    }, 60_000);
+    child.on('message', (message: HalfWrittenMessage) => {
+      if (message?.type !== 'half-written') return;
+      clearTimeout(timer);
+      done(message);
+    });
+    child.on('exit', () => {
+      clearTimeout(timer);
+      done(null);
+    });
+  });
+}
+
+function exitOf(
+  child: ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+}
+
+/**
+ * The transcript whose revival answered a call as interrupted, its conversation, and where
+ * in it the interrupted answer, the model's read_file check and its rewrite stand.
+ */
+async function interruptedStory(folder: string): Promise<{
+  path: string;
+  messages: ReturnType<typeof conversationView>;
+  from: number;
+  interruptedAt: number;
+  readAt: number;
+  rewriteAt: number;
+  systemReplays: number;
+} | null> {
+  for (const path of await findTranscripts([folder], folder)) {
+    const read = await peek(path);
+    if (!read.ok) continue;
+    const revived = read.records.find(
+      (record): record is TranscriptRecord & { type: 'run-revived'; interrupted: string[] } =>
+        record.type === 'run-revived' &&
+        Array.isArray((record as { interrupted?: unknown }).interrupted) &&
+        (record as { interrupted: string[] }).interrupted.length > 0,
+    );
+    const callId = revived?.interrupted[0];
+    if (callId === undefined) continue;
+    const messages = conversationView(read.records);
+    const from = messages.findIndex((message) =>
+      message.content.some((part) => part.type === 'tool-call' && part.callId === callId),
+    );
+    const interruptedAt = messages.findIndex((message) =>
+      message.content.some(
+        (part) =>
+          part.type === 'tool-result' &&
+          part.callId === callId &&
+          part.isError &&
+          part.output === INTERRUPTED_MESSAGE,
+      ),
+    );
+    const callOf = (toolName: string, after: number): number =>
+      messages.findIndex(
+        (message, index) =>
+          index > after &&
+          message.role === 'assistant' &&
+          message.content.some((part) => part.type === 'tool-call' && part.toolName === toolName),
+      );
+    const readAt = callOf('read_file', interruptedAt);
+    const rewriteAt = callOf('write_file', readAt);
+    return {
+      path,
+      messages,
+      from: Math.max(from, 0),
+      interruptedAt,
+      readAt,
+      rewriteAt,
+      systemReplays: replaysBySystem(read.records, callId),
+    };
+  }
+  return null;
+}
+
+/** Dispatches of the interrupted call's id after the crash: a replay would dispatch it again. */
+function replaysBySystem(records: (TranscriptRecord | ForeignRecord)[], callId: string): number {
+  return (
+    records.filter(
+      (record) =>
+        record.type === 'tool-dispatched' && (record as { callId?: string }).callId === callId,
+    ).length - 1
+  );
+}

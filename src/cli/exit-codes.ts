@@ -1,0 +1,26 @@
+/**
+ * The exit codes of `llm-agent`, one meaning each, so that a script can rely on them
+ * (docs/cli.md lists them too).
+ *
+ * @example
+ * process.exitCode = EXIT.revivable;
+ */
+export const EXIT = {
+  /** Done; for `status`: nothing needs doing. */
+  ok: 0,
+  /** Something failed: a run ended unfinished, an I/O error, an internal error. */
+  failure: 1,
+  /** The user's mistake: bad arguments, a missing file, `revive` without `--yes` off a terminal. */
+  usage: 2,
+  /** `status`: at least one run is revivable. */
+  revivable: 3,
+  /** `status`: at least one transcript is unreadable (takes precedence over 3). */
+  unreadable: 4,
+  /** `status`: runs stopped at their revival cap, and nothing is revivable or unreadable. */
+  capped: 5,
+  /** `revive`: the human answered no at the prompt; nothing was written. */
+  declined: 6,
+} as const;
+
+/** One of {@link EXIT}'s values. */
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

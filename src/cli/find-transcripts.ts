@@ -1,0 +1,65 @@
+/**
+ * Which transcripts a command looks at: the files named, each with its children's folder
+ * (`X.jsonl` → `X.agents/`), and every `*.jsonl` below a folder named. The library never scans
+ * folders; this is the application's half of that split.
+ *
+ * @module
+ */
+import { type Dirent, promises as fs } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { childrenFolder } from '../subagents/child-layout.ts';
+import { UserError } from './user-error.ts';
+
+/**
+ * The absolute paths of the transcripts at and below `paths` (resolved against `cwd`), sorted
+ * and without duplicates. A path that does not exist is the user's mistake: a {@link UserError}
+ * naming it. A folder that cannot be read below the named one is skipped, not fatal. Folders
+ * whose name starts with `.` and `node_modules` are not entered.
+ *
+ * @example
+ * await findTranscripts(['runs/'], process.cwd()); // ['/…/runs/a.jsonl', '/…/runs/a.agents/x.jsonl']
+ */
+export async function findTranscripts(paths: string[], cwd: string): Promise<string[]> {
+  const found = new Set<string>();
+  for (const given of paths) {
+    const path = resolve(cwd, given);
+    let kind: 'file' | 'folder' | 'other';
+    try {
+      const stats = await fs.stat(path);
+      kind = stats.isFile() ? 'file' : stats.isDirectory() ? 'folder' : 'other';
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new UserError(
+        `${given}: ${code === 'ENOENT' ? 'no such file or folder' : `cannot read (${code})`}`,
+      );
+    }
+    if (kind === 'other') throw new UserError(`${given}: not a file or a folder`);
+    if (kind === 'file') {
+      found.add(path);
+      await walk(childrenFolder(path), found);
+    } else {
+      await walk(path, found);
+    }
+  }
+  return [...found].sort();
+}
+
+async function walk(folder: string, found: Set<string>): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await fs.readdir(folder, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  const below: Promise<void>[] = [];
+  for (const entry of entries) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      below.push(walk(path, found));
+    } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
+      found.add(path);
+    }
+  }
+  await Promise.all(below);
+}

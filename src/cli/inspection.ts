@@ -1,0 +1,6 @@
+/**
+ * The CLI's name for `Revival.inspect`'s answer.
+ *
+ * @module
+ */
+export type { Inspection as InspectionView } from '../revival/index.ts';

@@ -1,0 +1,85 @@
+/**
+ * Loading an `--agents MODULE`: its default export is a registry of agent types
+ * (`Record<string, AgentDefinition>`), or a function of the run's context returning one (so a
+ * module can put its tools' workspace beside the transcript).
+ *
+ * @module
+ */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentDefinition, AgentRegistry } from '../subagents/agent-definition.ts';
+import { UserError } from './user-error.ts';
+
+/** What a function default export is given. */
+export interface AgentsContext {
+  /** The root transcript the command works on (absolute). */
+  transcript: string;
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/**
+ * Import `module` (resolved against `cwd`) and return its registry, checked: every type has a
+ * model and a system prompt. Every problem is a one-line {@link UserError} naming the module.
+ *
+ * @example
+ * const registry = await loadAgents('agents.ts', { transcript, cwd, env: process.env });
+ */
+export async function loadAgents(module: string, context: AgentsContext): Promise<AgentRegistry> {
+  const path = resolve(context.cwd, module);
+  const exists = await stat(path).then(
+    (stats) => stats.isFile(),
+    () => false,
+  );
+  if (!exists) throw new UserError(`${module}: no such agents module`);
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new UserError(`${module}: cannot load the agents module (${message})`);
+  }
+  let registry = loaded.default;
+  if (typeof registry === 'function') {
+    try {
+      registry = await (registry as (context: AgentsContext) => unknown)(context);
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new UserError(`${module}: its default export failed (${message})`);
+    }
+  }
+  return checkRegistry(module, registry);
+}
+
+/**
+ * The registry, or a {@link UserError} saying what is wrong with it.
+ *
+ * @example
+ * checkRegistry('agents.ts', { main: { description: '', model: 'openai:gpt-5', system: '' } });
+ */
+export function checkRegistry(module: string, registry: unknown): AgentRegistry {
+  if (typeof registry !== 'object' || registry === null || Array.isArray(registry)) {
+    throw new UserError(
+      `${module}: the default export must be a registry { type: AgentDefinition } (or a function returning one)`,
+    );
+  }
+  const entries = Object.entries(registry as Record<string, unknown>);
+  if (entries.length === 0) throw new UserError(`${module}: the registry defines no agent type`);
+  for (const [name, definition] of entries) {
+    const candidate = definition as Partial<AgentDefinition> | null;
+    if (typeof candidate !== 'object' || candidate === null) {
+      throw new UserError(`${module}: agent type "${name}" is not an object`);
+    }
+    if (candidate.model === undefined) {
+      throw new UserError(`${module}: agent type "${name}" has no model`);
+    }
+    if (typeof candidate.system !== 'string') {
+      throw new UserError(`${module}: agent type "${name}" has no system prompt (system)`);
+    }
+    if (candidate.tools !== undefined && !Array.isArray(candidate.tools)) {
+      throw new UserError(`${module}: agent type "${name}": tools must be an array`);
+    }
+  }
+  return registry as AgentRegistry;
+}

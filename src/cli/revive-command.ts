@@ -1,0 +1,296 @@
+import { createInterface } from 'node:readline/promises';
+import { Loop } from '../loop/loop.ts';
+import type { RunHandle, RunResult } from '../loop/types.ts';
+import { Revival } from '../revival/index.ts';
+import type { AgentRegistry } from '../subagents/agent-definition.ts';
+import { readSessionMeta } from '../subagents/child-transcript.ts';
+import { Composer } from '../subagents/composer.ts';
+import {
+  type Command,
+  type CommandIo,
+  integerOption,
+  parseCommandLine,
+  writeLine,
+} from './command.ts';
+import { EXIT } from './exit-codes.ts';
+import { findTranscripts } from './find-transcripts.ts';
+import { formatCount, plural, table } from './format-status.ts';
+import { loadAgents } from './load-agents.ts';
+import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './revival-plan.ts';
+import { asUserError } from './run-command.ts';
+import { followRun } from './run-progress.ts';
+import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
+import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
+import { UserError } from './user-error.ts';
+
+/** The model spec the demo's transcripts record: such runs can be revived without `--agents`. */
+export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
+
+/**
+ * `llm-agent revive PATH…`: plan the revival of the trees at PATH (children before parents),
+ * show the plan, ask (or take `--yes`), revive, and run the revived runs to the end — each
+ * revived child taken back under its id, so its parent's pending `task_wait` is answered by it.
+ *
+ * @example
+ * await reviveCommand.run(['runs/main.jsonl', '--agents', 'agents.ts', '--yes'], io);
+ */
+export const reviveCommand: Command = {
+  name: 'revive',
+  summary: 'plan, confirm, revive (children first) and run interrupted runs to the end',
+  help: `Usage: llm-agent revive PATH… [--agents MODULE] [--yes] [--max-revivals N]
+
+Revive the interrupted runs recorded at PATH (a transcript with its children, or a folder)
+and run them to the end, children before parents:
+
+  1. plan: which runs restart, what each revival repairs (calls in flight are answered
+     as interrupted, outcome unknown, NOT retried; joins stay open for the children),
+     which runs are left alone and why, and about how many tokens resuming sends;
+  2. ask: on a terminal, a y/N question; otherwise --yes is required (without it the
+     command refuses and writes nothing);
+  3. revive each run (Revival.revive: repair, tell the run it was resumed, count the
+     revival), then run it again with the agent types of MODULE, each child under its
+     original id so that its parent's pending task_wait is answered by it.
+
+Progress goes to stderr; the plan and the results to stdout. A tree with a run held by
+a live process is not touched.
+
+Options:
+  --agents MODULE    the agent-definition module the runs were started with (see
+                     llm-agent run --help); not needed for the demo's own transcripts
+  --yes, -y          do not ask
+  --max-revivals N   refuse to revive a run already revived N times (default ${DEFAULT_MAX_REVIVALS})
+  -h, --help         show this help
+
+Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
+revived run failed; 2 a mistake in the command, or --yes missing off a terminal;
+6 declined at the prompt (nothing was written).
+`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandLine('revive', argv, {
+      agents: { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+      'max-revivals': { type: 'string' },
+    });
+    if (values.help === true) {
+      io.stdout.write(this.help);
+      return EXIT.ok;
+    }
+    if (positionals.length === 0)
+      throw new UserError('revive: give a transcript or folder PATH (see llm-agent revive --help)');
+    const maxRevivals = integerOption(
+      'revive',
+      '--max-revivals',
+      values['max-revivals'] as string | undefined,
+      DEFAULT_MAX_REVIVALS,
+    );
+    const paths = await findTranscripts(positionals, io.cwd);
+    const roots = await inspectTree(paths, maxRevivals, io.cwd);
+    const plan = planRevival(roots);
+    io.stdout.write(planText(plan, io.out));
+    if (plan.revivals.length === 0) return EXIT.ok;
+    const registries = await registriesFor(plan, roots, values.agents as string | undefined, io);
+    if (values.yes !== true) {
+      const question = `Revive ${plural(plan.revivals.length, 'run')}, sending about ${formatCount(plan.estimatedTokens)} tokens? [y/N] `;
+      if (io.stdin.isTTY !== true) {
+        throw new UserError(
+          'revive: stdin is not a terminal, so nobody can confirm: pass --yes to revive without asking (nothing was written)',
+        );
+      }
+      if (!(await confirm(io, question))) {
+        writeLine(io.stderr, 'Declined; nothing was written.');
+        return EXIT.declined;
+      }
+    }
+    const outcomes = await executePlan(plan, roots, registries, maxRevivals, io);
+    io.stdout.write(outcomesText(outcomes, io));
+    return outcomes.every((outcome) => outcome.result?.status === 'finished')
+      ? EXIT.ok
+      : EXIT.failure;
+  },
+};
+
+/** How one planned revival went. */
+export interface RevivalOutcome {
+  node: RunNode;
+  /** Set when `Revival.revive` refused. */
+  refused?: { reason: string; detail: string };
+  /** Set when the revived run ended. */
+  result?: RunResult;
+  revival?: number;
+}
+
+/**
+ * The registry for each root that has something to revive: from `--agents`, or — for the
+ * demo's own transcripts only — the demo's agents. Every agent type to revive must be defined:
+ * checked here, before anything is written.
+ */
+async function registriesFor(
+  plan: RevivalPlan,
+  roots: RunNode[],
+  module: string | undefined,
+  io: CommandIo,
+): Promise<Map<RunNode, AgentRegistry>> {
+  const registries = new Map<RunNode, AgentRegistry>();
+  for (const root of roots) {
+    const revivals = plan.revivals.filter((revival) =>
+      [...walkTree([root])].includes(revival.node),
+    );
+    if (revivals.length === 0) continue;
+    let registry: AgentRegistry;
+    let source: string;
+    if (module !== undefined) {
+      registry = await loadAgents(module, { transcript: root.path, cwd: io.cwd, env: io.env });
+      source = module;
+    } else if (await allDemoRuns(revivals)) {
+      const demo = await import('../demo/demo-agents.ts');
+      registry = demo.default({ transcript: root.path, cwd: io.cwd, env: io.env });
+      source = 'the demo agents';
+    } else {
+      throw new UserError(
+        `revive: --agents MODULE is needed to run the revived runs (agent types: ${plan.agentTypes.join(', ')}); see llm-agent revive --help`,
+      );
+    }
+    for (const revival of revivals) {
+      const type = revival.node.inspection.agentType;
+      if (type === undefined || !Object.hasOwn(registry, type)) {
+        throw new UserError(
+          `${source}: no agent type "${type ?? '?'}" for ${revival.node.displayPath} (it defines: ${Object.keys(registry).join(', ')})`,
+        );
+      }
+    }
+    registries.set(root, registry);
+  }
+  return registries;
+}
+
+async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
+  for (const revival of revivals) {
+    const meta = await readSessionMeta(revival.node.path);
+    if (meta?.model !== DEMO_MODEL_SPEC) return false;
+  }
+  return true;
+}
+
+async function confirm(io: CommandIo, question: string): Promise<boolean> {
+  const reader = createInterface({ input: io.stdin, output: io.stderr });
+  try {
+    const answer = await reader.question(question);
+    return /^\s*y(es)?\s*$/i.test(answer);
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * Revive and run every planned run, tree by tree, children first: one composer per tree, so a
+ * revived child is tracked where its revived parent's pending join looks for it. Runs the
+ * plan leaves alone are reported to the composer, so a join waiting on one answers with the
+ * reason instead of waiting for ever.
+ *
+ * @example
+ * const outcomes = await executePlan(plan, roots, registries, 3, io);
+ */
+export async function executePlan(
+  plan: RevivalPlan,
+  roots: RunNode[],
+  registries: Map<RunNode, AgentRegistry>,
+  maxRevivals: number,
+  io: CommandIo,
+): Promise<RevivalOutcome[]> {
+  const outcomes: RevivalOutcome[] = [];
+  for (const root of roots) {
+    const registry = registries.get(root);
+    if (registry === undefined) continue;
+    const inTree = new Set(walkTree([root]));
+    const followers: Promise<void>[] = [];
+    const composer = new Composer({
+      registry,
+      createLoop: (options) => new Loop(options),
+      onEvent: (event) => {
+        if (event.type !== 'child-start') return;
+        io.stderr.write(
+          `${io.err.dim(`[${event.child.agentId}]`)} ${event.revived ? 'running again under its own id' : `started (${event.child.agentType}, "${event.child.label}")`}\n`,
+        );
+        followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
+      },
+    });
+    for (const left of plan.leftAlone) {
+      if (!inTree.has(left.node)) continue;
+      composer.reportUnrevivable({
+        sessionPath: left.node.path,
+        reason: left.node.state,
+        detail: left.why,
+      });
+    }
+    const runs: { outcome: RevivalOutcome; run: RunHandle }[] = [];
+    for (const revival of plan.revivals) {
+      if (!inTree.has(revival.node)) continue;
+      const node = revival.node;
+      const name = node.inspection.agentId ?? node.displayPath;
+      const outcome: RevivalOutcome = { node };
+      outcomes.push(outcome);
+      const revived = await Revival.revive({
+        path: node.path,
+        agentId: node.inspection.agentId ?? '',
+        maxRevivals,
+      });
+      if (!revived.ok) {
+        outcome.refused = { reason: revived.reason, detail: revived.detail };
+        io.stderr.write(
+          `${io.err.dim(`[${name}]`)} ${io.err.red('not revived')}: ${revived.reason}: ${revived.detail}\n`,
+        );
+        composer.reportUnrevivable({
+          sessionPath: node.path,
+          reason: revived.reason,
+          detail: revived.detail,
+        });
+        continue;
+      }
+      outcome.revival = revived.revival.ordinal;
+      io.stderr.write(
+        `${io.err.dim(`[${name}]`)} revived (revival ${revived.revival.ordinal} of ${maxRevivals})${
+          revived.interrupted.length === 0
+            ? ''
+            : `: ${plural(revived.interrupted.length, 'call')} answered as interrupted`
+        }\n`,
+      );
+      try {
+        const started = await composer.resume({
+          session: revived.session,
+          messages: revived.messages,
+        });
+        runs.push({ outcome, run: started.run });
+        if (node.inspection.parent === undefined) {
+          followers.push(followRun(name, started.run, io.stderr, io.err));
+        }
+      } catch (error) {
+        await revived.session.close().catch(() => undefined);
+        throw asUserError(node.displayPath, error);
+      }
+    }
+    for (const { outcome, run } of runs) outcome.result = await run;
+    await composer.idle();
+    await Promise.all(followers);
+  }
+  return outcomes;
+}
+
+function outcomesText(outcomes: RevivalOutcome[], io: CommandIo): string {
+  const rows = outcomes.map((outcome) => {
+    const name = outcome.node.inspection.agentId ?? outcome.node.displayPath;
+    if (outcome.refused !== undefined) {
+      return [
+        name,
+        io.out.red('not revived'),
+        `${outcome.refused.reason}: ${outcome.refused.detail}`,
+      ];
+    }
+    const result = outcome.result;
+    if (result === undefined) return [name, io.out.red('not run'), ''];
+    const state =
+      result.status === 'finished' ? io.out.green('finished') : io.out.red(result.status);
+    const text = (result.error ?? result.text).replace(/\s+/g, ' ');
+    return [name, state, text.length > 100 ? `${text.slice(0, 100)}…` : text];
+  });
+  return `${['', io.out.bold('Revived runs:'), ...table(rows).map((line) => `  ${line}`)].join('\n')}\n`;
+}

@@ -1,0 +1,168 @@
+import { access } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Loop } from '../loop/loop.ts';
+import type { RunResult } from '../loop/types.ts';
+import type { AgentRegistry } from '../subagents/agent-definition.ts';
+import { Composer } from '../subagents/composer.ts';
+import { ModelSpecError } from '../subagents/model-spec.ts';
+import { isAgentId } from '../transcript/records.ts';
+import { SessionError } from '../transcript/session-error.ts';
+import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
+import { EXIT } from './exit-codes.ts';
+import { loadAgents } from './load-agents.ts';
+import { followRun } from './run-progress.ts';
+import { UserError } from './user-error.ts';
+
+/**
+ * `llm-agent run --agents MODULE [--type T] [--out PATH] PROMPT`: start a run of one agent
+ * type from an agent-definition module, with children as it spawns them, and run it to the end.
+ *
+ * @example
+ * await runCommand.run(['--agents', 'agents.ts', '--out', 'runs/a.jsonl', 'Hello'], io);
+ */
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'start a run from an agent-definition module and run it to the end',
+  help: `Usage: llm-agent run --agents MODULE [--type T] [--out PATH] [--label L] [--id ID] PROMPT…
+
+Start a run of agent type T on PROMPT (the positional words, joined by spaces), recorded in
+the transcript PATH, and run it to the end; children it spawns are recorded in
+PATH's .agents/ folder. Progress goes to stderr, the final answer to stdout.
+
+MODULE (a .ts or .js file) default-exports a registry of agent types → AgentDefinition
+({ description, model, system, tools?, maxTurns?, canSpawn? }), or a function
+({ transcript, cwd, env }) returning one. A model is an AI SDK model or a spec:
+  openai:MODEL                       key from OPENAI_API_KEY
+  anthropic:MODEL                    key from ANTHROPIC_API_KEY
+  openai-compatible:BASEURL#MODEL    key from OPENAI_COMPATIBLE_API_KEY (optional)
+
+Options:
+  --agents MODULE  the agent-definition module (required)
+  --type T         the agent type to run (default: "main" if defined, else the first type)
+  --out PATH       the transcript to create (default: runs/<id>-<time>.jsonl); must not exist
+  --label L        a label for people (default: the type)
+  --id ID          the run's agent id (default: the type)
+  -h, --help       show this help
+
+If the process dies, \`llm-agent status\` shows the run and \`llm-agent revive PATH --agents
+MODULE\` carries it on.
+
+Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limit);
+2 a mistake in the command or the module (the line says which).
+`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandLine('run', argv, {
+      agents: { type: 'string' },
+      type: { type: 'string' },
+      out: { type: 'string' },
+      label: { type: 'string' },
+      id: { type: 'string' },
+    });
+    if (values.help === true) {
+      io.stdout.write(this.help);
+      return EXIT.ok;
+    }
+    const module = values.agents as string | undefined;
+    if (module === undefined)
+      throw new UserError('run: --agents MODULE is required (see llm-agent run --help)');
+    const prompt = positionals.join(' ').trim();
+    if (prompt === '') throw new UserError('run: give the PROMPT (see llm-agent run --help)');
+    const agentId = (values.id as string | undefined) ?? (values.type as string | undefined);
+    if (agentId !== undefined && !isAgentId(agentId)) {
+      throw new UserError(
+        `run: ${JSON.stringify(agentId)} is not a valid agent id (letters, digits, . _ -)`,
+      );
+    }
+    const out = resolve(
+      io.cwd,
+      (values.out as string | undefined) ?? `runs/${agentId ?? 'main'}-${timestamp()}.jsonl`,
+    );
+    if (
+      await access(out).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      throw new UserError(
+        `${values.out ?? out}: a transcript already exists there (revive it, or choose another --out)`,
+      );
+    }
+    const registry = await loadAgents(module, { transcript: out, cwd: io.cwd, env: io.env });
+    const agentType = chooseType(module, registry, values.type as string | undefined);
+    const result = await runRoot(io, registry, {
+      path: out,
+      agentType,
+      task: prompt,
+      agentId: agentId ?? agentType,
+      label: (values.label as string | undefined) ?? agentType,
+    });
+    if (result.text !== '') writeLine(io.stdout, result.text);
+    return result.status === 'finished' ? EXIT.ok : EXIT.failure;
+  },
+};
+
+function chooseType(module: string, registry: AgentRegistry, wanted: string | undefined): string {
+  const types = Object.keys(registry);
+  if (wanted !== undefined) {
+    if (!Object.hasOwn(registry, wanted)) {
+      throw new UserError(`${module}: no agent type "${wanted}" (it defines: ${types.join(', ')})`);
+    }
+    return wanted;
+  }
+  return Object.hasOwn(registry, 'main') ? 'main' : (types[0] as string);
+}
+
+/**
+ * Start one root run with a composer (children included), follow its progress on stderr and
+ * wait for the whole tree. A transcript that cannot be created or a model that cannot be
+ * used is the user's mistake: a one-line {@link UserError}.
+ *
+ * @example
+ * const result = await runRoot(io, registry, { path, agentType: 'main', task: 'Hello' });
+ */
+export async function runRoot(
+  io: CommandIo,
+  registry: AgentRegistry,
+  request: { path: string; agentType: string; task: string; agentId: string; label: string },
+): Promise<RunResult> {
+  const followers: Promise<void>[] = [];
+  const composer = new Composer({
+    registry,
+    createLoop: (options) => new Loop(options),
+    onEvent: (event) => {
+      if (event.type === 'child-start') {
+        io.stderr.write(
+          `${io.err.dim(`[${event.child.agentId}]`)} started (${event.child.agentType}, "${event.child.label}")\n`,
+        );
+        followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
+      }
+    },
+  });
+  let started: Awaited<ReturnType<Composer['start']>>;
+  try {
+    started = await composer.start(request);
+  } catch (error) {
+    throw asUserError(request.path, error);
+  }
+  io.stderr.write(
+    `${io.err.dim(`[${started.agentId}]`)} started (${request.agentType}) → ${request.path}\n`,
+  );
+  await followRun(started.agentId, started.run, io.stderr, io.err);
+  const result = await started.run;
+  await composer.idle();
+  await Promise.all(followers);
+  return result;
+}
+
+/** A configuration problem met while starting a run, as one line for the user. */
+export function asUserError(path: string, error: unknown): unknown {
+  if (SessionError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
+  if (error instanceof ModelSpecError || error instanceof TypeError) {
+    return new UserError(`${path}: ${error.message}`);
+  }
+  return error;
+}
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+}

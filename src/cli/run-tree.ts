@@ -1,0 +1,129 @@
+/**
+ * The runs found below some paths, as a tree (a child transcript `X.agents/<id>.jsonl` under
+ * its parent `X.jsonl`) with each run's state as `inspect` sees it. Pure, apart from
+ * {@link inspectTree}, which only calls `inspect` (constant cost per transcript).
+ *
+ * @module
+ */
+import { relative } from 'node:path';
+import type { InspectionView as Inspection } from './inspection.ts';
+import { inspectTranscript } from './inspect-transcript.ts';
+import { parentTranscriptPath } from '../subagents/child-layout.ts';
+
+/** What the CLI calls a run's state: `inspect`'s reasons, named for people. */
+export type RunState = 'running' | 'finished' | 'revivable' | 'capped' | 'unreadable' | 'empty';
+
+/** One run of the tree. */
+export interface RunNode {
+  /** Absolute path of the transcript. */
+  path: string;
+  /** The path as shown: relative to the working folder when inside it. */
+  displayPath: string;
+  state: RunState;
+  inspection: Inspection;
+  children: RunNode[];
+}
+
+/**
+ * The state a person reads for an inspection.
+ *
+ * @example
+ * stateOf({ revivable: false, reason: 'revival-cap', … }); // 'capped'
+ */
+export function stateOf(inspection: Inspection): RunState {
+  if (inspection.revivable) return 'revivable';
+  switch (inspection.reason) {
+    case 'running':
+      return 'running';
+    case 'finished':
+      return 'finished';
+    case 'revival-cap':
+      return 'capped';
+    case 'empty':
+      return 'empty';
+    default:
+      return 'unreadable';
+  }
+}
+
+/**
+ * Arrange inspections into trees: a transcript whose parent (by layout) is among them becomes
+ * its child. Roots and children are sorted by path.
+ *
+ * @example
+ * const roots = buildTree([{ path: '/runs/a.jsonl', inspection }], process.cwd());
+ */
+export function buildTree(
+  entries: { path: string; inspection: Inspection }[],
+  cwd: string,
+): RunNode[] {
+  const nodes = new Map<string, RunNode>();
+  for (const { path, inspection } of entries) {
+    nodes.set(path, {
+      path,
+      displayPath: displayPath(path, cwd),
+      state: stateOf(inspection),
+      inspection,
+      children: [],
+    });
+  }
+  const roots: RunNode[] = [];
+  for (const node of [...nodes.values()].sort((left, right) => compare(left.path, right.path))) {
+    const parentPath = parentTranscriptPath(node.path);
+    const parent = parentPath === null ? undefined : nodes.get(parentPath);
+    if (parent === undefined) roots.push(node);
+    else parent.children.push(node);
+  }
+  return roots;
+}
+
+/**
+ * Inspect every path (a bounded number at a time) and arrange the answers as trees.
+ *
+ * @example
+ * const roots = await inspectTree(await findTranscripts(['runs'], cwd), 3, cwd);
+ */
+export async function inspectTree(
+  paths: string[],
+  maxRevivals: number,
+  cwd: string,
+  concurrency = 64,
+): Promise<RunNode[]> {
+  const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < paths.length) {
+      const index = next;
+      next += 1;
+      const path = paths[index] as string;
+      entries[index] = { path, inspection: await inspectTranscript(path, maxRevivals) };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, paths.length) }, worker));
+  return buildTree(entries, cwd);
+}
+
+/** Every node of some trees, parents before their children. */
+export function* walkTree(roots: RunNode[]): Generator<RunNode> {
+  for (const root of roots) {
+    yield root;
+    yield* walkTree(root.children);
+  }
+}
+
+/** Every node of some trees, children before their parents (the order revival goes in). */
+export function* walkChildrenFirst(roots: RunNode[]): Generator<RunNode> {
+  for (const root of roots) {
+    yield* walkChildrenFirst(root.children);
+    yield root;
+  }
+}
+
+function displayPath(path: string, cwd: string): string {
+  const inside = relative(cwd, path);
+  return inside.startsWith('..') || inside === '' ? path : inside;
+}
+
+function compare(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}

@@ -1,0 +1,90 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { conversationView } from '../transcript/conversation-view.ts';
+import { peek } from '../transcript/peek.ts';
+import { type Command, parseCommandLine } from './command.ts';
+import { EXIT } from './exit-codes.ts';
+import { conversationText } from './format-conversation.ts';
+import { UserError } from './user-error.ts';
+
+/**
+ * `llm-agent show PATH`: the conversation of one transcript as the model sees it (the
+ * conversation view: compactions applied, results beside their calls), optionally with the
+ * envelopes. Reads only.
+ *
+ * @example
+ * await showCommand.run(['runs/main.jsonl', '--envelopes'], io);
+ */
+export const showCommand: Command = {
+  name: 'show',
+  summary: 'print a run’s conversation as the model sees it (optionally with the envelopes)',
+  help: `Usage: llm-agent show PATH [--envelopes] [--json] [--full]
+
+Print the conversation recorded in the transcript PATH as the model sees it: compactions
+applied, every tool result beside the call that asked for it. Each turn is headed by its
+role; turns the system wrote rather than a person (the revival notice, an interrupted
+call's answer, a background delivery, a compaction summary) are marked "written by the
+system". Tool calls are shown as → name id input, results as ← name id output (← error
+for a failure). Nothing is written.
+
+Options:
+  --envelopes  interleave the envelopes the model never sees (session-meta,
+               tool-dispatched, tool-settled, run-revived, checkpoint, compaction)
+  --json       print { path, messages[, envelopes] } as JSON
+  --full       do not cut long tool inputs and outputs (cut at 400 characters otherwise)
+  -h, --help   show this help
+
+Exit codes: 0 shown; 2 PATH does not exist or a bad option; 4 PATH is not a readable
+transcript (the line and reason are printed).
+`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandLine('show', argv, {
+      envelopes: { type: 'boolean' },
+      json: { type: 'boolean' },
+      full: { type: 'boolean' },
+    });
+    if (values.help === true) {
+      io.stdout.write(this.help);
+      return EXIT.ok;
+    }
+    if (positionals.length !== 1) {
+      throw new UserError('show: give exactly one transcript PATH (see llm-agent show --help)');
+    }
+    const given = positionals[0] as string;
+    const path = resolve(io.cwd, given);
+    const kind = await stat(path).then(
+      (stats) => (stats.isFile() ? 'file' : 'other'),
+      () => 'missing',
+    );
+    if (kind === 'missing') throw new UserError(`${given}: no such file`);
+    if (kind === 'other') throw new UserError(`${given}: not a file (show reads one transcript)`);
+    const read = await peek(path);
+    if (!read.ok) {
+      const where = read.line === undefined ? '' : `line ${read.line}: `;
+      throw new UserError(`${given}: ${where}${read.reason}: ${read.detail}`, EXIT.unreadable);
+    }
+    const messages = conversationView(read.records);
+    const envelopes = read.records.filter((record) => record.type !== 'message');
+    if (values.json === true) {
+      const body: Record<string, unknown> = { path: given, messages };
+      if (values.envelopes === true) body.envelopes = envelopes;
+      if (read.torn !== undefined) body.tornTail = read.torn;
+      io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    io.stdout.write(
+      conversationText(messages, io.out, {
+        ...(values.envelopes === true ? { envelopes } : {}),
+        maxValueLength: values.full === true ? 0 : 400,
+      }),
+    );
+    if (read.torn !== undefined) {
+      io.stdout.write(
+        io.out.dim(
+          `  · torn tail: ${read.torn.tornBytes} bytes after the last record (${read.torn.reason}); opening the transcript for writing repairs it\n`,
+        ),
+      );
+    }
+    return EXIT.ok;
+  },
+};
