@@ -213,7 +213,7 @@ async function runDemo(folder: string, io: CommandIo): Promise<number> {
   check('every revived run finished', reviveCode === EXIT.ok);
 
   heading('Step 5 — what the interrupted writer saw when it came back');
-  const story = await interruptedStory(folder);
+  const story = await interruptedStory(folder, halted.path);
   if (story === null) {
     check('a transcript holds the interrupted call answered as outcome-unknown', false);
   } else {
@@ -311,7 +311,10 @@ function exitOf(
  * The transcript whose revival answered a call as interrupted, its conversation, and where
  * in it the interrupted answer, the model's read_file check and its rewrite stand.
  */
-async function interruptedStory(folder: string): Promise<{
+async function interruptedStory(
+  folder: string,
+  file: string,
+): Promise<{
   path: string;
   messages: ReturnType<typeof conversationView>;
   from: number;
@@ -329,9 +332,19 @@ async function interruptedStory(folder: string): Promise<{
         Array.isArray((record as { interrupted?: unknown }).interrupted) &&
         (record as { interrupted: string[] }).interrupted.length > 0,
     );
-    const callId = revived?.interrupted[0];
-    if (callId === undefined) continue;
+    if (revived === undefined) continue;
     const messages = conversationView(read.records);
+    const callId = revived.interrupted.find((id) =>
+      messages.some((message) =>
+        message.content.some(
+          (part) =>
+            part.type === 'tool-call' &&
+            part.callId === id &&
+            (part.input as { path?: unknown } | null)?.path === file,
+        ),
+      ),
+    );
+    if (callId === undefined) continue;
     const from = messages.findIndex((message) =>
       message.content.some((part) => part.type === 'tool-call' && part.callId === callId),
     );

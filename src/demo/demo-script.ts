@@ -1,6 +1,7 @@
 /**
  * What the demo's scripted model decides, as a pure function of the conversation. The lead
- * delegates two sections to writers, waits for them and assembles a report; a writer writes its
+ * delegates two sections to writers one after the other (spawn, wait), then reads their files
+ * and assembles a report; a writer writes its
  * section — and, told that a write was interrupted, reads the file before deciding whether to
  * write it again. Nothing here depends on time, randomness or the process it runs in.
  *
@@ -98,55 +99,63 @@ function writerScript(prompt: ScriptPrompt): ScriptAnswer {
 function leadScript(prompt: ScriptPrompt): ScriptAnswer {
   const calls = prompt.turns.flatMap((turn) => turn.toolCalls);
   const results = prompt.turns.flatMap((turn) => turn.toolResults);
-  const spawnCalls = calls.filter((call) => call.toolName === 'spawn_agent');
-  if (spawnCalls.length === 0) {
-    return {
-      text: 'Delegating the two sections to writers.',
-      toolCalls: DEMO_SECTIONS.map((section) => ({
-        toolName: 'spawn_agent',
-        input: spawnInput('writer', section.title, writerTask(section.file, section.title)),
-      })),
-    };
-  }
-  const agentIds = results
-    .filter((result) => result.toolName === 'spawn_agent' && !result.isError)
-    .map((result) => agentIdOf(result.output))
-    .filter((id): id is string => id !== undefined);
-  const waits = calls.filter((call) => call.toolName === 'task_wait');
-  if (waits.length === 0) {
-    if (agentIds.length === 0) return { text: 'Could not start any writer.' };
-    return {
-      text: `Waiting for ${agentIds.join(' and ')}.`,
-      toolCalls: [{ toolName: 'task_wait', input: { agentIds } }],
-    };
-  }
+  const spawned = calls.filter((call) => call.toolName === 'spawn_agent').length;
   const last = lastToolResult(prompt);
-  if (last?.toolName === 'task_wait') {
+  const spawnNext = (): ScriptAnswer => {
+    const section = DEMO_SECTIONS[spawned];
+    if (section === undefined) return { text: 'Nothing left to delegate.' };
     return {
-      text: 'The writers are done; reading their sections.',
-      toolCalls: DEMO_SECTIONS.map((section) => ({
-        toolName: 'read_file',
-        input: { path: section.file },
-      })),
+      text: `Delegating "${section.title}" to a writer.`,
+      toolCalls: [
+        {
+          toolName: 'spawn_agent',
+          input: spawnInput('writer', section.title, writerTask(section.file, section.title)),
+        },
+      ],
     };
+  };
+  if (last === undefined) return spawned === 0 ? spawnNext() : { text: 'Waiting for nothing.' };
+  switch (last.toolName) {
+    case 'spawn_agent': {
+      const agentId = last.isError ? undefined : agentIdOf(last.output);
+      if (agentId === undefined)
+        return { text: `Could not start a writer: ${textOf(last.output)}` };
+      return {
+        text: `Waiting for ${agentId}.`,
+        toolCalls: [{ toolName: 'task_wait', input: { agentIds: [agentId] } }],
+      };
+    }
+    case 'task_wait':
+      if (last.isError) return { text: `A writer failed: ${textOf(last.output)}` };
+      if (spawned < DEMO_SECTIONS.length) return spawnNext();
+      return {
+        text: 'The writers are done; reading their sections.',
+        toolCalls: DEMO_SECTIONS.map((section) => ({
+          toolName: 'read_file',
+          input: { path: section.file },
+        })),
+      };
+    case 'read_file': {
+      const sections = DEMO_SECTIONS.map((section) => {
+        const read = results.findLast(
+          (result) => result.toolName === 'read_file' && readPath(result) === section.file,
+        );
+        return (
+          (read === undefined ? undefined : readContent(read)) ?? `(${section.file} missing)\n`
+        );
+      });
+      const report = `# Crash-safe agent runs\n\n${sections.join('\n')}`;
+      return {
+        text: `Assembling ${DEMO_REPORT}.`,
+        toolCalls: [{ toolName: 'write_file', input: { path: DEMO_REPORT, content: report } }],
+      };
+    }
+    case 'write_file':
+      if (!last.isError) return { text: `Done: ${DEMO_REPORT} holds both sections.` };
+      return { text: `Could not write ${DEMO_REPORT}: ${textOf(last.output)}` };
+    default:
+      return { text: `Stopped after an unexpected ${last.toolName} result.` };
   }
-  if (last?.toolName === 'read_file') {
-    const sections = DEMO_SECTIONS.map((section) => {
-      const read = results.findLast(
-        (result) => result.toolName === 'read_file' && readPath(result) === section.file,
-      );
-      return (read === undefined ? undefined : readContent(read)) ?? `(${section.file} missing)\n`;
-    });
-    const report = `# Crash-safe agent runs\n\n${sections.join('\n')}`;
-    return {
-      text: `Assembling ${DEMO_REPORT}.`,
-      toolCalls: [{ toolName: 'write_file', input: { path: DEMO_REPORT, content: report } }],
-    };
-  }
-  if (last?.toolName === 'write_file' && !last.isError) {
-    return { text: `Done: ${DEMO_REPORT} holds both sections.` };
-  }
-  return { text: `Stopped: ${last === undefined ? 'nothing to do' : textOf(last.output)}` };
 }
 
 /** The input of a `spawn_agent` call. */
