@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { Revival } from '../../src/revival/index.ts';
+import type { FileSystem } from '../../src/transcript/file-system.ts';
+import { nodeFileSystem } from '../../src/transcript/file-system.ts';
+import { lockPathOf } from '../../src/transcript/writer-lock.ts';
+import { FaultyFileSystem } from '../support/fault-file-system.ts';
+import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { tempFolder } from './support/temp-folder.ts';
+import {
+  assistant,
+  call,
+  dispatch,
+  parallelBatch,
+  result,
+  settle,
+  user,
+  writeTranscript,
+} from './support/transcripts.ts';
+
+const seed = Number(process.env.SEED ?? Date.now()) >>> 0;
+console.log('seed', seed);
+
+/** mulberry32: a small seeded generator, so a failure can be replayed with SEED=… */
+function generator(start: number): () => number {
+  let state = start >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const MUTATING = new Set([
+  'write',
+  'sync',
+  'truncate',
+  'rename',
+  'syncFolder',
+  'makeFolder',
+  'tryLock',
+]);
+
+/** Fails any call that could change a file, and counts them. */
+function readOnlyGuard(base: FileSystem): FaultyFileSystem {
+  return new FaultyFileSystem(base, {
+    beforeCall: (entry) => {
+      if (MUTATING.has(entry.operation) || (entry.operation === 'open' && entry.mode !== 'read')) {
+        throw new Error(`inspect tried ${entry.operation} on ${entry.path}`);
+      }
+    },
+  });
+}
+
+async function baseTranscripts(): Promise<Buffer[]> {
+  const fileSystem = new MemoryFileSystem();
+  const scripts = [
+    [user('Write a.txt'), assistant('', [call('c1')]), dispatch('c1')],
+    parallelBatch(),
+    [user('Hi'), assistant('Hello!')],
+    [],
+    [
+      ...parallelBatch(),
+      result('inFlight'),
+      settle('inFlight'),
+      ...Array.from({ length: 12 }, (_, index) => user(`padding ${index} ${'p'.repeat(120)}`)),
+      { type: 'compaction' as const, fromSeq: 1, toSeq: 3, summary: 'earlier work' },
+      {
+        type: 'run-revived' as const,
+        ordinal: 1,
+        maxRevivals: 2,
+        afterSeq: 5,
+        interrupted: [],
+        completedUnpersisted: [],
+        orphaned: [],
+      },
+      user('go on'),
+    ],
+  ];
+  const bases: Buffer[] = [];
+  for (const [index, bodies] of scripts.entries()) {
+    const path = `/base/${index}.jsonl`;
+    await writeTranscript(path, bodies, { fileSystem, checkpointBytes: 400 });
+    bases.push(fileSystem.readFile(path));
+  }
+  return bases;
+}
+
+function mutate(input: Buffer, random: () => number): Buffer {
+  let bytes = Buffer.from(input);
+  const at = () => Math.floor(random() * (bytes.length + 1));
+  const junk = (length: number) =>
+    Buffer.from(Array.from({ length }, () => Math.floor(random() * 256)));
+  const lines = () => bytes.toString('latin1').split('\n');
+  const fromLines = (parts: string[]) => Buffer.from(parts.join('\n'), 'latin1');
+  const rounds = 1 + Math.floor(random() * 3);
+  for (let round = 0; round < rounds; round++) {
+    switch (Math.floor(random() * 10)) {
+      case 0: {
+        const index = at();
+        if (index < bytes.length)
+          bytes[index] = (bytes[index] as number) ^ (1 << Math.floor(random() * 8));
+        break;
+      }
+      case 1:
+        bytes = bytes.subarray(0, at());
+        break;
+      case 2: {
+        const index = at();
+        bytes = Buffer.concat([
+          bytes.subarray(0, index),
+          junk(1 + Math.floor(random() * 20)),
+          bytes.subarray(index),
+        ]);
+        break;
+      }
+      case 3: {
+        const from = at();
+        bytes = Buffer.concat([
+          bytes.subarray(0, from),
+          bytes.subarray(Math.min(bytes.length, from + Math.floor(random() * 80))),
+        ]);
+        break;
+      }
+      case 4: {
+        const parts = lines();
+        const index = Math.floor(random() * parts.length);
+        parts.splice(index, 0, parts[index] ?? '');
+        bytes = fromLines(parts);
+        break;
+      }
+      case 5: {
+        const parts = lines();
+        const left = Math.floor(random() * parts.length);
+        const right = Math.floor(random() * parts.length);
+        [parts[left], parts[right]] = [parts[right] ?? '', parts[left] ?? ''];
+        bytes = fromLines(parts);
+        break;
+      }
+      case 6: {
+        const parts = lines();
+        parts[Math.floor(random() * parts.length)] = junk(Math.floor(random() * 60)).toString(
+          'latin1',
+        );
+        bytes = fromLines(parts);
+        break;
+      }
+      case 7:
+        bytes = Buffer.concat([bytes, junk(1 + Math.floor(random() * 50))]);
+        break;
+      case 8: {
+        const from = at();
+        const to = Math.min(bytes.length, from + Math.floor(random() * 200));
+        bytes.fill(0, from, to);
+        break;
+      }
+      default:
+        bytes = junk(Math.floor(random() * 300));
+    }
+  }
+  return bytes;
+}
+
+const CAPS = [0, 1, 2, 3, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER];
+
+describe('Nothing throws: "inspect never writes and never throws"', () => {
+  test('10,000 mutated transcripts: no throw, no file created or changed, every answer well-formed', async () => {
+    const random = generator(seed);
+    const bases = await baseTranscripts();
+    const fileSystem = new MemoryFileSystem();
+    const guard = readOnlyGuard(fileSystem);
+    const reasons = new Map<string, number>();
+    let throws = 0;
+    const iterations = 10_000;
+    for (let index = 0; index < iterations; index++) {
+      const path = `/fuzz/${index % 7}.jsonl`;
+      const input = mutate(bases[Math.floor(random() * bases.length)] as Buffer, random);
+      fileSystem.writeFile(path, input);
+      // Now and then a live writer holds the lock while inspect reads.
+      const lockFd = random() < 0.05 ? await fileSystem.open(lockPathOf(path), 'lock') : null;
+      if (lockFd !== null) fileSystem.tryLock(lockFd);
+      const files = fileSystem.listFiles();
+      const maxRevivals = CAPS[Math.floor(random() * CAPS.length)] as number;
+      try {
+        const found = await Revival.inspect({ path, maxRevivals, fileSystem: guard });
+        const key = found.revivable ? `revivable:${found.tail}` : (found.reason ?? 'none');
+        reasons.set(key, (reasons.get(key) ?? 0) + 1);
+        assert.equal(typeof found.revivable, 'boolean');
+        if (!found.revivable) assert.equal(typeof found.detail, 'string');
+        if (found.reason === 'unreadable') assert.ok(found.detail?.startsWith(path));
+      } catch (error) {
+        throws += 1;
+        console.log('threw on input', input.toString('base64'), error);
+      }
+      if (lockFd !== null) await fileSystem.close(lockFd);
+      assert.deepEqual(fileSystem.readFile(path), input, `input ${index} was changed`);
+      assert.deepEqual(fileSystem.listFiles(), files, `input ${index}: a file was created`);
+    }
+    console.log('answers', Object.fromEntries(reasons));
+    assert.equal(throws, 0);
+    assert.equal(
+      guard.calls.filter(
+        (entry) => entry.outcome === 'error' && /tried/.test(String(entry.errorCode)),
+      ).length,
+      0,
+    );
+    assert.ok(
+      !guard.calls.some((entry) => MUTATING.has(entry.operation)),
+      'a mutating call was made',
+    );
+    // The fuzz reached every kind of answer, or it proved less than it claims.
+    for (const reason of ['unreadable', 'running', 'finished', 'revival-cap', 'empty']) {
+      assert.ok((reasons.get(reason) ?? 0) > 0, `no input was ${reason}`);
+    }
+    assert.ok([...reasons.keys()].some((key) => key.startsWith('revivable')));
+  });
+
+  test('on the real file system: a folder, a missing file, a symlink loop, an unreadable file, junk — an answer each, nothing written', async () => {
+    const folder = await tempFolder();
+    const random = generator(seed ^ 0x5eed);
+    const bases = await baseTranscripts();
+    const aFolder = join(folder, 'folder.jsonl');
+    await mkdir(aFolder);
+    await symlink(join(folder, 'loop.jsonl'), join(folder, 'loop.jsonl'));
+    const locked = join(folder, 'locked.jsonl');
+    await writeTranscript(locked, [user('Hi')]);
+    await chmod(locked, 0o000);
+    const paths = [aFolder, join(folder, 'missing.jsonl'), join(folder, 'loop.jsonl'), locked];
+    for (let index = 0; index < 200; index++) {
+      const path = join(folder, `fuzz-${index}.jsonl`);
+      await writeFile(path, mutate(bases[index % bases.length] as Buffer, random));
+      paths.push(path);
+    }
+    const before = new Map<string, Buffer | null>();
+    for (const path of paths) before.set(path, await readFile(path).catch(() => null));
+    const listing = (await readdir(folder)).sort();
+    for (const path of paths) {
+      const fileSystem = readOnlyGuard(nodeFileSystem);
+      const found = await Revival.inspect({ path, maxRevivals: 2, fileSystem });
+      assert.equal(typeof found.revivable, 'boolean');
+      assert.ok(!fileSystem.calls.some((entry) => MUTATING.has(entry.operation)), path);
+    }
+    assert.deepEqual((await readdir(folder)).sort(), listing);
+    for (const path of paths)
+      assert.deepEqual(await readFile(path).catch(() => null), before.get(path), path);
+    await chmod(locked, 0o600);
+  });
+});
