@@ -525,3 +525,72 @@ test('a dropped, duplicated or moved result is reported', () => {
     parameters,
   );
 });
+
+// ---------------------------------------------------------------------------------------------
+// Any records at all: the view never throws and is always in normal form.
+// ---------------------------------------------------------------------------------------------
+
+type RecordStep =
+  | { kind: 'step'; step: Step }
+  | { kind: 'compaction'; from: number; span: number }
+  | { kind: 'foreign' | 'envelope' };
+
+const recordStep: fc.Arbitrary<RecordStep> = fc.oneof(
+  { weight: 6, arbitrary: step.map((inner) => ({ kind: 'step' as const, step: inner })) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('compaction' as const),
+      from: fc.nat(),
+      span: fc.integer({ min: -3, max: 40 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constantFrom('foreign' as const, 'envelope' as const) }),
+  },
+);
+
+test('any records: the view never throws, is normalized, and breaks no rule but unanswered calls', () => {
+  fc.assert(
+    fc.property(fc.array(recordStep, { maxLength: 40 }), (steps) => {
+      // Messages come from the same builder as above; the other records are slotted between.
+      const messages = buildConversation(
+        steps.flatMap((item) => (item.kind === 'step' ? [item.step] : [])),
+      ).messages;
+      const written: (TranscriptRecord | ForeignRecord)[] = [];
+      let next = 0;
+      for (const item of steps) {
+        const seq = written.length;
+        const header = { v: 1, seq, at: '2026-12-02T08:00:00.000Z' };
+        if (item.kind === 'step') {
+          written.push({ ...header, type: 'message', ...(messages[next++] as Message) });
+        } else if (item.kind === 'compaction') {
+          // Ranges the validator would refuse too (reaching the compaction itself, or later).
+          const fromSeq = item.from % (seq + 3);
+          written.push({
+            ...header,
+            type: 'compaction',
+            fromSeq,
+            toSeq: fromSeq + item.span,
+            summary: 'S',
+          });
+        } else if (item.kind === 'foreign') {
+          written.push({ ...header, type: 'note', unknown: true } as ForeignRecord);
+        } else {
+          written.push({ ...header, type: 'tool-settled', callId: 'c0', status: 'completed' });
+        }
+      }
+      const view = conversationView(written);
+      assertNormalForm(view);
+      assert.deepEqual(normalizeConversation(view), view);
+      const seqs = new Set(written.map((record) => record.seq));
+      assert.ok(view.every((message) => seqs.has(message.seq)));
+      assert.deepEqual(
+        pairingViolations(view).filter((violation) => violation.code !== 'unanswered-call'),
+        [],
+      );
+    }),
+    parameters,
+  );
+});
