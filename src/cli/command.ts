@@ -17,8 +17,6 @@ export interface CommandIo {
 /** One subcommand of `llm-agent`. */
 export interface Command {
   name: string;
-  /** One line for the top-level help. */
-  summary: string;
   /** The full `--help` text. */
   help: string;
   /** Runs the command; resolves to the exit code. Throws {@link UserError} for the user's mistakes. */

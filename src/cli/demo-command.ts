@@ -36,7 +36,6 @@ const TASK =
  */
 export const demoCommand: Command = {
   name: 'demo',
-  summary: 'the offline demo: a run SIGKILLed mid-tool-call, then revived (no API key)',
   help: `Usage: llm-agent demo [DIR]
 
 Run the offline demo in DIR (default: a new temporary folder; if given, DIR must be empty

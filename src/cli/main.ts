@@ -6,25 +6,48 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Command, CommandIo } from './command.ts';
-import { demoCommand } from './demo-command.ts';
 import { EXIT } from './exit-codes.ts';
-import { reviveCommand } from './revive-command.ts';
-import { runCommand } from './run-command.ts';
-import { showCommand } from './show-command.ts';
-import { statusCommand } from './status-command.ts';
 import { colourEnabled, createStyle } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
 
+/** A subcommand, loaded only when it is used: `--version` and `status` stay quick to start. */
+export interface CommandEntry {
+  name: string;
+  /** One line for the top-level help. */
+  summary: string;
+  load(): Promise<Command>;
+}
+
 /** Every subcommand, in the order the help lists them. */
-export const COMMANDS: Command[] = [
-  statusCommand,
-  reviveCommand,
-  showCommand,
-  runCommand,
-  demoCommand,
+export const COMMANDS: CommandEntry[] = [
+  {
+    name: 'status',
+    summary: 'show every run below PATHs as a tree: state, reason, revivals, open calls, tokens',
+    load: async () => (await import('./status-command.ts')).statusCommand,
+  },
+  {
+    name: 'revive',
+    summary: 'plan, confirm, revive (children first) and run interrupted runs to the end',
+    load: async () => (await import('./revive-command.ts')).reviveCommand,
+  },
+  {
+    name: 'show',
+    summary: 'print a run’s conversation as the model sees it (optionally with the envelopes)',
+    load: async () => (await import('./show-command.ts')).showCommand,
+  },
+  {
+    name: 'run',
+    summary: 'start a run from an agent-definition module and run it to the end',
+    load: async () => (await import('./run-command.ts')).runCommand,
+  },
+  {
+    name: 'demo',
+    summary: 'the offline demo: a run SIGKILLed mid-tool-call, then revived (no API key)',
+    load: async () => (await import('./demo-command.ts')).demoCommand,
+  },
 ];
 
 /** The package's version, read from its package.json (one folder above src/ and dist/). */
@@ -82,20 +105,21 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   try {
     if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
       const [topic] = rest;
-      const command = COMMANDS.find((candidate) => candidate.name === topic);
-      io.stdout.write(command === undefined ? topHelp() : command.help);
+      const entry = COMMANDS.find((candidate) => candidate.name === topic);
+      io.stdout.write(entry === undefined ? topHelp() : (await entry.load()).help);
       return EXIT.ok;
     }
     if (name === '-v' || name === '--version' || name === 'version') {
       io.stdout.write(`${packageVersion()}\n`);
       return EXIT.ok;
     }
-    const command = COMMANDS.find((candidate) => candidate.name === name);
-    if (command === undefined) {
+    const entry = COMMANDS.find((candidate) => candidate.name === name);
+    if (entry === undefined) {
       throw new UserError(
         `unknown command ${JSON.stringify(name)} (commands: ${COMMANDS.map((c) => c.name).join(', ')}; see llm-agent --help)`,
       );
     }
+    const command = await entry.load();
     return await command.run(rest, io);
   } catch (error) {
     if (error instanceof UserError) {
@@ -111,18 +135,19 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href || isBinLink()) {
+if (isEntryPoint()) {
   const code = await main(process.argv.slice(2), processIo());
   process.exitCode = code;
   // A library handle left open (a timer, a socket) must not keep a finished command alive.
   setTimeout(() => process.exit(code), 2000).unref();
 }
 
-/** True when this file was started through a symlink, as npm's bin link does. */
-function isBinLink(): boolean {
+/** True when this file is the script node was started with, directly or through npm's bin link. */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
   try {
-    const { realpathSync } = process.getBuiltinModule('node:fs');
-    return pathToFileURL(realpathSync(process.argv[1] ?? '')).href === import.meta.url;
+    return pathToFileURL(realpathSync(script)).href === import.meta.url;
   } catch {
     return false;
   }

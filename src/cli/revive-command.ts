@@ -36,7 +36,6 @@ export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
  */
 export const reviveCommand: Command = {
   name: 'revive',
-  summary: 'plan, confirm, revive (children first) and run interrupted runs to the end',
   help: `Usage: llm-agent revive PATH… [--agents MODULE] [--yes] [--max-revivals N]
 
 Revive the interrupted runs recorded at PATH (a transcript with its children, or a folder)

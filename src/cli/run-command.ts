@@ -22,7 +22,6 @@ import { UserError } from './user-error.ts';
  */
 export const runCommand: Command = {
   name: 'run',
-  summary: 'start a run from an agent-definition module and run it to the end',
   help: `Usage: llm-agent run --agents MODULE [--type T] [--out PATH] [--label L] [--id ID] PROMPT…
 
 Start a run of agent type T on PROMPT (the positional words, joined by spaces), recorded in

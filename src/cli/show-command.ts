@@ -17,7 +17,6 @@ import { UserError } from './user-error.ts';
  */
 export const showCommand: Command = {
   name: 'show',
-  summary: 'print a run’s conversation as the model sees it (optionally with the envelopes)',
   help: `Usage: llm-agent show PATH [--envelopes] [--json] [--full]
 
 Print the conversation recorded in the transcript PATH as the model sees it: compactions

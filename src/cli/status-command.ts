@@ -16,7 +16,6 @@ export const DEFAULT_MAX_REVIVALS = 3;
  */
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'show every run below PATHs as a tree: state, reason, revivals, open calls, tokens',
   help: `Usage: llm-agent status [PATH…] [--json] [--max-revivals N]
 
 Show the runs recorded at and below each PATH (default: the current folder) as a tree.
