@@ -1,0 +1,35 @@
+import type { MachineInfo } from './machine-info.ts';
+import type { PersistenceSection } from './persistence-section.ts';
+import type { RevivalSection } from './revival-section.ts';
+import type { StatusSection } from './status-section.ts';
+
+/** Goal 1's figures as helper C's bench/inspect.ts measures them, or why they are missing. */
+export type InspectSection =
+  | {
+      ok: true;
+      source: string;
+      sizes: { bytes: number; inspectMs: number; fullParseMs: number; ratio: number }[];
+    }
+  | { ok: false; reason: string };
+
+/** One goal of issue 8, judged. `met` is null when it could not be measured. */
+export interface GoalVerdict {
+  goal: string;
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+/** Everything one `npm run bench` measured: what bench/results.json holds. */
+export interface BenchResults {
+  formatVersion: 1;
+  startedAt: string;
+  durationMs: number;
+  quick: boolean;
+  machine: MachineInfo;
+  goals: GoalVerdict[];
+  inspect?: InspectSection;
+  status?: StatusSection;
+  persistence?: PersistenceSection;
+  revival?: RevivalSection;
+}

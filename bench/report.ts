@@ -1,0 +1,320 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { BenchResults, GoalVerdict } from './bench-results.ts';
+import type { PersistenceRow } from './persistence-result.ts';
+import { logLogPlot, type PlotSeries } from './svg-plot.ts';
+
+const MIB = 1024 * 1024;
+
+function ms(value: number | null | undefined): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return '—';
+  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
+  if (value >= 100) return `${value.toFixed(0)} ms`;
+  if (value >= 1) return `${value.toFixed(1)} ms`;
+  return `${value.toFixed(2)} ms`;
+}
+
+function size(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || Number.isNaN(bytes)) return '—';
+  if (bytes >= 1024 * MIB) return `${(bytes / 1024 / MIB).toFixed(2)} GiB`;
+  if (bytes >= MIB) return `${(bytes / MIB).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} B`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+function verdict(goal: GoalVerdict): string {
+  return goal.met === null ? 'not measured' : goal.met ? 'met' : '**missed**';
+}
+
+/**
+ * Judge the goals of issue 8 against a run's figures. A goal whose figure is missing is
+ * `met: null`, never guessed.
+ *
+ * @example
+ * results.goals = judgeGoals(results);
+ */
+export function judgeGoals(results: BenchResults): GoalVerdict[] {
+  const goals: GoalVerdict[] = [];
+  const inspect = results.inspect;
+  if (inspect?.ok === true && inspect.sizes.length > 0) {
+    const largest = inspect.sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    const slowest = Math.min(...inspect.sizes.map((row) => row.ratio));
+    goals.push({
+      goal: `1. inspect at ${size(largest.bytes)}`,
+      target: '≤ 10 ms',
+      measured: ms(largest.inspectMs),
+      met: largest.bytes >= 1024 * MIB ? largest.inspectMs <= 10 : null,
+    });
+    goals.push({
+      goal: '1. inspect vs full parse (every size)',
+      target: '≥ 100× faster',
+      measured: `${slowest.toFixed(0)}× (smallest ratio)`,
+      met: slowest >= 100,
+    });
+  } else {
+    goals.push({
+      goal: '1. inspect at 1 GiB',
+      target: '≤ 10 ms, ≥ 100× a full parse',
+      measured: inspect?.ok === false ? inspect.reason : 'not run',
+      met: null,
+    });
+  }
+  const status = results.status;
+  goals.push({
+    goal: `2. status over ${status?.count ?? 10_000} transcripts (CLI process, warm cache)`,
+    target: '≤ 2 s',
+    measured: status === undefined ? 'not run' : ms(status.processMedianMs),
+    met:
+      status === undefined || status.count < 10_000 || status.processError !== undefined
+        ? null
+        : status.processMedianMs <= 2000,
+  });
+  const persistence = results.persistence;
+  const durable = persistence?.speedupOverDurable['langgraph postgres sync'];
+  goals.push({
+    goal: `3. ours (fsync) vs LangGraph PostgresSaver (sync), ${persistence?.steps ?? 1000} steps`,
+    target: '≥ 10× less time',
+    measured: durable === undefined ? 'not measured' : `${durable.toFixed(1)}× less`,
+    met: durable === undefined || (persistence?.steps ?? 0) < 1000 ? null : durable >= 10,
+  });
+  const growth = persistence?.bytesGrowth['ours fsync'];
+  goals.push({
+    goal: '3. our bytes linear in steps',
+    target: 'bytes/step at 1000 ≈ at 100',
+    measured: growth === undefined ? 'not measured' : `${growth.toFixed(2)}× bytes/step`,
+    met: growth === undefined ? null : growth <= 1.2,
+  });
+  const revival = results.revival?.sizes ?? [];
+  const hundred = revival.find((row) => row.targetBytes === 100 * MIB);
+  goals.push({
+    goal: `4. revive latency on ${size(hundred?.bytes)}`,
+    target: 'reported (no bound set)',
+    measured: hundred === undefined ? 'not run' : ms(hundred.reviveMs),
+    met: null,
+  });
+  const gib = revival.find((row) => row.targetBytes === 1024 * MIB);
+  const peak =
+    gib === undefined
+      ? undefined
+      : Math.max(gib.inspectPeakRssBytes, gib.revivePeakRssBytes ?? Infinity);
+  goals.push({
+    goal: `4. peak RSS of inspect / revive on ${size(gib?.bytes)}`,
+    target: '≤ 100 MB each',
+    measured:
+      gib === undefined
+        ? 'not run'
+        : `${size(gib.inspectPeakRssBytes)} / ${size(gib.revivePeakRssBytes)}`,
+    met: peak === undefined ? null : peak <= 100 * 1e6,
+  });
+  if (results.quick) for (const goal of goals) goal.met = null;
+  return goals;
+}
+
+function rowCells(row: PersistenceRow, at: number[]): string[] {
+  if (!row.ok)
+    return [row.name, `skipped: ${row.reason.split('\n')[0]}`, ...at.map(() => ''), '', '', ''];
+  return [
+    row.name,
+    ms(row.totalMs),
+    ...at.map((step) => ms(row.msPerStepAt[String(step)])),
+    at.map((step) => size(row.bytesAt[String(step)])).join(' / '),
+    row.syncs === null ? '—' : String(row.syncs),
+    row.engine,
+  ];
+}
+
+/**
+ * The run as Markdown: machine, goals, and one table per section. Printed by `npm run bench`
+ * and pasted between the markers of docs/performance.md.
+ *
+ * @example
+ * console.log(markdownReport(results));
+ */
+export function markdownReport(results: BenchResults): string {
+  const parts: string[] = [];
+  const machine = results.machine;
+  parts.push(
+    `Run ${results.startedAt}${results.quick ? ' (--quick: smaller sizes, goals not judged)' : ''}, ` +
+      `${ms(results.durationMs)} in all. Machine: ${machine.cpuModel}, ${machine.cores} cores, ` +
+      `${size(machine.memoryBytes)} memory, Node ${machine.node}, ${machine.os}, ` +
+      `${machine.diskFileSystem} disk; 1-minute load average ${machine.loadAverage.start.toFixed(1)} ` +
+      `at the start, ${machine.loadAverage.end?.toFixed(1) ?? '—'} at the end.`,
+  );
+  parts.push(
+    `### Goals\n\n${table(
+      ['goal', 'target', 'measured', 'verdict'],
+      results.goals.map((goal) => [goal.goal, goal.target, goal.measured, verdict(goal)]),
+    )}`,
+  );
+  const inspect = results.inspect;
+  if (inspect !== undefined) {
+    parts.push(
+      inspect.ok
+        ? `### 1. inspect vs a full parse (${inspect.source})\n\n${table(
+            ['transcript', 'inspect', 'full parse', 'ratio'],
+            inspect.sizes.map((row) => [
+              size(row.bytes),
+              ms(row.inspectMs),
+              ms(row.fullParseMs),
+              `${row.ratio.toFixed(0)}×`,
+            ]),
+          )}`
+        : `### 1. inspect vs a full parse\n\nNot measured: ${inspect.reason}`,
+    );
+  }
+  const status = results.status;
+  if (status !== undefined) {
+    const manifest = status.manifest;
+    const states = Object.entries(manifest.states)
+      .map(([state, count]) => `${count} ${state}`)
+      .join(', ');
+    const reported = Object.entries(status.statesReported)
+      .map(([state, count]) => `${count} ${state}`)
+      .join(', ');
+    parts.push(
+      `### 2. status over ${manifest.count} transcripts\n\n` +
+        `The folder: ${manifest.roots} runs and ${manifest.children} children in \`*.agents/\`, ` +
+        `${size(manifest.bytes)} in all (largest ${size(manifest.largestBytes)}); written as ${states}. ` +
+        `The command reported: ${reported}.\n\n${table(
+          ['how', 'median', 'runs'],
+          [
+            [
+              '`llm-agent status DIR --json` as a process (warm page cache)',
+              ms(status.processMedianMs),
+              status.processMs.map(ms).join(', ') +
+                (status.processError === undefined ? '' : ` (failed: ${status.processError})`),
+            ],
+            [
+              'the status command in-process (modules loaded)',
+              ms(status.commandMedianMs),
+              status.commandMs.map(ms).join(', '),
+            ],
+            [
+              'as a process, page cache dropped first',
+              ms(status.coldProcessMs),
+              status.coldProcessMs === null ? 'not possible here' : '1',
+            ],
+          ],
+        )}`,
+    );
+  }
+  const persistence = results.persistence;
+  if (persistence !== undefined) {
+    const at = persistence.at;
+    parts.push(
+      `### 3. Persistence of a scripted ${persistence.steps}-step run\n\n` +
+        `PostgreSQL: ${persistence.postgres}. Cost per step at N is the mean over steps N/2+1…N.\n\n${table(
+          [
+            'system',
+            'total',
+            ...at.map((step) => `ms/step @${step}`),
+            `bytes @${at.join('/')}`,
+            'syncs',
+            'what ran',
+          ],
+          persistence.rows.map((row) => rowCells(row, at)),
+        )}\n\n` +
+        Object.entries(persistence.speedupOverDurable)
+          .map(
+            ([name, ratio]) => `- ours (fsync) takes ${ratio.toFixed(1)}× less time than ${name}`,
+          )
+          .join('\n') +
+        '\n' +
+        Object.entries(persistence.bytesGrowth)
+          .map(
+            ([name, growth]) =>
+              `- ${name}: bytes per step grow ${growth.toFixed(2)}× from step ${at.at(-2)} to ${at.at(-1)}`,
+          )
+          .join('\n'),
+    );
+  }
+  const revival = results.revival;
+  if (revival !== undefined) {
+    parts.push(
+      `### 4. Revival latency and peak memory (each in a fresh process)\n\n${table(
+        [
+          'transcript',
+          'inspect (median of 5)',
+          'inspect peak RSS',
+          'revive',
+          'revive peak RSS',
+          'RSS before the call',
+        ],
+        revival.sizes.map((row) => [
+          size(row.bytes),
+          `${ms(row.inspectMedianMs)} (${row.inspectOutcome})`,
+          size(row.inspectPeakRssBytes),
+          `${ms(row.reviveMs)} (${row.reviveOutcome})`,
+          size(row.revivePeakRssBytes),
+          size(row.inspectBaselineRssBytes),
+        ]),
+      )}`,
+    );
+  }
+  return `${parts.join('\n\n')}\n`;
+}
+
+const COLOURS: Record<string, string> = {
+  'ours fsync': '#1f77b4',
+  'ours flush': '#17becf',
+  'ours none': '#2ca02c',
+  'langgraph memory': '#ff7f0e',
+  'langgraph sqlite sync': '#8c564b',
+  'langgraph postgres sync': '#d62728',
+  'langgraph postgres async': '#e377c2',
+};
+
+/**
+ * The per-step cost plot of a run's persistence rows, as SVG.
+ *
+ * @example
+ * await writeFile('docs/performance-per-step.svg', perStepSvg(results));
+ */
+export function perStepSvg(results: BenchResults): string {
+  const rows = results.persistence?.rows ?? [];
+  const series: PlotSeries[] = [];
+  for (const row of rows) {
+    if (!row.ok) continue;
+    const line: PlotSeries = {
+      name: row.name,
+      colour: COLOURS[row.name] ?? '#7f7f7f',
+      points: row.curve.map((point) => ({ x: (point.from + point.to) / 2, y: point.msPerStep })),
+    };
+    if (row.name === 'ours none' || row.name === 'langgraph memory') line.dashed = true;
+    series.push(line);
+  }
+  return logLogPlot(
+    `Cost per step of a scripted ${results.persistence?.steps ?? ''}-step run`,
+    'step number (log)',
+    'milliseconds per step (log)',
+    series,
+  );
+}
+
+const START = '<!-- bench:results:start -->';
+const END = '<!-- bench:results:end -->';
+
+/**
+ * Replace the measured part of docs/performance.md (between its markers) with this run's
+ * report, leaving the prose around it alone.
+ *
+ * @example
+ * await updatePerformanceDoc('docs/performance.md', markdownReport(results));
+ */
+export async function updatePerformanceDoc(path: string, report: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return false;
+  }
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  if (start < 0 || end < start) return false;
+  await writeFile(path, `${text.slice(0, start + START.length)}\n\n${report}\n${text.slice(end)}`);
+  return true;
+}

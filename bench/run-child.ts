@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+
+/** What a child process said: its last line of JSON, or why there was none. */
+export type ChildAnswer<T> = { ok: true; value: T; ms: number } | { ok: false; reason: string };
+
+/**
+ * Run a bench script in a process of its own (the pinned Node, the same flags) and parse the
+ * last line it prints as JSON. The wall time includes the process's start-up.
+ *
+ * @example
+ * const answer = await runChild<{ ms: number }>('bench/revival-child.ts', ['inspect', path]);
+ */
+export function runChild<T>(
+  script: string,
+  args: string[],
+  timeoutMs = 30 * 60 * 1000,
+): Promise<ChildAnswer<T>> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const ms = performance.now() - started;
+      const lines = Buffer.concat(out).toString('utf8').trim().split('\n');
+      const last = lines.at(-1) ?? '';
+      try {
+        resolve({ ok: true, value: JSON.parse(last) as T, ms });
+      } catch {
+        const stderr = Buffer.concat(err).toString('utf8').trim().split('\n').slice(-3).join(' | ');
+        resolve({
+          ok: false,
+          reason: `${script} exited ${signal ?? code}${stderr === '' ? '' : `: ${stderr}`}`,
+        });
+      }
+    });
+  });
+}
+
+/**
+ * Time a whole process (start-up included), as a user at a shell would: resolves to the wall
+ * time, the exit code and how many bytes it printed.
+ *
+ * @example
+ * const timed = await timeProcess(['src/cli/main.ts', 'status', folder, '--json']);
+ */
+export function timeProcess(
+  args: string[],
+): Promise<{ ms: number; exitCode: number | null; stdoutBytes: number; stderr: string }> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdoutBytes = 0;
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+    });
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('close', (code) => {
+      resolve({
+        ms: performance.now() - started,
+        exitCode: code,
+        stdoutBytes,
+        stderr: Buffer.concat(err).toString('utf8').trim().split('\n').slice(-3).join(' | '),
+      });
+    });
+  });
+}
+
+/** The median of some numbers (NaN for none). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}

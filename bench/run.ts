@@ -1,0 +1,88 @@
+/**
+ * `npm run bench`: measures the goals of issue 8 on this machine, prints a Markdown table,
+ * writes bench/results.json, and refreshes the measured part of docs/performance.md and its
+ * plot, docs/performance-per-step.svg. Generated data lives in bench/data (git-ignored) and is
+ * reused by later runs.
+ *
+ * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
+ * `--only inspect,status,persistence,revival` (a subset), `--no-docs` (leave the docs alone).
+ * Needs for the LangGraph durable row: PostgreSQL's server binaries (see bench/local-postgres.ts)
+ * or BENCH_POSTGRES_URL; without them that row is skipped with the reason.
+ *
+ * @example
+ * npm run bench -- --quick
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { BenchResults } from './bench-results.ts';
+import { inspectSection } from './inspect-section.ts';
+import { machineInfo } from './machine-info.ts';
+import { persistenceSection } from './persistence-section.ts';
+import { judgeGoals, markdownReport, perStepSvg, updatePerformanceDoc } from './report.ts';
+import { revivalSection } from './revival-section.ts';
+import { statusSection } from './status-section.ts';
+
+const MIB = 1024 * 1024;
+const ROOT = new URL('..', import.meta.url).pathname;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'no-docs': { type: 'boolean', default: false },
+    },
+  });
+  process.chdir(ROOT);
+  const quick = values.quick === true;
+  const only = new Set((values.only ?? 'inspect,status,persistence,revival').split(','));
+  const dataFolder = 'bench/data';
+  await mkdir(dataFolder, { recursive: true });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const started = performance.now();
+  const results: BenchResults = {
+    formatVersion: 1,
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+    quick,
+    machine: machineInfo(dataFolder),
+    goals: [],
+  };
+  if (only.has('inspect')) {
+    log('1. inspect vs a full parse');
+    results.inspect = await inspectSection(quick, log);
+  }
+  if (only.has('status')) {
+    log('2. status over a folder of transcripts');
+    results.status = await statusSection(dataFolder, quick ? 1000 : 10_000, !quick, log);
+  }
+  if (only.has('persistence')) {
+    log('3. persistence of a scripted run, ours against LangGraph');
+    results.persistence = await persistenceSection(dataFolder, quick ? 200 : 1000, log);
+    results.machine.postgres = results.persistence.postgres;
+  }
+  if (only.has('revival')) {
+    log('4. revival latency and peak memory');
+    const sizes = quick ? [10 * MIB, 100 * MIB] : [10 * MIB, 100 * MIB, 1024 * MIB];
+    results.revival = await revivalSection(dataFolder, sizes, log);
+  }
+  results.durationMs = performance.now() - started;
+  results.machine.loadAverage.end = loadavg()[0] ?? 0;
+  results.goals = judgeGoals(results);
+  const report = markdownReport(results);
+  process.stdout.write(`\n${report}`);
+  await writeFile('bench/results.json', `${JSON.stringify(results, null, 2)}\n`);
+  log('wrote bench/results.json');
+  if (values['no-docs'] !== true && !quick && results.persistence !== undefined) {
+    await writeFile('docs/performance-per-step.svg', perStepSvg(results));
+    const updated = await updatePerformanceDoc('docs/performance.md', report);
+    log(
+      updated
+        ? 'updated docs/performance.md and docs/performance-per-step.svg'
+        : 'wrote docs/performance-per-step.svg (docs/performance.md has no result markers)',
+    );
+  }
+}
+
+await main();

@@ -1,0 +1,98 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { median, runChild, timeProcess } from './run-child.ts';
+import { type CorpusManifest, statusCorpus } from './status-corpus.ts';
+
+/** Goal 2's figures. */
+export interface StatusSection {
+  count: number;
+  manifest: CorpusManifest;
+  generatedMs: number;
+  /** The CLI as a process, `llm-agent status FOLDER --json`, warm page cache: each run. */
+  processMs: number[];
+  processMedianMs: number;
+  processExitCode: number | null;
+  processError?: string;
+  /** The same command in-process (module loading excluded): each run. */
+  commandMs: number[];
+  commandMedianMs: number;
+  /** States the command reported, to check against the manifest. */
+  statesReported: Record<string, number>;
+  /** One run after dropping the page cache (root only; null when not possible). */
+  coldProcessMs: number | null;
+}
+
+const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
+const DRIVER = new URL('./status-driver.ts', import.meta.url).pathname;
+
+function dropPageCache(): boolean {
+  try {
+    writeFileSync('/proc/sys/vm/drop_caches', '3\n');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Goal 2: `status` over a generated folder of `count` transcripts (see
+ * {@link statusCorpus}): the CLI timed as a process three times, the command's own time
+ * three times, and one cold-cache process run when the bench may drop the page cache.
+ *
+ * @example
+ * const section = await statusSection('bench/data', 10_000, true, console.log);
+ */
+export async function statusSection(
+  dataFolder: string,
+  count: number,
+  cold: boolean,
+  log: (line: string) => void,
+): Promise<StatusSection> {
+  const { folder, manifest, generatedMs } = await statusCorpus(dataFolder, count, log);
+  const absolute = join(process.cwd(), folder);
+  log(
+    `  corpus: ${manifest.count} transcripts, ${(manifest.bytes / 1048576).toFixed(0)} MiB` +
+      (generatedMs > 0 ? ` (generated in ${(generatedMs / 1000).toFixed(1)} s)` : ' (reused)'),
+  );
+  const processMs: number[] = [];
+  let processExitCode: number | null = null;
+  let processError: string | undefined;
+  for (let run = 0; run < 3; run += 1) {
+    const timed = await timeProcess([CLI, 'status', absolute, '--json']);
+    processMs.push(timed.ms);
+    processExitCode = timed.exitCode;
+    if (timed.stdoutBytes === 0) processError = timed.stderr;
+  }
+  const commandMs: number[] = [];
+  let statesReported: Record<string, number> = {};
+  for (let run = 0; run < 3; run += 1) {
+    const answer = await runChild<{ ms: number; states: Record<string, number> }>(DRIVER, [
+      absolute,
+    ]);
+    if (!answer.ok) {
+      statesReported = { error: 1 };
+      log(`  status in-process failed: ${answer.reason}`);
+      break;
+    }
+    commandMs.push(answer.value.ms);
+    statesReported = answer.value.states;
+  }
+  let coldProcessMs: number | null = null;
+  if (cold && dropPageCache()) {
+    coldProcessMs = (await timeProcess([CLI, 'status', absolute, '--json'])).ms;
+  }
+  const section: StatusSection = {
+    count,
+    manifest,
+    generatedMs,
+    processMs,
+    processMedianMs: median(processMs),
+    processExitCode,
+    commandMs,
+    commandMedianMs: median(commandMs),
+    statesReported,
+    coldProcessMs,
+  };
+  if (processError !== undefined) section.processError = processError;
+  return section;
+}
