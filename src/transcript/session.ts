@@ -238,8 +238,9 @@ export class Session {
   /** Append a record and make it durable: `append` then `barrier`. */
   async appendDurable(body: RecordBody): Promise<TranscriptRecord> {
     const record = this.append(body);
-    await this.barrier();
-    return record;
+    // Awaited together: when the write fails, both reject, and neither may go unhandled.
+    const [written] = await Promise.all([record, this.barrier()]);
+    return written;
   }
 
   /**
