@@ -112,7 +112,6 @@ async function reviveToEnd(fileSystem: MemoryFileSystem) {
 }
 
 type WriteDeath = 'lost' | 'half' | 'whole';
-type SyncDeath = 'process' | 'power' | 'power-torn';
 
 /** Run a revive that dies at the nth transcript write (or sync). */
 async function reviveDying(
