@@ -10,7 +10,8 @@ import { isKnownRecord } from './validate-record.ts';
 
 /**
  * A message of a conversation view, with the `seq` of the record it came from: a `message`
- * record, or the `compaction` record for a compaction summary.
+ * record, the `compaction` record for a compaction summary, or for a tool message that
+ * normalization merged from several, the first of them written.
  */
 export type ViewMessage = Message & { seq: number };
 

@@ -594,3 +594,30 @@ test('any records: the view never throws, is normalized, and breaks no rule but 
     parameters,
   );
 });
+
+test('messages of any shape (any part in any role): nothing throws, normalizing is idempotent', () => {
+  const ids = fc.constantFrom('a', 'b', 'c', 'd', '', 'x.y');
+  const part = fc.oneof(
+    fc.constant({ type: 'text' as const, text: 't' }),
+    fc.constant({ type: 'reasoning' as const, text: 'r' }),
+    ids.map((id) => call(id)),
+    ids.map((id) => result(id)),
+  );
+  const message = fc.record({
+    role: fc.constantFrom<Message['role']>('system', 'user', 'assistant', 'tool'),
+    content: fc.array(part, { maxLength: 4 }),
+  });
+  fc.assert(
+    fc.property(fc.array(message, { maxLength: 12 }), (messages) => {
+      const normalized = normalizeConversation(messages);
+      assert.deepEqual(normalizeConversation(normalized), normalized);
+      for (const rules of [...ALL_RULES, 'all'] as const) {
+        for (const violation of pairingViolations(messages, rules)) {
+          assert.ok(violation.index >= 0 && violation.index < messages.length);
+          assert.ok(violation.message.length > 0);
+        }
+      }
+    }),
+    parameters,
+  );
+});
