@@ -196,11 +196,13 @@ class RunState {
       const refusal = await this.#answerTail();
       if (refusal !== null) return refusal;
       if (this.#signal.aborted) return this.ended('aborted', 'aborted');
-      for (const delivery of this.#options.takeDeliveries?.() ?? []) {
+      const deliveries = this.#options.takeDeliveries?.() ?? [];
+      for (const delivery of deliveries) {
         const record = await session.append({ type: 'message', ...delivery });
         this.#conversation.push({ ...delivery, seq: record.seq });
       }
-      await session.barrier();
+      // The subagents layer forgets what it handed over: make it durable before going on.
+      if (deliveries.length > 0) await session.barrier();
       const last = this.#conversation.at(-1);
       if (last === undefined)
         return this.ended('failed', 'error', 'there is no conversation to run');
@@ -311,7 +313,7 @@ class RunState {
       ...(system === undefined ? {} : { system }),
       tools,
       signal: this.#signal,
-      rounds: DEFAULT_ROUNDS,
+      rounds: this.#options.backendRounds ?? DEFAULT_ROUNDS,
       sleep: this.#options.sleep ?? sleep,
       backoff: this.#options.backoff ?? defaultBackoff,
       emit: this.#emit,

@@ -69,7 +69,7 @@ export interface LoopOptions {
   session: Session;
   tools?: ToolDefinition<unknown>[];
   system?: string;
-  /** Stop after this many model turns (default 50). */
+  /** Stop after this many model turns of this run (default 50); the run ends `max-turns`. */
   maxTurns?: number;
   compaction?: CompactionOptions;
   /** Answers joins left open by a revival (the pending-again state). */
@@ -83,6 +83,11 @@ export interface LoopOptions {
   sleep?: (milliseconds: number, signal?: AbortSignal) => Promise<void>;
   /** Backoff before retrying a backend: attempt 1, 2, … → milliseconds. */
   backoff?: (attempt: number) => number;
+  /**
+   * How many times the whole backend list is tried for one turn (default 2). Within a round a
+   * failed backend hands over to the next at once; `backoff(round)` is waited between rounds.
+   */
+  backendRounds?: number;
 }
 
 /** How a run ended. */
@@ -108,6 +113,10 @@ export type LoopEvent =
   | { type: 'tool-call-start'; callId: string; toolName: string; input: JsonValue }
   | { type: 'tool-call-end'; callId: string; toolName: string; isError: boolean }
   | { type: 'join-wait-start'; callId: string; agentIds: string[] }
+  /**
+   * A backend failed. Text deltas streamed before the failure belong to no turn: a display
+   * should drop them when `willRetry` (the next backend's turn starts over).
+   */
   | { type: 'model-error'; backend: number; attempt: number; message: string; willRetry: boolean }
   | { type: 'compaction-end'; fromSeq: number; toSeq: number }
   | { type: 'run-end'; result: RunResult };
