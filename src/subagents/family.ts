@@ -140,15 +140,14 @@ export class Family {
         continue;
       }
       joined.push({ agentId, outcome });
-      if (entry !== undefined) this.#claim(entry);
+      if (entry !== undefined) entry.reported = true;
+      // A join that returns an outcome takes it: a delivery of the same outcome still queued
+      // (a tracked child that ended just before, or one a revived parent was to be told about)
+      // would tell the parent twice.
+      this.#deliveries = this.#deliveries.filter(
+        (delivery) => !(delivery.agentId === agentId && delivery.kind === 'outcome'),
+      );
     }
     return { joined, stillRunning };
-  }
-
-  #claim(entry: Entry): void {
-    entry.reported = true;
-    this.#deliveries = this.#deliveries.filter(
-      (delivery) => !(delivery.agentId === entry.child.agentId && delivery.kind === 'outcome'),
-    );
   }
 }

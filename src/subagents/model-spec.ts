@@ -1,7 +1,13 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { createRequire } from 'node:module';
+import type * as Anthropic from '@ai-sdk/anthropic';
+import type * as OpenAI from '@ai-sdk/openai';
+import type * as OpenAICompatible from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+
+// Provider packages are loaded when a spec names them (require of an ES module shares the
+// module instance with `import`): a run on ready models, the tests and the offline demo do
+// not pay for three SDK clients they never use.
+const load = createRequire(import.meta.url);
 
 /** Why a model spec could not be turned into a model. */
 export type ModelSpecProblem = 'malformed' | 'unknown-provider' | 'missing-key';
@@ -61,10 +67,14 @@ export function resolveModelSpec(
   const provider = spec.slice(0, colon);
   const rest = spec.slice(colon + 1);
   switch (provider) {
-    case 'openai':
+    case 'openai': {
+      const { createOpenAI } = load('@ai-sdk/openai') as typeof OpenAI;
       return createOpenAI({ apiKey: requireKey(spec, provider, env) })(rest);
-    case 'anthropic':
+    }
+    case 'anthropic': {
+      const { createAnthropic } = load('@ai-sdk/anthropic') as typeof Anthropic;
       return createAnthropic({ apiKey: requireKey(spec, provider, env) })(rest);
+    }
     case 'openai-compatible': {
       const hash = rest.lastIndexOf('#');
       if (hash <= 0 || hash === rest.length - 1) {
@@ -78,8 +88,11 @@ export function resolveModelSpec(
       if (!/^https?:\/\//.test(baseURL)) {
         throw new ModelSpecError('malformed', spec, `the base URL ${baseURL} is not http(s)`);
       }
+      const { createOpenAICompatible } = load(
+        '@ai-sdk/openai-compatible',
+      ) as typeof OpenAICompatible;
       const apiKey = env[MODEL_PROVIDERS['openai-compatible']];
-      const settings: Parameters<typeof createOpenAICompatible>[0] = {
+      const settings: OpenAICompatible.OpenAICompatibleProviderSettings = {
         name: 'openai-compatible',
         baseURL,
       };

@@ -1,0 +1,127 @@
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { basename } from 'node:path';
+import { z } from 'zod';
+import type { ToolDefinition } from '../../../src/loop/types.ts';
+import { BACKGROUND_FRAME } from '../../../src/subagents/background-frame.ts';
+import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
+import { type PolicyTurn, policyModel, resultsOf, taskOf } from './policy-model.ts';
+
+/*
+ * The tree the crash test kills: `main` spawns two workers in one turn and joins them; each
+ * worker performs one side effect (a line appended, synced, to an execution log) and answers.
+ * Every model is a pure function of its prompt, so the process that crashed and the process
+ * that revives make the same decisions from the same conversation.
+ */
+
+export const MAIN_TASK = 'Coordinate alpha and beta.';
+export const WORKER_TASKS = ['alpha', 'beta'];
+
+/** The ids of children main knows: from spawn results and from running-again notices. */
+function knownIds(turns: PolicyTurn[]): string[] {
+  const ids = resultsOf(turns, 'spawn_agent').flatMap((result) => {
+    const output = result.output as { agentId?: unknown } | null;
+    return !result.isError && typeof output?.agentId === 'string' ? [output.agentId] : [];
+  });
+  for (const turn of turns) {
+    if (turn.role !== 'user' || !turn.text.startsWith(BACKGROUND_FRAME)) continue;
+    const notice = /did start a child before the interruption: agent ([A-Za-z0-9._-]+) /.exec(
+      turn.text,
+    );
+    if (notice?.[1] !== undefined) ids.push(notice[1]);
+  }
+  return [...new Set(ids)];
+}
+
+/** What main has heard about each child: task_wait results and background deliveries. */
+function heard(turns: PolicyTurn[]): Map<string, string> {
+  const answers = new Map<string, string>();
+  for (const result of resultsOf(turns, 'task_wait')) {
+    const output = result.output as {
+      results?: { agentId: string; status: string; answer?: string; reason?: string }[];
+    };
+    for (const item of output?.results ?? [])
+      answers.set(item.agentId, item.answer ?? `failed: ${item.reason}`);
+  }
+  for (const turn of turns) {
+    if (turn.role !== 'user' || !turn.text.startsWith(BACKGROUND_FRAME)) continue;
+    const finished =
+      /The child agent ([A-Za-z0-9._-]+) .* has finished\. Its final answer:\n\n(.*)$/s.exec(
+        turn.text,
+      );
+    if (finished?.[1] !== undefined) answers.set(finished[1], finished[2] ?? '');
+    const failed =
+      /The child agent ([A-Za-z0-9._-]+) .* ended without a final answer \(([^)]*)\)/s.exec(
+        turn.text,
+      );
+    if (failed?.[1] !== undefined) answers.set(failed[1], `failed: ${failed[2]}`);
+  }
+  return answers;
+}
+
+const mainPolicy = (turns: PolicyTurn[]) => {
+  if (resultsOf(turns, 'spawn_agent').length === 0) {
+    return {
+      calls: WORKER_TASKS.map((task) => ({
+        name: 'spawn_agent',
+        input: { agentType: 'worker', task, label: task },
+      })),
+    };
+  }
+  const answers = heard(turns);
+  const waiting = knownIds(turns).filter((id) => !answers.has(id));
+  if (waiting.length > 0) return { calls: [{ name: 'task_wait', input: { agentIds: waiting } }] };
+  return { text: `main done: ${[...answers.values()].sort().join('; ')}` };
+};
+
+const workerPolicy = (turns: PolicyTurn[]) => {
+  const task = taskOf(turns);
+  if (resultsOf(turns, 'effect').length === 0)
+    return { calls: [{ name: 'effect', input: { what: task } }] };
+  return { text: `${task} handled` };
+};
+
+/** One line of the execution log: which transcript's call performed the side effect. */
+export interface Execution {
+  transcript: string;
+  callId: string;
+  what: string;
+}
+
+/** The registry of the crash tree; `effect` appends to `logPath` and syncs it. */
+export function crashTreeRegistry(logPath: string): AgentRegistry {
+  const effect: ToolDefinition<{ what: string }> = {
+    name: 'effect',
+    description: 'Do the one thing this worker is for (not repeatable).',
+    inputSchema: z.object({ what: z.string() }),
+    idempotency: 'side-effect',
+    execute: async ({ what }, context) => {
+      const execution: Execution = {
+        transcript: basename(context.session.path),
+        callId: context.callId,
+        what,
+      };
+      const fd = openSync(logPath, 'a');
+      try {
+        writeSync(fd, `${JSON.stringify(execution)}\n`);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      return `${what}: done`;
+    },
+  };
+  return {
+    main: {
+      description: 'coordinates',
+      model: policyModel('main', mainPolicy),
+      system: 'You coordinate.',
+    },
+    worker: {
+      description: 'does one thing',
+      model: policyModel('worker', workerPolicy),
+      system: 'You work.',
+      tools: [effect as unknown as ToolDefinition<never>],
+      canSpawn: false,
+    },
+  };
+}

@@ -1,0 +1,294 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Revival } from '../../src/revival/index.ts';
+import { recordedOutcome } from '../../src/subagents/child-outcome.ts';
+import { Composer } from '../../src/subagents/composer.ts';
+import type { TranscriptRecord } from '../../src/transcript/records.ts';
+import { makeTempFolder, removeFolder, seededRandom } from '../support/transcripts.ts';
+import { crashTreeRegistry, type Execution, WORKER_TASKS } from './support/crash-tree.ts';
+import { recordsOf } from './support/tree.ts';
+
+/*
+ * The whole process tree — a parent and its two children, all in one process — killed with
+ * SIGKILL right after the Nth transcript write anywhere in the tree (a seeded sample of N, or
+ * every N with CRASH_POINTS=all), and after half of the Nth write (a torn tail); then revived the way an application
+ * does it (children first, then the parent) and run to completion. Checked after each:
+ * each spawn call produced at most one child (exactly one when it answered with an id), each
+ * join was answered exactly once, no side effect happened twice, every transcript ends
+ * finished (or holds only the session-meta a kill cut off from its task), and every child's
+ * end reached the parent exactly once.
+ */
+
+const seed = Number(process.env.SEED ?? Date.now());
+console.log('seed', seed);
+const runner = fileURLToPath(new URL('./support/tree-runner.ts', import.meta.url));
+const node = process.execPath;
+const PARALLEL = 2;
+const SAMPLED_POINTS = 12;
+const TORN_SAMPLES = 4;
+
+let folder: string;
+before(async () => {
+  folder = await makeTempFolder('subagents-crash-');
+});
+after(async () => {
+  await removeFolder(folder);
+});
+
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+}
+
+function runTree(target: string, args: string[]): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [runner, target, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code !== 0 && signal === null) reject(new Error(`runner failed (${code}): ${stderr}`));
+      else resolve({ code, signal, stdout });
+    });
+  });
+}
+
+/** Revive the tree as an application does: children first, then the parent; run it to the end. */
+async function reviveTree(target: string): Promise<void> {
+  const composer = new Composer({
+    registry: crashTreeRegistry(join(target, 'executions.log')),
+    durability: 'flush',
+    loopDefaults: { sleep: async () => undefined, backoff: () => 0 },
+  });
+  const children = (await readdir(join(target, 'main.agents')).catch(() => [] as string[]))
+    .filter((name) => name.endsWith('.jsonl'))
+    .map((name) => join(target, 'main.agents', name));
+  for (const path of [...children, join(target, 'main.jsonl')]) {
+    const found = await Revival.inspect({ path, maxRevivals: 3 });
+    if (!found.revivable) {
+      assert.ok(
+        found.reason === 'finished' || found.reason === 'empty',
+        `${path}: ${found.reason} ${found.detail}`,
+      );
+      if (found.reason === 'empty') {
+        composer.reportUnrevivable({
+          sessionPath: path,
+          reason: 'empty',
+          detail: found.detail ?? 'no task was recorded',
+        });
+      }
+      continue;
+    }
+    const revived = await Revival.revive({ path, agentId: found.agentId ?? '', maxRevivals: 3 });
+    assert.ok(revived.ok, revived.ok ? '' : `${path}: ${revived.reason} ${revived.detail}`);
+    const { run } = await composer.resume({ session: revived.session, messages: revived.messages });
+    if (path.endsWith('main.jsonl')) {
+      const result = await run;
+      assert.equal(result.status, 'finished', `${path}: ${result.error}`);
+    }
+  }
+  await composer.idle();
+}
+
+interface TreeFacts {
+  main: TranscriptRecord[];
+  children: Map<string, TranscriptRecord[]>;
+  executions: Execution[];
+}
+
+async function readTree(target: string): Promise<TreeFacts> {
+  const main = await recordsOf(join(target, 'main.jsonl'));
+  const children = new Map<string, TranscriptRecord[]>();
+  for (const name of await readdir(join(target, 'main.agents')).catch(() => [] as string[])) {
+    if (name.endsWith('.jsonl'))
+      children.set(name, await recordsOf(join(target, 'main.agents', name)));
+  }
+  const log = await readFile(join(target, 'executions.log'), 'utf8').catch(() => '');
+  const executions = log
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Execution);
+  return { main, children, executions };
+}
+
+function toolResults(records: TranscriptRecord[]) {
+  return records
+    .flatMap((record) => (record.type === 'message' ? record.content : []))
+    .flatMap((part) => (part.type === 'tool-result' ? [part] : []));
+}
+
+function toolCalls(records: TranscriptRecord[]) {
+  return records
+    .flatMap((record) => (record.type === 'message' ? record.content : []))
+    .flatMap((part) => (part.type === 'tool-call' ? [part] : []));
+}
+
+function checkTree(facts: TreeFacts, point: string): void {
+  const where = `kill point ${point}`;
+  // A kill inside Session.create leaves an empty file; one between the meta and the task, only the meta.
+  const onlyMeta = (records: TranscriptRecord[]) =>
+    records.filter((record) => record.type !== 'checkpoint').length <= 1;
+  if (onlyMeta(facts.main)) {
+    assert.equal(facts.children.size, 0, `${where}: children of a run that never had a task`);
+    return;
+  }
+  // Every transcript ends finished, or holds only a session-meta the kill cut off from its task.
+  for (const [name, records] of [['main.jsonl', facts.main] as const, ...facts.children]) {
+    if (onlyMeta(records)) continue;
+    assert.equal(recordedOutcome(records)?.status, 'finished', `${where}: ${name} did not finish`);
+  }
+  // Every call in every transcript is answered exactly once.
+  for (const [name, records] of [['main.jsonl', facts.main] as const, ...facts.children]) {
+    const answers = new Map<string, number>();
+    for (const result of toolResults(records))
+      answers.set(result.callId, (answers.get(result.callId) ?? 0) + 1);
+    for (const call of toolCalls(records)) {
+      assert.equal(
+        answers.get(call.callId),
+        1,
+        `${where}: ${name} call ${call.toolName} ${call.callId} answered ${answers.get(call.callId) ?? 0} times`,
+      );
+    }
+  }
+  // Each spawn call produced at most one child; a spawn that returned an id produced exactly it.
+  const spawns = toolCalls(facts.main).filter((call) => call.toolName === 'spawn_agent');
+  const byCall = new Map<string, string[]>();
+  for (const [name, records] of facts.children) {
+    const meta = records[0];
+    if (meta === undefined) continue;
+    assert.ok(
+      meta.type === 'session-meta' && meta.parent !== undefined,
+      `${where}: ${name} has no parent link`,
+    );
+    assert.equal(meta.parent.transcript, '../main.jsonl');
+    byCall.set(meta.parent.callId, [...(byCall.get(meta.parent.callId) ?? []), meta.agentId]);
+  }
+  for (const [callId, agents] of byCall) {
+    assert.equal(agents.length, 1, `${where}: spawn call ${callId} produced ${agents.join(', ')}`);
+    assert.ok(
+      spawns.some((spawn) => spawn.callId === callId),
+      `${where}: a child of no spawn call`,
+    );
+  }
+  for (const result of toolResults(facts.main).filter(
+    (part) => part.toolName === 'spawn_agent' && !part.isError,
+  )) {
+    const agentId = (result.output as { agentId: string }).agentId;
+    assert.deepEqual(
+      byCall.get(result.callId),
+      [agentId],
+      `${where}: spawn ${result.callId} answered ${agentId}`,
+    );
+  }
+  assert.ok(spawns.length <= WORKER_TASKS.length, `${where}: ${spawns.length} spawn calls`);
+  // No side effect happened twice: one execution per child at most, none repeated.
+  const keys = facts.executions.map((execution) => `${execution.transcript} ${execution.callId}`);
+  assert.equal(
+    new Set(keys).size,
+    keys.length,
+    `${where}: an effect ran twice: ${keys.join(', ')}`,
+  );
+  const perChild = new Map<string, number>();
+  for (const execution of facts.executions)
+    perChild.set(execution.transcript, (perChild.get(execution.transcript) ?? 0) + 1);
+  for (const [name, count] of perChild)
+    assert.equal(count, 1, `${where}: ${name} did its effect ${count} times`);
+  // Every child's end reached the parent exactly once: by a join's result or a delivery.
+  const reported = new Map<string, number>();
+  for (const result of toolResults(facts.main).filter((part) => part.toolName === 'task_wait')) {
+    for (const item of (result.output as { results: { agentId: string }[] }).results) {
+      reported.set(item.agentId, (reported.get(item.agentId) ?? 0) + 1);
+    }
+  }
+  for (const record of facts.main) {
+    if (
+      record.type !== 'message' ||
+      record.extras?.injected !== 'background' ||
+      record.extras.outcome === 'running'
+    )
+      continue;
+    const agentId = String(record.extras.agentId);
+    reported.set(agentId, (reported.get(agentId) ?? 0) + 1);
+  }
+  for (const [name, records] of facts.children) {
+    const meta = records[0];
+    if (meta?.type !== 'session-meta') continue;
+    assert.equal(
+      reported.get(meta.agentId),
+      1,
+      `${where}: ${name} was reported ${reported.get(meta.agentId) ?? 0} times`,
+    );
+  }
+}
+
+describe('a parent with two children, killed at every write and revived', () => {
+  it('keeps one child per spawn, one answer per join, one execution per side effect', {
+    timeout: 240_000,
+  }, async (context) => {
+    const clean = join(folder, 'clean');
+    const baseline = await runTree(clean, []);
+    const { writes } = JSON.parse(baseline.stdout) as { writes: number };
+    assert.ok(writes >= 20, `the tree made only ${writes} writes`);
+    checkTree(await readTree(clean), 'none');
+
+    // Every write is a kill point with CRASH_POINTS=all; by default a seeded sample (the seed is
+    // logged), always including the first and the last write, keeps the file well under a minute.
+    const random = seededRandom(seed);
+    const every = Array.from({ length: writes }, (_, index) => index + 1);
+    const chosen =
+      process.env.CRASH_POINTS === 'all'
+        ? every
+        : [
+            1,
+            writes,
+            ...every
+              .slice(1, -1)
+              .sort(() => random() - 0.5)
+              .slice(0, SAMPLED_POINTS - 2),
+          ];
+    const points = chosen.sort((a, b) => a - b).map((n) => ({ n, torn: false }));
+    for (let index = 0; index < TORN_SAMPLES; index += 1) {
+      points.push({ n: 1 + Math.floor(random() * writes), torn: true });
+    }
+
+    let killed = 0;
+    const work = [...points];
+    const worker = async () => {
+      for (let point = work.shift(); point !== undefined; point = work.shift()) {
+        const name = `${point.n}${point.torn ? '-torn' : ''}`;
+        const target = join(folder, name);
+        const started = performance.now();
+        const outcome = await runTree(
+          target,
+          point.torn ? [String(point.n), 'torn'] : [String(point.n)],
+        );
+        const ran = performance.now();
+        // The kill must have landed: a process that finished proves nothing.
+        assert.equal(
+          outcome.signal,
+          'SIGKILL',
+          `kill point ${name}: the runner was not killed (${outcome.stdout})`,
+        );
+        killed += 1;
+        await reviveTree(target);
+        checkTree(await readTree(target), name);
+        context.diagnostic(
+          `kill point ${name}: run ${Math.round(ran - started)} ms, revive ${Math.round(performance.now() - ran)} ms`,
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: PARALLEL }, worker));
+    assert.equal(killed, points.length);
+  });
+});
