@@ -75,7 +75,13 @@ export type { PairingRules, PairingViolation, PairingViolationCode } from './pai
  * - `duplicate-call-id`: a second call with an id already used (our wording).
  *
  * Tool-result parts only count in `tool` messages and tool-call parts only in `assistant`
- * messages (the record validator allows nothing else).
+ * messages (the record validator allows nothing else). A `system` message counts as a turn of
+ * its own everywhere; AI SDK 7 refuses system messages in `messages` altogether (they go in
+ * `instructions`). Before any request, the AI SDK itself throws `AI_MissingToolResultsError`
+ * for a call with no result before the next user or system message or the end: a view with
+ * a run's pending calls cannot be sent until the loop answers them. The grouping described
+ * here is checked against the requests the real provider packages build
+ * (test/transcript/pairing-wire.test.ts).
  *
  * @example
  * const problems = pairingViolations(view, 'anthropic');
