@@ -41,10 +41,39 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
       inspection.detail = `maxRevivals must be a non-negative integer (got ${String(options?.maxRevivals)}); treated as 0`;
     }
     if (inspection.detail !== undefined) inspection.detail = `${path}: ${inspection.detail}`;
-    return inspection;
+    return readingOrder(inspection);
   } catch (error) {
     return unreadable(path, maxRevivals, `${path}: cannot inspect (${String(error)})`);
   }
+}
+
+const ORDER: (keyof Inspection)[] = [
+  'path',
+  'revivable',
+  'reason',
+  'detail',
+  'tail',
+  'revivalsUsed',
+  'maxRevivals',
+  'agentId',
+  'agentType',
+  'label',
+  'parent',
+  'openDispatches',
+  'neverDispatched',
+  'pendingJoins',
+  'bytes',
+  'messages',
+  'estimatedTokens',
+];
+
+/** The same fields in the order a person reads them (for `--json` output and the docs). */
+function readingOrder(inspection: Inspection): Inspection {
+  const ordered: Record<string, unknown> = {};
+  for (const key of ORDER) {
+    if (inspection[key] !== undefined) ordered[key] = inspection[key];
+  }
+  return ordered as unknown as Inspection;
 }
 
 function unreadable(path: string, maxRevivals: number, detail: string): Inspection {
