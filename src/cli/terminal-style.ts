@@ -59,12 +59,22 @@ export function createStyle(enabled: boolean): Style {
 }
 
 /**
+ * Text without its colour codes.
+ *
+ * @example
+ * stripColour('\u001b[31mred\u001b[39m'); // 'red'
+ */
+export function stripColour(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the escape is the point
+  return text.replace(/\u001b\[[0-9;]*m/g, '');
+}
+
+/**
  * The visible width of text that may hold colour codes.
  *
  * @example
  * visibleWidth('\u001b[31mred\u001b[39m'); // 3
  */
 export function visibleWidth(text: string): number {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the escape is the point
-  return [...text.replace(/\u001b\[[0-9;]*m/g, '')].length;
+  return [...stripColour(text)].length;
 }

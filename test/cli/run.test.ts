@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Revival } from '../../src/revival/index.ts';
+import { peek } from '../../src/transcript/peek.ts';
+import {
+  hasStackTrace,
+  REPO,
+  runCli,
+  temporaryFolder,
+  writeFixtureAgents,
+} from './support/cli-fixtures.ts';
+
+describe('llm-agent run', () => {
+  let folder = '';
+  before(async () => {
+    folder = await temporaryFolder();
+    await writeFixtureAgents(folder);
+  });
+  after(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  test('starts a run from an agents module and runs it to the end', async () => {
+    const result = await runCli(
+      [
+        'run',
+        '--agents',
+        'agents.ts',
+        '--type',
+        'solo',
+        '--out',
+        'runs/solo.jsonl',
+        'Say',
+        'hello',
+      ],
+      { cwd: folder },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'hello from solo\n');
+    assert.match(result.stderr, /\[solo\] started \(solo\)/);
+    assert.match(result.stderr, /\[solo\] finished/);
+    const path = join(folder, 'runs', 'solo.jsonl');
+    const inspection = await Revival.inspect({ path, maxRevivals: 3 });
+    assert.equal(inspection.reason, 'finished');
+    assert.equal(inspection.agentId, 'solo');
+    assert.equal(inspection.agentType, 'solo');
+    const read = await peek(path);
+    assert.ok(read.ok);
+    const prompt = read.records.find((record) => record.type === 'message');
+    assert.deepEqual(prompt?.type === 'message' ? prompt.content : null, [
+      { type: 'text', text: 'Say hello' },
+    ]);
+    const again = await runCli(
+      ['run', '--agents', 'agents.ts', '--type', 'solo', '--out', 'runs/solo.jsonl', 'Again'],
+      { cwd: folder },
+    );
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /^llm-agent: runs\/solo\.jsonl: a transcript already exists there/);
+  });
+
+  test('the demo agents run with the halting hook off are an ordinary run', async () => {
+    const result = await runCli(
+      [
+        'run',
+        '--agents',
+        join(REPO, 'src/demo/demo-agents.ts'),
+        '--type',
+        'lead',
+        '--id',
+        'lead',
+        '--out',
+        'demo/lead.jsonl',
+        'Write the report.',
+      ],
+      { cwd: folder },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'Done: report.md holds both sections.\n');
+    const report = await readFile(join(folder, 'demo', 'workspace', 'report.md'), 'utf8');
+    assert.match(report, /^# Crash-safe agent runs\n\n## Why runs die\n/);
+    const status = await runCli(['status', 'demo', '--json'], { cwd: folder });
+    assert.equal(status.code, 0, status.stderr);
+    const parsed = JSON.parse(status.stdout) as {
+      summary: { finished: number; total: number };
+    };
+    assert.deepEqual([parsed.summary.finished, parsed.summary.total], [3, 3]);
+  });
+
+  test('mistakes in the command or the module: one line each, exit 2, no stack', async () => {
+    const results = await Promise.all([
+      runCli(['run', 'hello'], { cwd: folder }),
+      runCli(['run', '--agents', 'missing.ts', 'hello'], { cwd: folder }),
+      runCli(['run', '--agents', 'agents.ts', '--type', 'nobody', 'hello'], { cwd: folder }),
+      runCli(['run', '--agents', 'agents.ts', '--type', 'keyed', '--out', 'k.jsonl', 'hello'], {
+        cwd: folder,
+        env: { OPENAI_API_KEY: '' },
+      }),
+    ]);
+    const [noAgents, missing, unknownType, noKey] = results;
+    assert.match(noAgents?.stderr ?? '', /^llm-agent: run: --agents MODULE is required/);
+    assert.equal(missing?.stderr, 'llm-agent: missing.ts: no such agents module\n');
+    assert.match(
+      unknownType?.stderr ?? '',
+      /^llm-agent: agents\.ts: no agent type "nobody" \(it defines: main, worker, solo, keyed\)\n$/,
+    );
+    assert.match(
+      noKey?.stderr ?? '',
+      /k\.jsonl: model spec "openai:gpt-5": .*set OPENAI_API_KEY\n$/,
+    );
+    await assert.rejects(readFile(join(folder, 'k.jsonl')), { code: 'ENOENT' });
+    for (const result of results) {
+      assert.equal(result.code, 2, result.stderr);
+      assert.equal(result.stderr.split('\n').length, 2, result.stderr);
+      assert.equal(hasStackTrace(result.stderr), false);
+    }
+  });
+});

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  FIXTURE,
+  hasStackTrace,
+  runCli,
+  temporaryFolder,
+  writeFixtureTree,
+} from './support/cli-fixtures.ts';
+
+describe('llm-agent show', () => {
+  let folder = '';
+  const child = join('runs', 'main.agents', `${FIXTURE.interruptedChild}.jsonl`);
+  before(async () => {
+    folder = await temporaryFolder();
+    await writeFixtureTree(folder);
+  });
+  after(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  test('prints the conversation by role, with tool calls and results', async () => {
+    const [plain, withEnvelopes] = await Promise.all([
+      runCli(['show', join('runs', 'main.jsonl')], { cwd: folder }),
+      runCli(['show', child, '--envelopes'], { cwd: folder }),
+    ]);
+    assert.equal(plain.code, 0, plain.stderr);
+    const headings = plain.stdout.split('\n').filter((line) => line.startsWith('── '));
+    assert.deepEqual(
+      headings.map((line) => line.replace(/ \[seq \d+\]$/, '')),
+      ['── user', '── assistant', '── tool', '── assistant'],
+    );
+    assert.match(plain.stdout, /→ spawn_agent call_s1 \{"agentType":"worker"/);
+    assert.match(plain.stdout, /← spawn_agent call_s2 \{"agentId":"worker-call_s2"/);
+    assert.match(
+      plain.stdout,
+      /→ task_wait call_w \{"agentIds":\["worker-call_s1","worker-call_s2"\]\}/,
+    );
+    assert.doesNotMatch(plain.stdout, /tool-dispatched/);
+
+    assert.equal(withEnvelopes.code, 0, withEnvelopes.stderr);
+    const lines = withEnvelopes.stdout.split('\n');
+    const meta = lines.findIndex((line) => line.includes('session-meta agent worker-call_s2'));
+    const call = lines.findIndex((line) => line.includes('→ write_file call_x'));
+    const dispatched = lines.findIndex((line) =>
+      line.includes('tool-dispatched write_file call_x (side-effect)'),
+    );
+    assert.ok(meta >= 0 && call > meta && dispatched > call, withEnvelopes.stdout);
+    assert.match(withEnvelopes.stdout, /parent \.\.\/main\.jsonl via call_s2/);
+  });
+
+  test('marks the turns the system wrote', async () => {
+    const result = await runCli(['show', join('other', 'noticed.jsonl')], { cwd: folder });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /── user · written by the system \(background\) \[seq 2\]\n {2}\[background event\]/,
+    );
+    assert.match(result.stdout, /── user \[seq 1\]\n {2}Wait for news/);
+  });
+
+  test('--json gives the messages, and the envelopes when asked', async () => {
+    const [messagesOnly, withEnvelopes] = await Promise.all([
+      runCli(['show', child, '--json'], { cwd: folder }),
+      runCli(['show', child, '--json', '--envelopes'], { cwd: folder }),
+    ]);
+    assert.equal(messagesOnly.code, 0, messagesOnly.stderr);
+    const shown = JSON.parse(messagesOnly.stdout) as {
+      path: string;
+      messages: { role: string; seq: number; content: { type: string }[] }[];
+      envelopes?: unknown;
+    };
+    assert.equal(shown.path, child);
+    assert.deepEqual(
+      shown.messages.map((message) => [message.role, message.content.map((part) => part.type)]),
+      [
+        ['user', ['text']],
+        ['assistant', ['text', 'tool-call']],
+      ],
+    );
+    assert.equal(shown.envelopes, undefined);
+    const full = JSON.parse(withEnvelopes.stdout) as {
+      envelopes: { type: string; seq: number; callId?: string }[];
+    };
+    assert.deepEqual(
+      full.envelopes.map((record) => record.type),
+      ['session-meta', 'tool-dispatched'],
+    );
+    assert.equal(full.envelopes[1]?.callId, FIXTURE.writeCall);
+  });
+
+  test('a file that is not a transcript, or no file: one line, no stack', async () => {
+    const [broken, missing, two] = await Promise.all([
+      runCli(['show', join('other', 'broken.jsonl')], { cwd: folder }),
+      runCli(['show', 'nothing.jsonl'], { cwd: folder }),
+      runCli(['show'], { cwd: folder }),
+    ]);
+    assert.equal(broken.code, 4);
+    assert.match(
+      broken.stderr,
+      /^llm-agent: other\/broken\.jsonl: line 1: not-a-transcript: .+\n$/,
+    );
+    assert.equal(missing.code, 2);
+    assert.equal(missing.stderr, 'llm-agent: nothing.jsonl: no such file\n');
+    assert.equal(two.code, 2);
+    assert.equal(two.stderr.split('\n').length, 2);
+    for (const result of [broken, missing, two]) {
+      assert.equal(result.stdout, '');
+      assert.equal(hasStackTrace(result.stderr), false);
+    }
+  });
+});
