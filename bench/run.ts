@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   };
   if (only.has('inspect')) {
     log('1. inspect vs a full parse');
-    results.inspect = await inspectSection(quick, log);
+    results.inspect = await inspectSection(quick, dataFolder, log);
   }
   if (only.has('status')) {
     log('2. status over a folder of transcripts');
