@@ -1,6 +1,7 @@
 import {
   type Call,
   callsOf,
+  classifyStrayResults,
   type PairingViolation,
   type PairingViolationCode,
   sortByIndex,
@@ -138,5 +139,5 @@ export function anthropicPairingViolations(messages: readonly Message[]): Pairin
       );
     }
   });
-  return sortByIndex(violations);
+  return sortByIndex(classifyStrayResults(violations, messages));
 }

@@ -1,6 +1,7 @@
 import {
   type Call,
   callsOf,
+  classifyStrayResults,
   type PairingViolation,
   type PairingViolationCode,
   resultsOf,
@@ -98,5 +99,5 @@ export function openaiChatPairingViolations(messages: readonly Message[]): Pairi
     if (calls.length > 0) open = { calls, answeredIn: new Map() };
   });
   close();
-  return sortByIndex(violations);
+  return sortByIndex(classifyStrayResults(violations, messages));
 }

@@ -1,6 +1,7 @@
 import {
   type Call,
   callsOf,
+  classifyStrayResults,
   type PairingViolation,
   type PairingViolationCode,
   resultsOf,
@@ -63,5 +64,5 @@ export function openaiResponsesPairingViolations(messages: readonly Message[]): 
       `No tool output found for function call ${call.callId}.`,
     );
   }
-  return sortByIndex(violations);
+  return sortByIndex(classifyStrayResults(violations, messages));
 }

@@ -7,11 +7,16 @@ export type PairingRules = 'anthropic' | 'openai-chat' | 'openai-responses';
 export type PairingViolationCode =
   /** A call with no answer where the rules want one. */
   | 'unanswered-call'
-  /** A result with no call where the rules want one (never asked, or not in the turn before). */
+  /** A result for a call that is asked nowhere in the conversation. */
   | 'orphan-result'
+  /**
+   * A result where the rules do not take it (not in the turn right after its call, or before
+   * the call), for a call that has no answer where the rules want one.
+   */
+  | 'misplaced-result'
   /** Anthropic: a result after other content in the user turn that follows the calls. */
   | 'result-not-first'
-  /** A second answer to one call. */
+  /** A second answer to one call (in the same turn, or anywhere else once it is answered). */
   | 'duplicate-result'
   /** Two calls with one id. */
   | 'duplicate-call-id'
@@ -61,4 +66,35 @@ export function resultsOf(message: Message): ToolResultPart[] {
 /** Stable sort by message index, so reports read top to bottom. */
 export function sortByIndex(violations: PairingViolation[]): PairingViolation[] {
   return violations.sort((left, right) => left.index - right.index);
+}
+
+/**
+ * Name a result the rules cannot place more exactly than providers do: it answers a call that
+ * is asked nowhere (`orphan-result`), a call already answered where the rules want
+ * (`duplicate-result`), or a call left unanswered (`misplaced-result`, reported with the
+ * call's own `unanswered-call`). The provider's wording stays: to a provider all three are the
+ * same error.
+ */
+export function classifyStrayResults(
+  violations: PairingViolation[],
+  messages: readonly Message[],
+): PairingViolation[] {
+  const asked = new Set<string>();
+  messages.forEach((message, index) => {
+    if (message.role !== 'assistant') return;
+    for (const call of callsOf(message, index)) asked.add(call.callId);
+  });
+  const unanswered = new Set(
+    violations.flatMap((violation) =>
+      violation.code === 'unanswered-call' && violation.callId !== undefined
+        ? [violation.callId]
+        : [],
+    ),
+  );
+  for (const violation of violations) {
+    if (violation.code !== 'orphan-result' || violation.callId === undefined) continue;
+    if (!asked.has(violation.callId)) continue;
+    violation.code = unanswered.has(violation.callId) ? 'misplaced-result' : 'duplicate-result';
+  }
+  return violations;
 }

@@ -23,19 +23,18 @@ export type { PairingRules, PairingViolation, PairingViolationCode } from './pai
  *   at all, a later turn, or no next turn): "`tool_use` ids were found without `tool_result`
  *   blocks immediately after: ID. Each `tool_use` block must have a corresponding
  *   `tool_result` block in the next message."
- * - `orphan-result`: a `tool_result` whose id is not a `tool_use` of the turn right before
- *   (never asked, asked earlier, or answered a second time in a later turn): "unexpected
+ * - a stray `tool_result`, whose id is not a `tool_use` of the turn right before: "unexpected
  *   `tool_use_id` found in `tool_result` blocks: ID. Each `tool_result` block must have a
- *   corresponding `tool_use` block in the previous message."
+ *   corresponding `tool_use` block in the previous message." (see the stray results below).
  * - `result-not-first`: a `tool_result` after other content of its user turn, so the results
  *   are not first or not together — a user message or background delivery written between
  *   the calls and (some of) their results: "Did not find N tool_result block(s) at the
  *   beginning of this message. Messages following tool_use blocks must begin with a matching
  *   number of tool_result blocks." (N = the calls of the turn before). A tool message followed
  *   by a user message is fine: the merged turn starts with the results.
- * - `duplicate-result`: a second `tool_result` for one id in one turn: "each tool_use must have
- *   a single result. Found multiple `tool_result` blocks with id: ID" (quoted from memory; no
- *   stored source confirms the exact words).
+ * - `duplicate-result`: a second `tool_result` for one id in the same turn: "each tool_use must
+ *   have a single result. Found multiple `tool_result` blocks with id: ID" (quoted from
+ *   memory; no stored source confirms the exact words).
  * - `duplicate-call-id`: a `tool_use` id used before anywhere in the request: "`tool_use` ids
  *   must be unique".
  * - `invalid-call-id`: an id not matching `^[a-zA-Z0-9_-]+$` ("String should match pattern
@@ -49,8 +48,8 @@ export type { PairingRules, PairingViolation, PairingViolationCode } from './pai
  *   right after its assistant message: "An assistant message with 'tool_calls' must be followed
  *   by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not
  *   have response messages: ID"
- * - `orphan-result`: a tool message not in such a run (after a user, system or plain assistant
- *   message, or first): "Invalid parameter: messages with role 'tool' must be a response to a
+ * - a stray tool message, not in such a run (after a user, system or plain assistant message,
+ *   or first): "Invalid parameter: messages with role 'tool' must be a response to a
  *   preceeding message with 'tool_calls'." (sic); or in a run but answering an id its assistant
  *   message did not ask: "Invalid parameter: 'tool_call_id' of 'ID' not found in 'tool_calls'
  *   of previous message."
@@ -69,10 +68,16 @@ export type { PairingRules, PairingViolation, PairingViolationCode } from './pai
  * its rule — Anthropic's and Chat's checks cover that):
  * - `unanswered-call`: a call with no output after it: "No tool output found for function call
  *   ID."
- * - `orphan-result`: an output with no call before it: "No tool call found for function call
- *   output with call_id ID."
+ * - a stray output, with no call before it: "No tool call found for function call output
+ *   with call_id ID."
  * - `duplicate-result`: a second output for one call id (our wording).
  * - `duplicate-call-id`: a second call with an id already used (our wording).
+ *
+ * **Stray results** get the provider's words but one of three codes, so a caller knows what
+ * went wrong: `orphan-result` when the call is asked nowhere in the messages,
+ * `duplicate-result` when the call already has its answer where the rules want it (a second
+ * answer, later), `misplaced-result` when the call has none (the result is in a later turn,
+ * or before its call; the call is reported `unanswered-call` too).
  *
  * Tool-result parts only count in `tool` messages and tool-call parts only in `assistant`
  * messages (the record validator allows nothing else). A `system` message counts as a turn of

@@ -62,15 +62,15 @@ test('an unanswered call is reported by every provider with its text', () => {
   ]);
 });
 
-test('a result in a later turn: unanswered and unexpected for Anthropic and Chat, fine for Responses', () => {
+test('a result in a later turn: unanswered and misplaced for Anthropic and Chat, fine for Responses', () => {
   const messages = [assistant(call('c1')), user('well?'), assistant('waiting'), tool(result('c1'))];
   assert.deepEqual(of(messages, 'anthropic'), [
     { code: 'unanswered-call', index: 0, callId: 'c1', message: anthropicUnanswered('c1') },
-    { code: 'orphan-result', index: 3, callId: 'c1', message: anthropicUnexpected('c1') },
+    { code: 'misplaced-result', index: 3, callId: 'c1', message: anthropicUnexpected('c1') },
   ]);
   assert.deepEqual(of(messages, 'openai-chat'), [
     { code: 'unanswered-call', index: 0, callId: 'c1', message: chatUnanswered('c1') },
-    { code: 'orphan-result', index: 3, callId: 'c1', message: chatNoPreceding },
+    { code: 'misplaced-result', index: 3, callId: 'c1', message: chatNoPreceding },
   ]);
   assert.deepEqual(of(messages, 'openai-responses'), []);
 });
@@ -100,15 +100,15 @@ test('a result at the very start has no call before it', () => {
   );
 });
 
-test('a result before its call is an orphan, and the call is unanswered', () => {
+test('a result before its call is misplaced, and the call is unanswered', () => {
   const messages = [user('go'), tool(result('c1')), assistant(call('c1'))];
   const codes = pairingViolations(messages).map((violation) => [violation.rules, violation.code]);
   assert.deepEqual(codes, [
-    ['anthropic', 'orphan-result'],
+    ['anthropic', 'misplaced-result'],
     ['anthropic', 'unanswered-call'],
-    ['openai-chat', 'orphan-result'],
+    ['openai-chat', 'misplaced-result'],
     ['openai-chat', 'unanswered-call'],
-    ['openai-responses', 'orphan-result'],
+    ['openai-responses', 'misplaced-result'],
     ['openai-responses', 'unanswered-call'],
   ]);
 });
@@ -126,12 +126,12 @@ test('a user message between the calls and their results: results not first (Ant
   assert.deepEqual(of(messages, 'openai-chat'), [
     { code: 'unanswered-call', index: 0, callId: 'c1', message: chatUnanswered('c1') },
     { code: 'unanswered-call', index: 0, callId: 'c2', message: chatUnanswered('c2') },
-    { code: 'orphan-result', index: 2, callId: 'c1', message: chatNoPreceding },
-    { code: 'orphan-result', index: 2, callId: 'c2', message: chatNoPreceding },
+    { code: 'misplaced-result', index: 2, callId: 'c1', message: chatNoPreceding },
+    { code: 'misplaced-result', index: 2, callId: 'c2', message: chatNoPreceding },
   ]);
 });
 
-test('results of one batch split around a user message: not together (Anthropic), orphan (Chat)', () => {
+test('results of one batch split around a user message: not together (Anthropic), misplaced (Chat)', () => {
   const messages = [
     assistant(call('c1'), call('c2')),
     tool(result('c1')),
@@ -143,7 +143,7 @@ test('results of one batch split around a user message: not together (Anthropic)
   ]);
   assert.deepEqual(of(messages, 'openai-chat'), [
     { code: 'unanswered-call', index: 0, callId: 'c2', message: chatUnanswered('c2') },
-    { code: 'orphan-result', index: 3, callId: 'c2', message: chatNoPreceding },
+    { code: 'misplaced-result', index: 3, callId: 'c2', message: chatNoPreceding },
   ]);
   assert.deepEqual(of(messages, 'openai-responses'), []);
 });
@@ -161,11 +161,11 @@ test('a system message between the calls and their results breaks adjacency', ()
   const messages = [assistant(call('c1')), system('note'), tool(result('c1'))];
   assert.deepEqual(
     of(messages, 'anthropic').map((violation) => violation.code),
-    ['unanswered-call', 'orphan-result'],
+    ['unanswered-call', 'misplaced-result'],
   );
   assert.deepEqual(
     of(messages, 'openai-chat').map((violation) => violation.code),
-    ['unanswered-call', 'orphan-result'],
+    ['unanswered-call', 'misplaced-result'],
   );
 });
 
@@ -174,7 +174,7 @@ test('consecutive assistant messages: one turn for Anthropic, two for Chat', () 
   assert.deepEqual(of(messages, 'anthropic'), []);
   assert.deepEqual(of(messages, 'openai-chat'), [
     { code: 'unanswered-call', index: 0, callId: 'c1', message: chatUnanswered('c1') },
-    { code: 'orphan-result', index: 2, callId: 'c1', message: chatNotFound('c1') },
+    { code: 'misplaced-result', index: 2, callId: 'c1', message: chatNotFound('c1') },
   ]);
 });
 
@@ -208,7 +208,7 @@ test('a duplicate answer in the next turn is reported by every provider', () => 
   ]);
 });
 
-test('a duplicate answer in a later turn is unexpected (Anthropic), orphan (Chat), duplicate (Responses)', () => {
+test('a duplicate answer in a later turn is a duplicate for every provider, in its own words', () => {
   const messages = [assistant(call('c1')), tool(result('c1')), assistant('ok'), tool(result('c1'))];
   const found = pairingViolations(messages).map((violation) => [
     violation.rules,
@@ -216,8 +216,8 @@ test('a duplicate answer in a later turn is unexpected (Anthropic), orphan (Chat
     violation.index,
   ]);
   assert.deepEqual(found, [
-    ['anthropic', 'orphan-result', 3],
-    ['openai-chat', 'orphan-result', 3],
+    ['anthropic', 'duplicate-result', 3],
+    ['openai-chat', 'duplicate-result', 3],
     ['openai-responses', 'duplicate-result', 3],
   ]);
 });
@@ -315,4 +315,35 @@ test('the rules argument picks one provider; the default checks all three', () =
       [rules],
     );
   }
+});
+
+test('stray results: orphan (asked nowhere), duplicate (already answered), misplaced (unanswered)', () => {
+  const messages = [
+    assistant(call('c1'), call('c2')),
+    tool(result('c1')),
+    assistant('thinking'),
+    tool(result('c1', 'again'), result('c2'), result('ghost')),
+  ];
+  for (const rules of ['anthropic', 'openai-chat'] as const) {
+    assert.deepEqual(
+      pairingViolations(messages, rules).map((violation) => [violation.code, violation.callId]),
+      [
+        ['unanswered-call', 'c2'],
+        ['duplicate-result', 'c1'],
+        ['misplaced-result', 'c2'],
+        ['orphan-result', 'ghost'],
+      ],
+      rules,
+    );
+  }
+  assert.deepEqual(
+    pairingViolations(messages, 'openai-responses').map((violation) => [
+      violation.code,
+      violation.callId,
+    ]),
+    [
+      ['duplicate-result', 'c1'],
+      ['orphan-result', 'ghost'],
+    ],
+  );
 });
