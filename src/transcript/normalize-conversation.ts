@@ -25,8 +25,11 @@ interface Answer<T> {
  *   state, for the loop to finish (or revival to answer); `pairingViolations` reports it.
  * - Assistant, user and system messages are returned as they are (the same objects).
  *
- * An already normalized view comes back deep-equal, and normalizing twice is the same as
- * normalizing once. Pure; never throws.
+ * An already normalized view (each turn's results in one tool message right after it, in call
+ * order) comes back deep-equal, and normalizing twice is the same as normalizing once. A view
+ * that breaks no provider's rule can still change: results split over several tool messages
+ * are merged, and put in call order. Pure; never throws (proven by the fuzz properties in
+ * test/transcript/normalize.property.test.ts).
  *
  * @example
  * normalizeConversation([
