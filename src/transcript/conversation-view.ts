@@ -40,7 +40,8 @@ interface Placed {
  * meta, revival, checkpoint) and records of unknown type are not part of the conversation.
  *
  * Pure: records are read once, nothing is written or mutated, and the cost is
- * O(n log n) in the number of messages.
+ * O(n log n) in the number of messages. It never throws, whatever the records' order, ranges
+ * or pairing (fuzzed in test/transcript/normalize.property.test.ts).
  *
  * @example
  * const view = conversationView(records);
