@@ -42,6 +42,7 @@ export async function persistenceSection(
     { system: 'ours', setting: 'fsync', steps, folder, at },
     { system: 'ours', setting: 'flush', steps, folder, at },
     { system: 'ours', setting: 'none', steps, folder, at },
+    { system: 'ours', setting: 'fsync', steps, folder, at, useLoop: false },
     { system: 'langgraph', setting: 'memory', steps, folder, at },
     { system: 'langgraph', setting: 'sqlite', langGraphDurability: 'sync', steps, folder, at },
   ];

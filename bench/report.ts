@@ -262,6 +262,7 @@ const COLOURS: Record<string, string> = {
   'ours fsync': '#1f77b4',
   'ours flush': '#17becf',
   'ours none': '#2ca02c',
+  'ours fsync (Session only)': '#9467bd',
   'langgraph memory': '#ff7f0e',
   'langgraph sqlite sync': '#8c564b',
   'langgraph postgres sync': '#d62728',

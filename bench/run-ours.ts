@@ -61,6 +61,7 @@ export async function runOurs(
     if (at.includes(step - 1)) bytesAt[String(step - 1)] = counts.bytesWritten;
   };
   const Loop = useLoop ? await loadLoop() : null;
+  const name = `ours ${durability}${Loop === null ? ' (Session only)' : ''}`;
   clock.start();
   const session = await Session.create(path, META, { durability, fileSystem });
   let engine: string;
@@ -87,12 +88,12 @@ export async function runOurs(
       return {
         ok: false,
         system: 'ours',
-        name: `ours ${durability}`,
+        name,
         reason: `the Loop ended ${result.status}: ${result.error ?? result.stopReason}`,
       };
     }
   } else {
-    engine = 'Session write path (no Loop yet): the records the Loop writes, no model library';
+    engine = 'the Session alone, with the records and barriers the Loop writes (no model library)';
     await writeLikeTheLoop(session, steps, sample);
   }
   await session.close();
@@ -103,7 +104,7 @@ export async function runOurs(
   return {
     ok: true,
     system: 'ours',
-    name: `ours ${durability}`,
+    name,
     engine,
     steps,
     bytesAt,

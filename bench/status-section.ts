@@ -37,7 +37,8 @@ function dropPageCache(): boolean {
 /**
  * Goal 2: `status` over a generated folder of `count` transcripts (see
  * {@link statusCorpus}): the CLI timed as a process three times, the command's own time
- * three times, and one cold-cache process run when the bench may drop the page cache.
+ * three times (once each when a run takes over 10 s), and one cold-cache process run when the
+ * bench may drop the page cache.
  *
  * @example
  * const section = await statusSection('bench/data', 10_000, true, console.log);
@@ -57,7 +58,9 @@ export async function statusSection(
   const processMs: number[] = [];
   let processExitCode: number | null = null;
   let processError: string | undefined;
-  for (let run = 0; run < 3; run += 1) {
+  // Three runs each, unless one takes so long that three would only cost minutes.
+  const runs = (first: number | undefined) => (first !== undefined && first > 10_000 ? 1 : 3);
+  for (let run = 0; run < runs(processMs[0]); run += 1) {
     const timed = await timeProcess([CLI, 'status', absolute, '--json']);
     processMs.push(timed.ms);
     processExitCode = timed.exitCode;
@@ -65,7 +68,7 @@ export async function statusSection(
   }
   const commandMs: number[] = [];
   let statesReported: Record<string, number> = {};
-  for (let run = 0; run < 3; run += 1) {
+  for (let run = 0; run < runs(commandMs[0]); run += 1) {
     const answer = await runChild<{ ms: number; states: Record<string, number> }>(DRIVER, [
       absolute,
     ]);
