@@ -100,6 +100,9 @@ describe('revive: "two revivers racing: exactly one wins"', () => {
       const records = await recordsOf(path);
       assert.equal(ofType(records, 'run-revived').length, 1, `round ${round}: one envelope`);
       assert.equal(ofType(records, 'tool-settled').length, 1, `round ${round}: one settle`);
+      // The count survives the process that made it.
+      const found = await Revival.inspect({ path, maxRevivals: 1 });
+      assert.deepEqual([found.revivalsUsed, found.reason], [1, 'revival-cap'], `round ${round}`);
     }
     console.log('wins per process', Object.fromEntries(winners));
   });

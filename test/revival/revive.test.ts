@@ -276,6 +276,19 @@ describe('Calls never dispatched, and joins', () => {
     assert.deepEqual(found.pendingJoins, [{ callId: 'join', agentIds: ['child-1'] }]);
   });
 
+  test('a join whose answer is already in the conversation is answered, not pending: it settles completed-unpersisted', async () => {
+    const path = fresh();
+    await writeTranscript(path, [
+      user('Wait for the child'),
+      assistant('', [call('join', 'task_wait')]),
+      dispatch('join', 'task_wait', ['child-1']),
+      result('join', 'task_wait', 'child-1 said: done'),
+    ]);
+    const revived = await reviveAndClose(path);
+    assert.deepEqual(revived.pendingJoins, []);
+    assert.deepEqual(revived.revival.completedUnpersisted, ['join']);
+  });
+
   test('Nothing in here touches the parent', async () => {
     const parent = fresh();
     await writeTranscript(parent, parallelBatch());
@@ -292,6 +305,44 @@ describe('Calls never dispatched, and joins', () => {
     assert.ok(revived.ok);
     await revived.session.close();
     assert.deepEqual(await readFile(parent), parentBytes);
+  });
+});
+
+describe('It deliberately does not scan a directory, ask a human, or build a loop', () => {
+  test('revive touches the transcript it was given, its lock file and its torn-tail sidecar, nothing else', async () => {
+    const path = fresh();
+    await writeTranscript(path, parallelBatch());
+    await writeFile(
+      path,
+      Buffer.concat([await readFile(path), Buffer.from('{"v":1,"seq":10,"ty')]),
+    );
+    await writeTranscript(
+      join(`${path.slice(0, -'.jsonl'.length)}.agents`, 'child-1.jsonl'),
+      inFlight,
+      {
+        meta: { ...META, agentId: 'child-1' },
+      },
+    );
+    const fileSystem = new FaultyFileSystem(nodeFileSystem);
+    const revived = await Revival.revive({
+      path,
+      agentId: META.agentId,
+      maxRevivals: 1,
+      fileSystem,
+    });
+    assert.ok(revived.ok);
+    await revived.session.close();
+    const touched = new Set(fileSystem.calls.map((entry) => entry.path));
+    const expected = [path, `${path}.lock`, folder, `${path}.torn-`];
+    for (const name of touched) {
+      assert.ok(
+        expected.some(
+          (allowed) => name === allowed || (allowed.endsWith('-') && name?.startsWith(allowed)),
+        ),
+        `revive touched ${name}`,
+      );
+    }
+    assert.ok(touched.has(`${path}.lock`), 'the lock was taken');
   });
 });
 
@@ -535,6 +586,21 @@ describe('SYNOPSIS: hand back everything needed to start it again as ITSELF', ()
       assert.ok(revived.ok);
       assert.equal(revived.session, session);
       assert.equal(ofType(await recordsOf(path), 'run-revived').length, 1);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a refusal leaves the caller's session open and untouched", async () => {
+    const path = fresh();
+    await writeTranscript(path, [user('Hi'), assistant('Hello!')]);
+    const session = await Session.open(path);
+    try {
+      const before = session.lastSeq;
+      const revived = await Revival.revive({ session, agentId: META.agentId, maxRevivals: 1 });
+      assert.equal(revived.ok ? 'ok' : revived.reason, 'finished');
+      assert.equal(session.lastSeq, before);
+      await session.append(user('still usable'));
     } finally {
       await session.close();
     }
