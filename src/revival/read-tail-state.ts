@@ -28,6 +28,12 @@ export interface ReadTailOptions {
   strategy?: 'tail' | 'full';
   /** Bytes per backward read while looking for the last checkpoint (tests lower it). */
   chunkBytes?: number;
+  /**
+   * Below this size (default 256 KiB) a file is simply read from the start: it is cheaper than
+   * a search backwards that would mostly find no checkpoint. Tests set 0 to take the fast path
+   * on small files.
+   */
+  fullScanBelowBytes?: number;
 }
 
 /** A checkpoint line starts with exactly these bytes, then its seq, then its type. */
@@ -36,6 +42,7 @@ const CHECKPOINT_TYPE = Buffer.from(',"type":"checkpoint"');
 /** Room for the line start, a seq of up to 16 digits and the type member. */
 const HEAD_BYTES = LINE_START.length + 16 + CHECKPOINT_TYPE.length;
 const CHUNK_BYTES = 256 * 1024;
+const FULL_SCAN_BELOW_BYTES = 256 * 1024;
 /** A checkpoint holds a small state; a longer line is not one this reader will trust. */
 const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
@@ -60,7 +67,12 @@ export async function readTailState(
     const checkpoint =
       options.strategy === 'full'
         ? null
-        : await findLastCheckpoint(fileSystem, path, options.chunkBytes ?? CHUNK_BYTES);
+        : await findLastCheckpoint(
+            fileSystem,
+            path,
+            options.chunkBytes ?? CHUNK_BYTES,
+            options.fullScanBelowBytes ?? FULL_SCAN_BELOW_BYTES,
+          );
     let state = checkpoint?.state ?? emptyTailState();
     const iterator = scanRecords(
       path,
@@ -113,6 +125,7 @@ async function findLastCheckpoint(
   fileSystem: FileSystem,
   path: string,
   chunkBytes: number,
+  fullScanBelowBytes: number,
 ): Promise<FoundCheckpoint | null> {
   let fd: number;
   try {
@@ -122,6 +135,7 @@ async function findLastCheckpoint(
   }
   try {
     const size = await fileSystem.size(fd);
+    if (size < fullScanBelowBytes) return null;
     let end = size;
     let carry: Buffer = Buffer.alloc(0);
     while (end > 0) {
