@@ -17,30 +17,36 @@
 export class StepClock {
   /** `marks[k - 1]`: when model call k started (milliseconds, pauses removed). */
   readonly marks: number[] = [];
+  readonly #now: () => number;
   #startedAt = 0;
   #stoppedAt = 0;
   #paused = 0;
 
+  /** `now` is injected for tests; the bench uses `performance.now`. */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
   start(): void {
-    this.#startedAt = performance.now();
+    this.#startedAt = this.#now();
   }
 
   mark(step: number): void {
-    this.marks[step - 1] = performance.now() - this.#paused;
+    this.marks[step - 1] = this.#now() - this.#paused;
   }
 
   /** Run a measurement whose time must not count as the system's. */
   async pause<T>(measure: () => T | Promise<T>): Promise<T> {
-    const before = performance.now();
+    const before = this.#now();
     try {
       return await measure();
     } finally {
-      this.#paused += performance.now() - before;
+      this.#paused += this.#now() - before;
     }
   }
 
   stop(): void {
-    this.#stoppedAt = performance.now() - this.#paused;
+    this.#stoppedAt = this.#now() - this.#paused;
   }
 
   get startedAt(): number {
