@@ -221,7 +221,7 @@ async function runDemo(folder: string, io: CommandIo): Promise<number> {
       `  $ llm-agent show ${shown(story.path)}   (from the interrupted call on)`,
     );
     io.stdout.write(
-      conversationText(story.messages.slice(story.from), io.out, { maxValueLength: 140 })
+      conversationText(story.messages.slice(story.from), io.out, { maxValueLength: 400 })
         .split('\n')
         .map((line) => (line === '' ? line : `  ${line}`))
         .join('\n'),

@@ -16,7 +16,7 @@ export function prefixedStream(target: NodeJS.WritableStream, prefix: string): W
       pending += chunk.toString();
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
-      for (const line of lines) target.write(`${prefix}${line}\n`);
+      for (const line of lines) target.write(line === '' ? '\n' : `${prefix}${line}\n`);
       done();
     },
     final(done) {
