@@ -7,7 +7,12 @@ import type {
   TailKind,
 } from './inspection.ts';
 
-/** The part of an {@link Inspection} that follows from the folded state alone. */
+/**
+ * The part of an {@link Inspection} that follows from the folded state alone.
+ *
+ * @example
+ * const assessment: Assessment = assessTail(state, { maxRevivals: 2, running: false });
+ */
 export type Assessment = Omit<Inspection, 'path' | 'bytes'>;
 
 /**
@@ -81,7 +86,13 @@ function refusalOf(
   return null;
 }
 
-/** How the run was left; only meaningful for a transcript that is neither finished nor empty. */
+/**
+ * How the run was left; only meaningful for a transcript that is neither finished nor empty.
+ * Pure.
+ *
+ * @example
+ * tailKind(session.state); // 'calls-unanswered'
+ */
 export function tailKind(state: TailState): TailKind {
   const unanswered = state.turn?.calls.some((call) => !call.answered) === true;
   if (unanswered) return 'calls-unanswered';

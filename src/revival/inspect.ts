@@ -4,7 +4,12 @@ import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
 import { readTailState } from './read-tail-state.ts';
 
-/** What {@link inspectTranscript} is asked. */
+/**
+ * What {@link inspectTranscript} is asked.
+ *
+ * @example
+ * const options: InspectOptions = { path: 'runs/a.jsonl', maxRevivals: 2 };
+ */
 export interface InspectOptions {
   path: string;
   /** How many revivals the application allows this transcript (0 refuses every revival). */

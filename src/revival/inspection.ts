@@ -2,7 +2,11 @@ import type { OpenDispatch } from '../transcript/tail-state.ts';
 import type { ParentLink } from '../transcript/records.ts';
 
 /**
- * Why a transcript is not revivable, in the order they are decided (SPEC §5):
+ * Why a transcript is not revivable, in the order they are decided (SPEC §5).
+ *
+ * @example
+ * if (found.reason === 'revival-cap') console.log(`revived ${found.revivalsUsed} times already`);
+ *
  * - `unreadable`: missing, a folder, not a transcript, damaged mid-file, from a newer version,
  *   or an I/O error reading it;
  * - `running`: a live process holds its writer lock (a run, or another reviver);
@@ -13,7 +17,11 @@ import type { ParentLink } from '../transcript/records.ts';
 export type NotRevivableReason = 'unreadable' | 'running' | 'finished' | 'revival-cap' | 'empty';
 
 /**
- * How an interrupted run was left:
+ * How an interrupted run was left.
+ *
+ * @example
+ * if (found.tail === 'calls-unanswered') console.log(found.openDispatches.length, 'calls open');
+ *
  * - `calls-unanswered`: its last assistant turn has calls with no result (in flight, never
  *   dispatched, or a join still waiting);
  * - `results-unread`: every call is answered, and the model never read the results;
@@ -21,13 +29,23 @@ export type NotRevivableReason = 'unreadable' | 'running' | 'finished' | 'reviva
  */
 export type TailKind = 'calls-unanswered' | 'results-unread' | 'user-turn';
 
-/** A call of the last assistant turn that was never dispatched: the Loop runs it (no retry). */
+/**
+ * A call of the last assistant turn that was never dispatched: the Loop runs it (no retry).
+ *
+ * @example
+ * for (const call of found.neverDispatched) console.log(`${call.toolName} (${call.callId}) never started`);
+ */
 export interface NeverDispatchedCall {
   callId: string;
   toolName: string;
 }
 
-/** A join (`task_wait`) dispatched and never answered: left open for the revived children. */
+/**
+ * A join (`task_wait`) dispatched and never answered: left open for the revived children.
+ *
+ * @example
+ * for (const join of revived.pendingJoins) console.log(join.callId, 'waits for', join.agentIds);
+ */
 export interface PendingJoin {
   callId: string;
   agentIds: string[];
@@ -36,6 +54,10 @@ export interface PendingJoin {
 /**
  * What {@link Revival.inspect} found. Everything but `path`, `revivable`, `maxRevivals` and
  * the counts is absent or empty when the transcript is `unreadable`.
+ *
+ * @example
+ * const found: Inspection = await Revival.inspect({ path, maxRevivals: 2 });
+ * console.log(found.revivable ? found.tail : `${found.reason}: ${found.detail}`);
  */
 export interface Inspection {
   path: string;

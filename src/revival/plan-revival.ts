@@ -14,6 +14,9 @@ import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
 /**
  * The settle reasons only revival writes. With `extras.injected = 'revival'` on its messages,
  * they are how a revive tells its own unfinished work (a revive killed half-way) from the run's.
+ *
+ * @example
+ * REVIVAL_SETTLE_REASONS.has('orphaned'); // true
  */
 export const REVIVAL_SETTLE_REASONS: ReadonlySet<string> = new Set([
   'interrupted',
@@ -21,7 +24,12 @@ export const REVIVAL_SETTLE_REASONS: ReadonlySet<string> = new Set([
   'orphaned',
 ]);
 
-/** What a revive appends, in order. */
+/**
+ * What a revive appends, in order.
+ *
+ * @example
+ * const plan: RevivalPlan = planRevival({ records, state, maxRevivals: 2 });
+ */
 export interface RevivalPlan {
   /** One tool message per call answered as interrupted; made durable before any settle. */
   interruptedMessages: MessageBody[];
@@ -115,7 +123,12 @@ type Shape =
   | 'interrupted-by-revival'
   | 'interrupted-answer';
 
-/** How one open dispatch is settled (the seed's three shapes, and the join left open). */
+/**
+ * How one open dispatch is settled (the seed's three shapes, and the join left open). Pure.
+ *
+ * @example
+ * settleShape({ ...dispatch, resultSeq: 12, resultByRevival: false }); // 'completed-unpersisted'
+ */
 export function settleShape(dispatch: OpenDispatch): Shape {
   // A turn spliced away takes its result with it: nothing in the view answers or asks.
   if (dispatch.turnCompacted === true) return 'orphaned';
@@ -158,7 +171,12 @@ function interruptedResult(dispatch: OpenDispatch): MessageBody {
   };
 }
 
-/** True for what a revive writes (and checkpoints, which any writer may add). */
+/**
+ * True for what a revive writes (and checkpoints, which any writer may add). Pure.
+ *
+ * @example
+ * const tail = records.filter(isRevivalWrite);
+ */
 export function isRevivalWrite(record: TranscriptRecord | ForeignRecord): boolean {
   if (!isKnownRecord(record)) return false;
   switch (record.type) {

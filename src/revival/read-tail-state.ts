@@ -8,7 +8,12 @@ import {
   tailStateFromJson,
 } from '../transcript/tail-state.ts';
 
-/** The folded state of a transcript, read without writing anything. */
+/**
+ * The folded state of a transcript, read without writing anything.
+ *
+ * @example
+ * const read: TailRead = await readTailState('runs/a.jsonl');
+ */
 export type TailRead =
   | {
       ok: true;
@@ -21,7 +26,12 @@ export type TailRead =
     }
   | { ok: false; reason: UnreadableReason; detail: string; line?: number };
 
-/** Options for {@link readTailState}. */
+/**
+ * Options for {@link readTailState}.
+ *
+ * @example
+ * await readTailState(path, { strategy: 'full' }); // what a full parse gives
+ */
 export interface ReadTailOptions {
   fileSystem?: FileSystem;
   /** `tail` (default): start from the last checkpoint when there is one; `full`: from byte 0. */

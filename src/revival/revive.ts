@@ -9,10 +9,20 @@ import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
 
-/** Which transcript to revive: a path (revive opens it) or a session the caller holds. */
+/**
+ * Which transcript to revive: a path (revive opens it) or a session the caller holds.
+ *
+ * @example
+ * const target: ReviveTarget = { path: 'runs/a.jsonl' };
+ */
 export type ReviveTarget = { path: string; session?: never } | { session: Session; path?: never };
 
-/** What {@link reviveTranscript} is asked. */
+/**
+ * What {@link reviveTranscript} is asked.
+ *
+ * @example
+ * const options: ReviveOptions = { path: 'runs/a.jsonl', agentId: 'main', maxRevivals: 2 };
+ */
 export type ReviveOptions = ReviveTarget & {
   /** The agent the caller means to revive; a transcript whose session-meta names another is refused. */
   agentId: string;
@@ -30,10 +40,18 @@ export type ReviveOptions = ReviveTarget & {
  * Why a revive wrote nothing, or stopped: the transcript's reasons, plus `io-error` — the file
  * system refused a write mid-revive; the transcript is then as a crash would have left it, and
  * the next revive completes the work without doubling any of it.
+ *
+ * @example
+ * if (!revived.ok && revived.reason === 'io-error') console.error('try again:', revived.detail);
  */
 export type ReviveFailureReason = NotRevivableReason | 'io-error';
 
-/** A revived run: everything needed to start it again as itself. */
+/**
+ * A revived run: everything needed to start it again as itself.
+ *
+ * @example
+ * if (revived.ok) new Loop({ backends, session: revived.session }).run(revived.messages);
+ */
 export interface Revived {
   ok: true;
   /** Holds the writer lock; hand it to the Loop (and close it when the run ends). */
@@ -54,7 +72,12 @@ export interface Revived {
   neverDispatched: NeverDispatchedCall[];
 }
 
-/** A revive that did not happen (or stopped); `detail` is one line for a human. */
+/**
+ * A revive that did not happen (or stopped); `detail` is one line for a human.
+ *
+ * @example
+ * if (!revived.ok) console.error(`not revived: ${revived.reason}: ${revived.detail}`);
+ */
 export interface ReviveRefused {
   ok: false;
   reason: ReviveFailureReason;

@@ -542,6 +542,27 @@ describe('Nothing throws', () => {
     assert.match(revivedDamaged.detail, new RegExp(`${damaged.replaceAll('.', '\\.')}:2: `));
   });
 
+  test("damage before the last checkpoint, which inspect's tail read cannot see, is found by revive's full read: unreadable, nothing appended", async () => {
+    const path = fresh();
+    const padding = Array.from({ length: 400 }, (_, index) =>
+      user(`turn ${index} ${'p'.repeat(900)}`),
+    );
+    await writeTranscript(path, [...padding, ...inFlight], { checkpointBytes: 64 * 1024 });
+    const text = await readFile(path, 'utf8');
+    const damaged = text.replace('"turn 3 ', '"turn 3!');
+    await writeFile(path, damaged);
+    assert.equal(
+      (await Revival.inspect({ path, maxRevivals: 1 })).revivable,
+      true,
+      'the tail looks fine',
+    );
+    const revived = await Revival.revive({ path, agentId: META.agentId, maxRevivals: 1 });
+    assert.ok(!revived.ok);
+    assert.equal(revived.reason, 'unreadable');
+    assert.match(revived.detail, /:5: /);
+    assert.equal(await readFile(path, 'utf8'), damaged);
+  });
+
   test('a transcript whose session-meta names another agent is refused, nothing written', async () => {
     const path = fresh();
     await writeTranscript(path, inFlight);
