@@ -1,6 +1,7 @@
 import { asSchema, jsonSchema, type Tool, type ToolSet } from 'ai';
 import { normalizeConversation } from '../transcript/normalize-conversation.ts';
 import type { Message, MessageExtras } from '../transcript/records.ts';
+import { SessionError } from '../transcript/session-error.ts';
 import { callModel, type ModelTurnResult } from './call-model.ts';
 import {
   COMPACTION_PREFIX,
@@ -124,11 +125,10 @@ export class Loop {
         const conversation = await prepare();
         result = await run.execute(conversation, () => this.#sdkTools());
       } catch (error) {
-        result = run.ended(
-          'failed',
-          'error',
-          `the transcript could not be written: ${text(error)}`,
-        );
+        const what = SessionError.isInstance(error)
+          ? 'the transcript could not be written'
+          : 'the run stopped on an unexpected error';
+        result = run.ended('failed', 'error', `${what}: ${text(error)}`);
       }
       try {
         await this.#options.session.barrier();

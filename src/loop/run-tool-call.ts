@@ -174,6 +174,13 @@ async function writeRefusal(
   text: string,
   environment: ToolCallEnvironment,
 ): Promise<void> {
+  // Displays pair start and end; a refused call starts and ends at once, with an error.
+  environment.emit({
+    type: 'tool-call-start',
+    callId: call.callId,
+    toolName: call.toolName,
+    input: call.input,
+  });
   const message: LoopMessage = {
     role: 'tool',
     content: [

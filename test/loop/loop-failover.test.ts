@@ -166,3 +166,23 @@ test('a run whose transcript cannot be written ends failed, never rejects', asyn
     await fixture.close();
   }
 });
+
+test('a throwing hook (takeDeliveries) ends the run failed with the reason, never a rejection', async () => {
+  const fixture = await freshSession();
+  try {
+    const model = new ScriptedModel([{ text: 'never asked' }]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      takeDeliveries: () => {
+        throw new Error('delivery queue broke');
+      },
+    });
+    const result = await loop.start('Hi');
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /unexpected error: delivery queue broke/);
+    assert.equal(model.prompts.length, 0);
+  } finally {
+    await fixture.close();
+  }
+});
