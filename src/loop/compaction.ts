@@ -23,7 +23,8 @@ export function estimateTokens(messages: readonly Message[], system = ''): numbe
 
 /** The prefix of a conversation a compaction would replace, and the seq range it names. */
 export interface CompactionPlan {
-  /** Messages `[0, count)` of the conversation are replaced. */
+  /** Messages `[start, start + count)` of the conversation are replaced (`start` skips leading system turns). */
+  start: number;
   count: number;
   fromSeq: number;
   toSeq: number;
@@ -38,7 +39,7 @@ export interface CompactionPlan {
  *
  * @example
  * const plan = planCompaction(conversation, { maxTokens: 8000 });
- * if (plan !== null) summarise(conversation.slice(0, plan.count));
+ * if (plan !== null) summarise(conversation.slice(plan.start, plan.start + plan.count));
  */
 export function planCompaction(
   conversation: readonly LoopMessage[],
@@ -62,7 +63,8 @@ export function planCompaction(
       const replaced = conversation.slice(start, cut);
       const seqs = replaced.map((message) => message.seq as number);
       return {
-        count: cut,
+        start,
+        count: cut - start,
         fromSeq: Math.min(...seqs),
         toSeq: Math.max(...seqs),
       };

@@ -330,7 +330,7 @@ class RunState {
     if (options === undefined) return 'skipped';
     const plan = planCompaction(this.#conversation, options, this.#options.system ?? '');
     if (plan === null) return 'skipped';
-    const replaced = this.#conversation.slice(0, plan.count);
+    const replaced = this.#conversation.slice(plan.start, plan.start + plan.count);
     const prompt: Message = {
       role: 'user',
       content: [
@@ -363,7 +363,11 @@ class RunState {
       extras,
       seq: record.seq,
     };
-    this.#conversation = [summaryMessage, ...this.#conversation.slice(plan.count)];
+    this.#conversation = [
+      ...this.#conversation.slice(0, plan.start),
+      summaryMessage,
+      ...this.#conversation.slice(plan.start + plan.count),
+    ];
     this.#emit({ type: 'compaction-end', fromSeq: plan.fromSeq, toSeq: plan.toSeq });
     return 'done';
   }

@@ -101,10 +101,15 @@ test('planCompaction never splits a call from its results, keeps the current tur
       fc.array(turn, { minLength: 1, maxLength: 12 }),
       fc.integer({ min: 1, max: 2000 }),
       fc.integer({ min: 1, max: 8 }),
-      (turns, maxTokens, keepRecent) => {
+      fc.boolean(),
+      (turns, maxTokens, keepRecent, withSystem) => {
         const conversation: LoopMessage[] = [];
         let seq = 1;
         let callNumber = 0;
+        if (withSystem) {
+          conversation.push({ role: 'system', content: [{ type: 'text', text: 'sys' }], seq });
+          seq += 1;
+        }
         for (const spec of turns) {
           if (spec.user) {
             conversation.push({ role: 'user', content: [{ type: 'text', text: 'u' }], seq });
@@ -140,13 +145,16 @@ test('planCompaction never splits a call from its results, keeps the current tur
         const plan = planCompaction(conversation, { maxTokens, keepRecent });
         if (plan === null) return;
         assert.ok(estimateTokens(conversation) > maxTokens);
-        assert.ok(plan.count >= 1 && plan.count <= conversation.length - keepRecent);
+        const start = withSystem ? 1 : 0;
+        const cut = plan.start + plan.count;
+        assert.equal(plan.start, start, 'leading system turns are kept');
+        assert.ok(plan.count >= 1 && cut <= conversation.length - keepRecent);
         const lastAssistant = conversation.findLastIndex((message) => message.role === 'assistant');
-        assert.ok(plan.count <= lastAssistant, 'the current turn is kept');
-        assert.notEqual(conversation[plan.count]?.role, 'tool', 'no results cut from their call');
-        const kept = conversation.slice(plan.count);
-        assert.ok(kept.every((message) => (message.seq ?? 0) > plan.toSeq));
-        assert.equal(plan.fromSeq, conversation[0]?.seq);
+        assert.ok(cut <= lastAssistant, 'the current turn is kept');
+        assert.notEqual(conversation[cut]?.role, 'tool', 'no results cut from their call');
+        const kept = [...conversation.slice(0, start), ...conversation.slice(cut)];
+        assert.ok(kept.slice(start).every((message) => (message.seq ?? 0) > plan.toSeq));
+        assert.equal(plan.fromSeq, conversation[start]?.seq);
       },
     ),
     { seed, numRuns: 300 },
