@@ -61,7 +61,11 @@ after(async () => {
     workers.map(
       (worker) =>
         new Promise<void>((resolve) => {
-          worker.child.once('exit', () => resolve());
+          const { child } = worker;
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          // A worker that does not leave when asked is stopped: only ever our own children.
+          setTimeout(() => child.kill(), 5000).unref();
           worker.send({ type: 'exit' });
         }),
     ),
