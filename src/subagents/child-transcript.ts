@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { peek } from '../transcript/peek.ts';
 import type { SessionMetaBody } from '../transcript/records.ts';
@@ -75,4 +76,28 @@ export async function readSessionMeta(
   } finally {
     await iterator.return(undefined as never).catch(() => undefined);
   }
+}
+
+/**
+ * How deep a run is in its tree: 0 for a root, 1 for its child, … — known depths first
+ * (`known`, for runs built in this process), else counted along the `session-meta` parent
+ * links. A broken or cyclic chain ends the count where it breaks (at most 64).
+ *
+ * @example
+ * const depth = await depthOf('runs/main.agents/a.agents/b.jsonl', () => undefined); // 2
+ */
+export async function depthOf(
+  path: string,
+  known: (path: string) => number | undefined,
+  fileSystem?: FileSystem,
+): Promise<number> {
+  let current = resolve(path);
+  for (let hops = 0; hops < 64; hops += 1) {
+    const depth = known(current);
+    if (depth !== undefined) return depth + hops;
+    const meta = await readSessionMeta(current, fileSystem);
+    if (meta?.parent === undefined) return hops;
+    current = resolve(dirname(current), meta.parent.transcript);
+  }
+  return 64;
 }

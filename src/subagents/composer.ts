@@ -12,9 +12,8 @@ import type {
   ToolFailure,
 } from '../loop/types.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
-import { isAgentId, type JsonValue, type Message } from '../transcript/records.ts';
-import { type Durability, Session, type SessionOptions } from '../transcript/session.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { isAgentId, type JsonValue } from '../transcript/records.ts';
+import { Session, type SessionOptions } from '../transcript/session.ts';
 import { adoptChildren } from './adopt-children.ts';
 import {
   type AgentDefinition,
@@ -24,73 +23,29 @@ import {
   modelSpecOf,
 } from './agent-definition.ts';
 import { type AgentIdFactory, agentIdForSpawn } from './agent-id.ts';
-import { childTranscriptPath, parentLinkPath, parentTranscriptPath } from './child-layout.ts';
-import { type ChildOutcome, outcomeOfRun } from './child-outcome.ts';
-import { outcomeFromTranscript, readSessionMeta } from './child-transcript.ts';
-import { type ChildRecord, Family } from './family.ts';
-import { joinOutput } from './join-output.ts';
+import { childTranscriptPath } from './child-layout.ts';
+import {
+  appendTask,
+  type ChildSessionResult,
+  createChildSession,
+  describe,
+} from './child-session.ts';
+import { depthOf } from './child-transcript.ts';
+import type {
+  ComposerEvent,
+  ComposerOptions,
+  LoopFactory,
+  RevivedChild,
+  StartedRun,
+} from './composer-types.ts';
+import type { ChildRecord } from './family.ts';
 import { resolveModelSpec } from './model-spec.ts';
+import { planSpawn } from './plan-spawn.ts';
+import { RunTree } from './run-tree.ts';
 import { type SpawnInput, spawnAgentTool } from './spawn-agent-tool.ts';
 import { type TaskWaitInput, taskWaitTool } from './task-wait-tool.ts';
 
-/** Builds a loop from its options; the default is the `Loop` of `llm-agent/loop`. */
-export type LoopFactory = (options: LoopOptions) => { run(messages: LoopMessage[]): RunHandle };
-
-/** Progress of the tree, for displays. */
-export type ComposerEvent =
-  | {
-      type: 'child-start';
-      parentPath: string;
-      child: ChildRecord;
-      run: RunHandle;
-      /** True for a run taken back by `reviveChild`. */
-      revived: boolean;
-    }
-  | { type: 'child-end'; parentPath: string; child: ChildRecord; outcome: ChildOutcome };
-
-/** Options of a {@link Composer}. */
-export interface ComposerOptions {
-  registry: AgentRegistry;
-  limits?: {
-    /** Children running at once in this composer, the whole tree counted (default 4). */
-    maxConcurrent?: number;
-    /** How many levels of children below a root run (default 2: children and grandchildren). */
-    maxDepth?: number;
-  };
-  /** Makes child ids; must be a pure function of the spawn call (default {@link agentIdForSpawn}). */
-  ids?: AgentIdFactory;
-  clock?: () => Date;
-  durability?: Durability;
-  fileSystem?: FileSystem;
-  /** Turns the model specs of definitions into models (default `resolveModelSpec`). */
-  resolveModel?: ModelResolver;
-  /** Builds loops (default: `new Loop(options)`); tests wrap it. */
-  createLoop?: LoopFactory;
-  /** Passed to every loop (tests make backoff instant). */
-  loopDefaults?: Pick<LoopOptions, 'sleep' | 'backoff'>;
-  /** The timer of `task_wait`'s timeout; rejects or resolves when `signal` aborts. */
-  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
-  onEvent?: (event: ComposerEvent) => void;
-}
-
-/** A run the composer started or resumed: await `run` for its result. */
-export interface StartedRun {
-  agentId: string;
-  path: string;
-  session: Session;
-  run: RunHandle;
-}
-
-/** What `reviveChild` takes: a revived run and who it was. */
-export interface RevivedChild {
-  agentId: string;
-  agentType: string;
-  label: string;
-  /** The parent's spawn call that first started the child. */
-  callId: string;
-  run: RunHandle;
-  sessionPath: string;
-}
+export type { ComposerEvent, ComposerOptions, LoopFactory, RevivedChild, StartedRun };
 
 interface RunInfo {
   agentId: string;
@@ -122,11 +77,8 @@ export class Composer {
   readonly #createLoop: LoopFactory;
   readonly #loopDefaults: Pick<LoopOptions, 'sleep' | 'backoff'>;
   readonly #sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
-  readonly #onEvent: ((event: ComposerEvent) => void) | undefined;
-  readonly #families = new Map<string, Family>();
   readonly #runs = new Map<string, RunInfo>();
-  readonly #unrevivable = new Map<string, { reason: string; detail: string }>();
-  readonly #active = new Set<Promise<unknown>>();
+  readonly #tree: RunTree;
   #reserved = 0;
 
   constructor(options: ComposerOptions) {
@@ -150,7 +102,10 @@ export class Composer {
     this.#loopDefaults = options.loopDefaults ?? {};
     this.#sleep =
       options.sleep ?? ((milliseconds, signal) => sleepFor(milliseconds, undefined, { signal }));
-    this.#onEvent = options.onEvent;
+    const treeOptions: ConstructorParameters<typeof RunTree>[0] = {};
+    if (options.fileSystem !== undefined) treeOptions.fileSystem = options.fileSystem;
+    if (options.onEvent !== undefined) treeOptions.onEvent = options.onEvent;
+    this.#tree = new RunTree(treeOptions);
   }
 
   /**
@@ -178,14 +133,15 @@ export class Composer {
     );
     let first: LoopMessage;
     try {
-      first = await this.#appendTask(session, request.task);
+      first = await appendTask(session, request.task);
     } catch (error) {
       await session.close().catch(() => undefined);
       throw error;
     }
     this.#runs.set(resolve(request.path), { agentId, depth: 0 });
     const run = this.#runLoop(session, definition, backends, 0, [first]);
-    this.#keep(run.result.then(() => session.close()).catch(() => undefined));
+    this.#tree.watch(run);
+    this.#tree.keep(run.result.then(() => session.close()).catch(() => undefined));
     return { agentId, path: request.path, session, run };
   }
 
@@ -208,19 +164,20 @@ export class Composer {
         : 1 + (await this.#depthOf(this.#parentOf(session.path, meta.parent.transcript)));
     this.#runs.set(resolve(session.path), { agentId: meta.agentId, depth });
     await adoptChildren({
-      family: this.#familyOf(session.path),
+      family: this.#tree.familyOf(session.path),
       parentAgentId: meta.agentId,
       messages: revived.messages,
       pendingJoins: session.state.open.flatMap((open) => open.joins ?? []),
       ids: this.#ids,
-      outcomeOf: (agentId) => this.#untracked(session.path, agentId),
+      outcomeOf: (agentId) => this.#tree.untracked(session.path, agentId),
     });
     const run = this.#runLoop(session, definition, backends, depth, revived.messages);
     const ended = run.result.then(() => session.close()).catch(() => undefined);
     if (meta.parent === undefined) {
-      this.#keep(ended);
+      this.#tree.watch(run);
+      this.#tree.keep(ended);
     } else {
-      this.#track(
+      this.#tree.track(
         {
           agentId: meta.agentId,
           agentType: meta.agentType,
@@ -250,7 +207,7 @@ export class Composer {
     if (!isAgentId(child.agentId))
       throw new TypeError(`unsafe agent id ${JSON.stringify(child.agentId)}`);
     const { run, ...record } = child;
-    this.#track(record, run, run.result, true);
+    this.#tree.track(record, run, run.result, true);
   }
 
   /**
@@ -261,10 +218,7 @@ export class Composer {
    * if (!revived.ok) composer.reportUnrevivable({ sessionPath: path, reason: revived.reason, detail: revived.detail });
    */
   reportUnrevivable(report: { sessionPath: string; reason: string; detail: string }): void {
-    this.#unrevivable.set(resolve(report.sessionPath), {
-      reason: report.reason,
-      detail: report.detail,
-    });
+    this.#tree.reportUnrevivable(report.sessionPath, report.reason, report.detail);
   }
 
   /**
@@ -283,9 +237,20 @@ export class Composer {
     return this.#loopOptions(session, definition, backends, depth);
   }
 
+  /**
+   * Abort every run this composer started, resumed or took back (a person pressed Ctrl-C).
+   * Each stops at its next step and stays revivable; nothing more is spawned by them.
+   *
+   * @example
+   * process.once('SIGINT', () => composer.abort('interrupted by the user'));
+   */
+  abort(reason?: string): void {
+    this.#tree.abort(reason);
+  }
+
   /** Resolves once every run this composer started, resumed or took back has ended. */
   async idle(): Promise<void> {
-    while (this.#active.size > 0) await Promise.all([...this.#active]);
+    await this.#tree.idle();
   }
 
   #definition(agentType: string): AgentDefinition {
@@ -316,7 +281,7 @@ export class Composer {
     backends: LanguageModel[],
     depth: number,
   ): LoopOptions {
-    const family = this.#familyOf(session.path);
+    const family = this.#tree.familyOf(session.path);
     const tools: ToolDefinition<never>[] = [...(definition.tools ?? [])];
     if (definition.canSpawn !== false && depth < this.#maxDepth) {
       tools.push(
@@ -324,22 +289,12 @@ export class Composer {
           this.#spawn(session.path, input, context),
         ) as ToolDefinition<never>,
         taskWaitTool((input, context) =>
-          this.#wait(family, input, context),
+          this.#wait(session.path, input, context),
         ) as ToolDefinition<never>,
       );
     }
-    const resolveJoin: JoinResolver = async ({ agentIds, signal }) => {
-      const stop = stopWhen(signal);
-      try {
-        const found = await family.join(agentIds, {
-          untracked: (agentId) => this.#untracked(session.path, agentId),
-          stop: stop.promise,
-        });
-        return joinOutput(found.joined, found.stillRunning);
-      } finally {
-        stop.dispose();
-      }
-    };
+    const resolveJoin: JoinResolver = ({ agentIds, signal }) =>
+      this.#tree.join(session.path, agentIds, signal);
     const options: LoopOptions = {
       ...this.#loopDefaults,
       backends,
@@ -359,128 +314,74 @@ export class Composer {
     input: SpawnInput,
     context: ToolContext,
   ): Promise<JsonValue | ToolFailure> {
-    const definition = Object.hasOwn(this.#registry, input.agentType)
-      ? this.#registry[input.agentType]
-      : undefined;
-    if (definition === undefined) {
-      return failure(
-        `Unknown agent type ${JSON.stringify(input.agentType)}. The types are: ${Object.keys(this.#registry).join(', ')}.`,
-      );
-    }
     const parent = this.#runs.get(resolve(parentPath));
     const depth = parent?.depth ?? 0;
-    if (depth + 1 > this.#maxDepth) {
-      return failure(
-        `Cannot spawn: this run is at depth ${depth} and the maximum depth is ${this.#maxDepth}.`,
-      );
-    }
-    let agentId: string;
-    try {
-      agentId = this.#ids({
-        agentType: input.agentType,
-        callId: context.callId,
-        parentAgentId: parent?.agentId ?? 'main',
-      });
-    } catch (error) {
-      return failure(`Cannot make an agent id for this call: ${describe(error)}`);
-    }
-    if (typeof agentId !== 'string' || !isAgentId(agentId)) {
-      return failure(
-        `The agent id ${JSON.stringify(agentId)} made for this call is not safe as a file name; nothing was started.`,
-      );
-    }
-    const family = this.#familyOf(parentPath);
-    const label = input.label ?? input.agentType;
-    const known = family.child(agentId);
+    const plan = planSpawn({
+      registry: this.#registry,
+      ids: this.#ids,
+      maxDepth: this.#maxDepth,
+      parentDepth: depth,
+      parentAgentId: parent?.agentId ?? 'main',
+      callId: context.callId,
+      input,
+    });
+    if (!plan.ok) return failure(plan.refusal);
+    const { agentId, definition, label } = plan;
+    const started = { agentId, agentType: input.agentType, label };
+    const known = this.#tree.familyOf(parentPath).child(agentId);
     if (known !== undefined) {
-      return {
-        agentId,
-        agentType: input.agentType,
-        label,
-        status: known.outcome === null ? 'running' : 'ended',
-      };
+      return { ...started, status: known.outcome === null ? 'running' : 'ended' };
     }
-    if (this.#running() + this.#reserved >= this.#maxConcurrent) {
+    if (this.#tree.running + this.#reserved >= this.#maxConcurrent) {
       return failure(
         `Cannot spawn: ${this.#maxConcurrent} children are already running, the most allowed at once. Wait for one with task_wait, then try again.`,
       );
     }
-    this.#reserved += 1;
-    try {
-      return await this.#create(
-        parentPath,
-        depth + 1,
-        definition,
-        {
-          agentId,
-          agentType: input.agentType,
-          label,
-          callId: context.callId,
-          sessionPath: childTranscriptPath(parentPath, agentId),
-        },
-        input.task,
-      );
-    } finally {
-      this.#reserved -= 1;
-    }
-  }
-
-  async #create(
-    parentPath: string,
-    depth: number,
-    definition: AgentDefinition,
-    child: ChildRecord,
-    task: string,
-  ): Promise<JsonValue | ToolFailure> {
     let backends: LanguageModel[];
     try {
       backends = backendsOf(definition, this.#resolveModel);
     } catch (error) {
-      return failure(`Cannot start a ${child.agentType}: ${describe(error)}`);
+      return failure(`Cannot start a ${input.agentType}: ${describe(error)}`);
     }
-    const started = { agentId: child.agentId, agentType: child.agentType, label: child.label };
-    let session: Session;
+    const child: ChildRecord = {
+      ...started,
+      callId: context.callId,
+      sessionPath: childTranscriptPath(parentPath, agentId),
+    };
+    this.#reserved += 1;
+    let created: ChildSessionResult;
     try {
-      session = await Session.create(
-        child.sessionPath,
-        {
-          ...started,
-          model: modelSpecOf(definition),
-          parent: {
-            transcript: parentLinkPath(child.sessionPath, parentPath),
-            callId: child.callId,
-          },
-        },
-        this.#sessionOptions,
-      );
-    } catch (error) {
-      if (SessionError.isInstance(error) && (error.code === 'exists' || error.code === 'locked')) {
-        // The id is derived from this very call, so the transcript is this call's child, made
-        // before a crash lost the call's result: the same child, never a second one.
-        return {
-          ...started,
-          status: 'already-started',
-          note: `This call had already started ${child.agentId}; join it with task_wait.`,
-        };
-      }
-      return failure(`Cannot create the child's transcript: ${describe(error)}`);
+      created = await createChildSession({
+        child,
+        parentPath,
+        model: modelSpecOf(definition),
+        task: input.task,
+        sessionOptions: this.#sessionOptions,
+      });
+    } finally {
+      this.#reserved -= 1;
     }
-    let first: LoopMessage;
-    try {
-      first = await this.#appendTask(session, task);
-    } catch (error) {
-      await session.close().catch(() => undefined);
-      return failure(`Cannot write the child's task: ${describe(error)}`);
+    if (!created.ok) {
+      // The id is derived from this very call, so an existing transcript is this call's child,
+      // made before a crash lost the call's result: the same child, never a second one.
+      return created.existing
+        ? {
+            ...started,
+            status: 'already-started',
+            note: `This call had already started ${agentId}; join it with task_wait.`,
+          }
+        : failure(`Cannot start ${agentId}: ${created.detail}`);
     }
-    this.#runs.set(resolve(child.sessionPath), { agentId: child.agentId, depth });
+    const { session, first } = created;
+    this.#runs.set(resolve(child.sessionPath), { agentId, depth: depth + 1 });
     let run: RunHandle;
     try {
-      run = this.#runLoop(session, definition, backends, depth, [first]);
+      run = this.#runLoop(session, definition, backends, depth + 1, [first]);
     } catch (error) {
       await session.close().catch(() => undefined);
-      return failure(`Cannot start ${child.agentId}: ${describe(error)}`);
+      return failure(`Cannot start ${agentId}: ${describe(error)}`);
     }
-    this.#track(
+    this.#tree.track(
       child,
       run,
       run.result.then(() => session.close()),
@@ -490,143 +391,29 @@ export class Composer {
   }
 
   async #wait(
-    family: Family,
+    parentPath: string,
     input: TaskWaitInput,
     context: ToolContext,
   ): Promise<JsonValue | ToolFailure> {
-    const stop = stopWhen(
+    const seconds = input.timeoutSeconds;
+    const { output, isError } = await this.#tree.join(
+      parentPath,
+      input.agentIds,
       context.signal,
-      input.timeoutSeconds === undefined
-        ? undefined
-        : (signal) => this.#sleep((input.timeoutSeconds as number) * 1000, signal),
+      seconds === undefined ? undefined : (signal) => this.#sleep(seconds * 1000, signal),
     );
-    try {
-      const found = await family.join(input.agentIds, {
-        untracked: (agentId) => this.#untracked(family.parentPath, agentId),
-        stop: stop.promise,
-      });
-      const { output, isError } = joinOutput(found.joined, found.stillRunning);
-      return isError ? { isError: true, output } : output;
-    } finally {
-      stop.dispose();
-    }
-  }
-
-  /** Track a child's run; `closed` settles when its session is released. */
-  #track(child: ChildRecord, run: RunHandle, closed: Promise<unknown>, revived: boolean): void {
-    const parentPath = parentTranscriptPath(child.sessionPath);
-    if (parentPath === null)
-      throw new TypeError(`${child.sessionPath} is not inside a *.agents folder`);
-    const family = this.#familyOf(parentPath);
-    const ended = (async (): Promise<ChildOutcome> => {
-      let outcome: ChildOutcome;
-      try {
-        outcome = outcomeOfRun(await run.result);
-      } catch (error) {
-        outcome = { status: 'failed', reason: 'failed', detail: describe(error) };
-      }
-      await closed.catch(() => undefined);
-      this.#emit({ type: 'child-end', parentPath, child, outcome });
-      return outcome;
-    })();
-    family.track(child, ended);
-    this.#keep(ended);
-    this.#emit({ type: 'child-start', parentPath, child, run, revived });
-  }
-
-  async #appendTask(session: Session, task: string): Promise<LoopMessage> {
-    const message: Message = { role: 'user', content: [{ type: 'text', text: task }] };
-    const record = await session.appendDurable({ type: 'message', ...message });
-    return { ...message, seq: record.seq };
-  }
-
-  #untracked(parentPath: string, agentId: string): Promise<ChildOutcome> {
-    if (!isAgentId(agentId)) {
-      return Promise.resolve({
-        status: 'failed',
-        reason: 'unknown-agent',
-        detail: `${JSON.stringify(agentId)} is not an agent id`,
-      });
-    }
-    const path = childTranscriptPath(parentPath, agentId);
-    const reported = this.#unrevivable.get(resolve(path));
-    if (reported !== undefined) {
-      return Promise.resolve({
-        status: 'failed',
-        reason: reported.reason,
-        detail: `child ${agentId} could not be revived: ${reported.detail}`,
-      });
-    }
-    return outcomeFromTranscript(agentId, path, this.#fileSystem);
-  }
-
-  #familyOf(parentPath: string): Family {
-    const key = resolve(parentPath);
-    let family = this.#families.get(key);
-    if (family === undefined) {
-      family = new Family(parentPath);
-      this.#families.set(key, family);
-    }
-    return family;
-  }
-
-  #running(): number {
-    let count = 0;
-    for (const family of this.#families.values()) count += family.running;
-    return count;
+    return isError ? { isError: true, output } : output;
   }
 
   #parentOf(childPath: string, link: string): string {
     return resolve(dirname(resolve(childPath)), link);
   }
 
-  /** A run's depth: known for runs built here, else counted along the `session-meta` parent links. */
-  async #depthOf(path: string): Promise<number> {
-    let current = resolve(path);
-    for (let hops = 0; hops < 64; hops += 1) {
-      const known = this.#runs.get(current);
-      if (known !== undefined) return known.depth + hops;
-      const meta = await readSessionMeta(current, this.#fileSystem);
-      if (meta?.parent === undefined) return hops;
-      current = this.#parentOf(current, meta.parent.transcript);
-    }
-    return 64;
-  }
-
-  #keep(promise: Promise<unknown>): void {
-    const kept = promise.catch(() => undefined).finally(() => this.#active.delete(kept));
-    this.#active.add(kept);
-  }
-
-  #emit(event: ComposerEvent): void {
-    try {
-      this.#onEvent?.(event);
-    } catch {
-      // A display's failure must not change what the tree does.
-    }
+  #depthOf(path: string): Promise<number> {
+    return depthOf(path, (candidate) => this.#runs.get(candidate)?.depth, this.#fileSystem);
   }
 }
 
 function failure(text: string): ToolFailure {
   return { isError: true, output: text };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** A promise that resolves when `signal` aborts or the optional timer ends; dispose it after. */
-function stopWhen(
-  signal: AbortSignal,
-  timer?: (signal: AbortSignal) => Promise<void>,
-): { promise: Promise<void>; dispose: () => void } {
-  const local = new AbortController();
-  const promises: Promise<void>[] = [
-    new Promise<void>((done) => {
-      if (signal.aborted) done();
-      signal.addEventListener('abort', () => done(), { once: true, signal: local.signal });
-    }),
-  ];
-  if (timer !== undefined) promises.push(timer(local.signal).catch(() => undefined));
-  return { promise: Promise.race(promises), dispose: () => local.abort() };
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { APICallError } from 'ai';
 import { z } from 'zod';
-import type { ToolDefinition } from '../../src/loop/types.ts';
+import type { RunHandle, ToolDefinition } from '../../src/loop/types.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { isAgentId } from '../../src/transcript/records.ts';
 import { BACKGROUND_FRAME } from '../../src/subagents/background-frame.ts';
@@ -66,6 +66,19 @@ describe('Composer', () => {
   it('runs a tree of depth 2: transcripts laid out, metas naming parent and call, answers joined, nothing delivered twice', async () => {
     const path = join(folder, 'tree', 'main.jsonl');
     const seenAtStart: string[][] = [];
+    let waiting = 0;
+    let releaseHelper: () => void = () => undefined;
+    const bothWaiting = new Promise<void>((resolve) => {
+      releaseHelper = resolve;
+    });
+    const watchJoins = async (run: RunHandle) => {
+      for await (const event of run) {
+        if (event.type === 'tool-call-start' && event.toolName === 'task_wait') {
+          waiting += 1;
+          if (waiting === 2) releaseHelper();
+        }
+      }
+    };
     const helper = policyModel(
       'helper',
       (turns) => ({ text: `helper answers "${taskOf(turns)}"` }),
@@ -75,6 +88,9 @@ describe('Composer', () => {
         const mine = files.find((file) => file.includes('helper-'));
         const read = mine === undefined ? null : await peek(join(folder, 'tree', mine));
         seenAtStart.push(read?.ok === true ? read.records.map((record) => record.type) : []);
+        // Held until main and the researcher both wait in task_wait: every child then ends
+        // while a join waits for it, so nothing may be delivered in the background.
+        await bothWaiting;
       },
     );
     const registry: AgentRegistry = {
@@ -95,9 +111,15 @@ describe('Composer', () => {
       registry,
       loopDefaults: instant,
       clock: steppingClock(),
-      onEvent: (event) => events.push(event.type),
+      onEvent: (event) => {
+        events.push(event.type);
+        if (event.type === 'child-start' && event.child.agentType === 'researcher') {
+          void watchJoins(event.run);
+        }
+      },
     });
     const started = await composer.start({ path, agentType: 'main', task: 'find the answer' });
+    void watchJoins(started.run);
     const result = await started.run;
     await composer.idle();
 
@@ -164,12 +186,18 @@ describe('Composer', () => {
     const ended = new Promise<void>((resolve) => {
       childEnded = resolve;
     });
+    let releaseWorker: () => void = () => undefined;
+    const workerGate = new Promise<void>((resolve) => {
+      releaseWorker = resolve;
+    });
     const pause: ToolDefinition<Record<string, never>> = {
       name: 'pause',
       description: 'wait a moment',
       inputSchema: z.object({}),
       idempotency: 'read-only',
       execute: async () => {
+        // The worker ends only now, while main is inside this call: nobody is waiting for it.
+        releaseWorker();
         await ended;
         return 'paused';
       },
@@ -192,7 +220,15 @@ describe('Composer', () => {
         system: 'main',
         tools: [pause as ToolDefinition<never>],
       },
-      worker: { description: 'works', model: answeringModel('worker'), system: 'work' },
+      worker: {
+        description: 'works',
+        model: policyModel(
+          'worker',
+          (turns) => ({ text: `worker answers "${taskOf(turns)}"` }),
+          () => workerGate,
+        ),
+        system: 'work',
+      },
     };
     const composer = new Composer({
       registry,

@@ -101,6 +101,16 @@ async function reviveTree(target: string): Promise<void> {
   await composer.idle();
 }
 
+/** A seeded Fisher–Yates shuffle of a copy. */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const copy = [...items];
+  for (let index = copy.length - 1; index > 0; index -= 1) {
+    const other = Math.floor(random() * (index + 1));
+    [copy[index], copy[other]] = [copy[other] as T, copy[index] as T];
+  }
+  return copy;
+}
+
 interface TreeFacts {
   main: TranscriptRecord[];
   children: Map<string, TranscriptRecord[]>;
@@ -249,18 +259,10 @@ describe('a parent with two children, killed at every write and revived', () => 
     const chosen =
       process.env.CRASH_POINTS === 'all'
         ? every
-        : [
-            1,
-            writes,
-            ...every
-              .slice(1, -1)
-              .sort(() => random() - 0.5)
-              .slice(0, SAMPLED_POINTS - 2),
-          ];
-    const points = chosen.sort((a, b) => a - b).map((n) => ({ n, torn: false }));
-    for (let index = 0; index < TORN_SAMPLES; index += 1) {
-      points.push({ n: 1 + Math.floor(random() * writes), torn: true });
-    }
+        : [1, writes, ...shuffled(every.slice(1, -1), random).slice(0, SAMPLED_POINTS - 2)];
+    const points = [...chosen].sort((a, b) => a - b).map((n) => ({ n, torn: false }));
+    const torn = shuffled(every, random).slice(0, TORN_SAMPLES);
+    for (const n of torn.sort((a, b) => a - b)) points.push({ n, torn: true });
 
     let killed = 0;
     const work = [...points];

@@ -1,0 +1,66 @@
+import type { LoopMessage, LoopOptions, RunHandle } from '../loop/types.ts';
+import type { FileSystem } from '../transcript/file-system.ts';
+import type { Durability, Session } from '../transcript/session.ts';
+import type { AgentRegistry, ModelResolver } from './agent-definition.ts';
+import type { AgentIdFactory } from './agent-id.ts';
+import type { ChildOutcome } from './child-outcome.ts';
+import type { ChildRecord } from './family.ts';
+
+/** Builds a loop from its options; the default is the `Loop` of `llm-agent/loop`. */
+export type LoopFactory = (options: LoopOptions) => { run(messages: LoopMessage[]): RunHandle };
+
+/** Progress of the tree, for displays. */
+export type ComposerEvent =
+  | {
+      type: 'child-start';
+      parentPath: string;
+      child: ChildRecord;
+      run: RunHandle;
+      /** True for a run taken back by `reviveChild`. */
+      revived: boolean;
+    }
+  | { type: 'child-end'; parentPath: string; child: ChildRecord; outcome: ChildOutcome };
+
+/** Options of a {@link Composer}. */
+export interface ComposerOptions {
+  registry: AgentRegistry;
+  limits?: {
+    /** Children running at once in this composer, the whole tree counted (default 4). */
+    maxConcurrent?: number;
+    /** How many levels of children below a root run (default 2: children and grandchildren). */
+    maxDepth?: number;
+  };
+  /** Makes child ids; must be a pure function of the spawn call (default `agentIdForSpawn`). */
+  ids?: AgentIdFactory;
+  clock?: () => Date;
+  durability?: Durability;
+  fileSystem?: FileSystem;
+  /** Turns the model specs of definitions into models (default `resolveModelSpec`). */
+  resolveModel?: ModelResolver;
+  /** Builds loops (default: `new Loop(options)`); tests wrap it. */
+  createLoop?: LoopFactory;
+  /** Passed to every loop (tests make backoff instant). */
+  loopDefaults?: Pick<LoopOptions, 'sleep' | 'backoff'>;
+  /** The timer of `task_wait`'s timeout; rejects or resolves when `signal` aborts. */
+  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  onEvent?: (event: ComposerEvent) => void;
+}
+
+/** A run the composer started or resumed: await `run` for its result. */
+export interface StartedRun {
+  agentId: string;
+  path: string;
+  session: Session;
+  run: RunHandle;
+}
+
+/** What `reviveChild` takes: a revived run and who it was. */
+export interface RevivedChild {
+  agentId: string;
+  agentType: string;
+  label: string;
+  /** The parent's spawn call that first started the child. */
+  callId: string;
+  run: RunHandle;
+  sessionPath: string;
+}
