@@ -8,6 +8,7 @@
  * @module
  */
 export { classifyModelError, describeError } from './call-model.ts';
+export { checkJsonSchema } from './check-json-schema.ts';
 export {
   COMPACTION_PREFIX,
   type CompactionPlan,

@@ -1,6 +1,7 @@
 import { asSchema } from 'ai';
 import type { JsonValue, ToolCallPart } from '../transcript/records.ts';
 import type { Session } from '../transcript/session.ts';
+import { checkJsonSchema } from './check-json-schema.ts';
 import { inputDigest } from './input-digest.ts';
 import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure } from './types.ts';
 
@@ -205,8 +206,10 @@ async function writeRefusal(
 }
 
 /**
- * Validate a call's input against its tool's schema with the AI SDK's schema utilities. A
- * schema without a validator (a bare `jsonSchema(...)`) accepts any JSON object. Never throws.
+ * Validate a call's input against its tool's schema with the AI SDK's schema utilities (zod,
+ * Standard Schema, or `jsonSchema(..., { validate })`). A bare `jsonSchema(...)` with no
+ * validator is checked by {@link checkJsonSchema} (the common subset of JSON Schema). Never
+ * throws.
  *
  * @example
  * await validateInput(readFile, { path: 'a.txt' }); // { ok: true, value: { path: 'a.txt' } }
@@ -223,7 +226,13 @@ export async function validateInput(
   }
   try {
     const schema = asSchema(tool.inputSchema);
-    if (schema.validate === undefined) return { ok: true, value: input };
+    if (schema.validate === undefined) {
+      // A bare JSON Schema brings no validator: check the common subset ourselves.
+      const problems = checkJsonSchema(await schema.jsonSchema, input);
+      return problems.length === 0
+        ? { ok: true, value: input }
+        : { ok: false, detail: problems.join('; ') };
+    }
     const result = await schema.validate(input);
     if (result.success) return { ok: true, value: result.value };
     return { ok: false, detail: errorText(result.error) };

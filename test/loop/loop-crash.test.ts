@@ -10,8 +10,8 @@ import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
-import { recordsOf } from './support/harness.ts';
 import { crashScriptModel, crashScriptTools } from './support/crash-script.ts';
+import { recordsOf } from './support/harness.ts';
 
 /*
  * Real process death at every point of the loop's write sequence: a worker process runs the

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { jsonSchema } from 'ai';
+import { z } from 'zod';
+import { checkJsonSchema } from '../../src/loop/check-json-schema.ts';
 import { canonicalJson, inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
 import {
@@ -7,6 +10,7 @@ import {
   fromModelMessages,
   toModelMessages,
 } from '../../src/loop/model-messages.ts';
+import { validateInput } from '../../src/loop/run-tool-call.ts';
 import type { Message } from '../../src/transcript/records.ts';
 import { echoTool, freshSession, recordsOf } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
@@ -177,4 +181,58 @@ test('reasoning and its signature go to disk and back to the model unchanged on 
   } finally {
     await fixture.close();
   }
+});
+
+test('checkJsonSchema: the common subset, with paths in its messages', () => {
+  const schema = {
+    type: 'object',
+    required: ['path', 'mode'],
+    additionalProperties: false,
+    properties: {
+      path: { type: 'string', minLength: 1 },
+      mode: { enum: ['read', 'write'] },
+      lines: { type: 'array', items: { type: 'integer', minimum: 0 } },
+    },
+  };
+  assert.deepEqual(checkJsonSchema(schema, { path: 'a', mode: 'read', lines: [1, 2] }), []);
+  assert.deepEqual(checkJsonSchema(schema, { path: '', lines: [1, -1, 'x'], extra: true }), [
+    'input: missing required property "mode"',
+    'input.path: must be at least 1 characters',
+    'input.lines[1]: must be at least 0',
+    'input.lines[2]: expected integer, got string',
+    'input: unexpected property "extra"',
+  ]);
+  assert.deepEqual(checkJsonSchema({ anyOf: [{ type: 'string' }, { type: 'number' }] }, true), [
+    'input: matches none of the allowed shapes',
+  ]);
+  assert.deepEqual(checkJsonSchema('not a schema', { a: 1 }), []);
+});
+
+test('validateInput: zod, JSON Schema with and without a validator', async () => {
+  const zodTool = { inputSchema: z.object({ n: z.number().default(3) }) };
+  assert.deepEqual(await validateInput(zodTool, {}), { ok: true, value: { n: 3 } });
+  const invalid = await validateInput(zodTool, { n: 'x' });
+  assert.equal(invalid.ok, false);
+  const bare = { inputSchema: jsonSchema({ type: 'object', required: ['q'] }) };
+  assert.deepEqual(await validateInput(bare, {}), {
+    ok: false,
+    detail: 'input: missing required property "q"',
+  });
+  assert.deepEqual(await validateInput(bare, { q: 1 }), { ok: true, value: { q: 1 } });
+  const custom = {
+    inputSchema: jsonSchema<{ q: number }>(
+      { type: 'object' },
+      {
+        validate: (value) =>
+          (value as { q?: unknown }).q === 1
+            ? { success: true, value: value as { q: number } }
+            : { success: false, error: new Error('q must be 1') },
+      },
+    ),
+  };
+  assert.deepEqual(await validateInput(custom, { q: 2 }), { ok: false, detail: 'q must be 1' });
+  assert.deepEqual(await validateInput(bare, ['not', 'an', 'object']), {
+    ok: false,
+    detail: 'the input must be a JSON object, and it was ["not","an","object"].',
+  });
 });
