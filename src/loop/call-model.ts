@@ -193,7 +193,12 @@ function unwrapRetryError(error: unknown): unknown {
   return error;
 }
 
-/** One line describing a model error, with the HTTP status when there is one. */
+/**
+ * One line describing a model error, with the HTTP status when there is one.
+ *
+ * @example
+ * describeError(httpError); // 'HTTP 503: Service Unavailable'
+ */
 export function describeError(error: unknown): string {
   const inner = unwrapRetryError(error);
   if (APICallError.isInstance(inner)) {

@@ -4,7 +4,12 @@ import type { LoopMessage } from './types.ts';
 /** How many recent messages a compaction leaves alone unless told otherwise. */
 export const DEFAULT_KEEP_RECENT = 6;
 
-/** What opens every compaction summary, so that the model knows what it is reading. */
+/**
+ * What opens every compaction summary, so that the model knows what it is reading.
+ *
+ * @example
+ * const isSummary = text.startsWith(COMPACTION_PREFIX);
+ */
 export const COMPACTION_PREFIX =
   '[compaction summary] Older turns of this conversation were replaced by this summary:';
 

@@ -25,7 +25,12 @@ import type {
 const DEFAULT_MAX_TURNS = 50;
 const DEFAULT_ROUNDS = 2;
 
-/** The key in `extras` of the assistant turn a failed run ends with. */
+/**
+ * The key in `extras` of the assistant turn a failed run ends with: `{ kind, detail, attempts }`.
+ *
+ * @example
+ * const failure = lastMessage.extras?.[RUN_ERROR_EXTRA]; // set when every backend failed
+ */
 export const RUN_ERROR_EXTRA = 'error';
 
 /**
@@ -387,7 +392,12 @@ function emptyTurn(): Message {
   return { role: 'assistant', content: [{ type: 'text', text: '' }] };
 }
 
-/** Exponential backoff: 1 s, 2 s, 4 s, … capped at 30 s. */
+/**
+ * Exponential backoff: 1 s, 2 s, 4 s, … capped at 30 s.
+ *
+ * @example
+ * defaultBackoff(3); // 4000
+ */
 export function defaultBackoff(attempt: number): number {
   return Math.min(1000 * 2 ** Math.max(attempt - 1, 0), 30_000);
 }

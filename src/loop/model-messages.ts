@@ -230,6 +230,9 @@ function toToolResultPart(part: ToolResultPart) {
 
 /**
  * Our `{ output, isError }` as the SDK's tagged output: strings as text, anything else as JSON.
+ *
+ * @example
+ * toToolResultOutput('ENOENT', true); // { type: 'error-text', value: 'ENOENT' }
  */
 export function toToolResultOutput(output: JsonValue, isError: boolean): SdkToolResultOutput {
   if (typeof output === 'string') {
@@ -302,7 +305,12 @@ function isJsonObject(value: JsonValue): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The calls of an assistant turn, in order. */
+/**
+ * The calls of an assistant turn, in order (none for any other role).
+ *
+ * @example
+ * callsOf(turn).map((call) => call.callId); // ['call_1', 'call_2']
+ */
 export function callsOf(message: Message): ToolCallPart[] {
   return message.role === 'assistant'
     ? message.content.filter((part): part is ToolCallPart => part.type === 'tool-call')

@@ -70,7 +70,13 @@ export class RunChannel {
   }
 }
 
-/** The reason a run's signal carries when `abort()` was called. */
+/**
+ * The reason a run's signal carries when `abort()` was called (named `AbortError`, as
+ * `fetch` and the AI SDK expect).
+ *
+ * @example
+ * if (context.signal.reason instanceof RunAbortedError) cleanUp();
+ */
 export class RunAbortedError extends Error {
   constructor(reason?: string) {
     super(reason ?? 'The run was aborted.');
