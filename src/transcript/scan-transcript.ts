@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
-import { decodeLine } from './line-codec.ts';
+import { decodeLine, LINE_END } from './line-codec.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
 
 /** Where a record stands in its file. */
@@ -69,6 +69,7 @@ export const MAX_LINE_BYTES = 256 * 1024 * 1024;
 /** More trailing bytes than one write could have left are damage, not a torn tail. */
 const MAX_TORN_BYTES = MAX_LINE_BYTES + 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
+const MIN_CHUNK_BYTES = 4096;
 
 interface BadLine {
   info: LineInfo;
@@ -150,7 +151,12 @@ async function* scanOpen(
   path: string,
   options: ScanOptions,
 ): AsyncGenerator<ScannedRecord, ScanResult, undefined> {
-  const chunk = Buffer.allocUnsafe(options.chunkBytes ?? CHUNK_BYTES);
+  const largestChunk = options.chunkBytes ?? CHUNK_BYTES;
+  // Size the first read to the file (most transcripts are small, and a large buffer per peek
+  // costs); a file that grows while it is read gets larger reads as it goes.
+  const size = await fileSystem.size(fd);
+  const first = Math.max(MIN_CHUNK_BYTES, size - (options.start?.offset ?? 0) + 1);
+  let chunk = Buffer.allocUnsafe(Math.min(largestChunk, first));
   let position = options.start?.offset ?? 0;
   let lineNumber = options.start?.line ?? 1;
   let expectedSeq = options.start?.seq ?? 0;
@@ -216,11 +222,15 @@ async function* scanOpen(
     const read = await fileSystem.read(fd, chunk, position);
     if (read === 0) break;
     position += read;
+    const grow = read === chunk.length && chunk.length < largestChunk;
+    // Search only the bytes read: the rest of the chunk is stale, and searching it would cost
+    // a whole chunk per read however small the file.
+    const filled = chunk.subarray(0, read);
     let from = 0;
     while (from < read) {
-      const newline = chunk.indexOf(0x0a, from);
-      const end = newline === -1 || newline >= read ? read : newline;
-      const piece = chunk.subarray(from, end);
+      const newline = filled.indexOf(0x0a, from);
+      const end = newline === -1 ? read : newline;
+      const piece = filled.subarray(from, end);
       if (!oversized) {
         if (partsLength + piece.length > MAX_LINE_BYTES) {
           oversized = true;
@@ -242,6 +252,8 @@ async function* scanOpen(
       oversized = false;
       from = end + 1;
     }
+    // Pieces were copied out, so the buffer can be replaced by a larger one for a large file.
+    if (grow) chunk = Buffer.allocUnsafe(Math.min(largestChunk, chunk.length * 2));
   }
   if (partsLength > 0) {
     handleLine(oversized ? null : joined(parts, partsLength), partsLength, false);
@@ -270,9 +282,13 @@ function classifyTail(
       return line.terminated ? Buffer.concat([bytes, Buffer.from('\n')]) : bytes;
     }),
   );
-  const hidden = findCompleteRecord(tail);
+  const hidden = findCompleteRecord(tail, good.expectedSeq);
   if (hidden !== null) {
-    return damaged(path, first.info.line, `${first.reason}, yet a complete record follows it`);
+    // A complete record is not a crash's leftovers: at the start of the tail it is one that
+    // fails validation or its seq (the line names why); further on, something was lost.
+    const reason =
+      hidden === 0 ? first.reason : `${first.reason}, yet a complete record follows it`;
+    return damaged(path, first.info.line, reason);
   }
   if (good.validBytes === 0 && !looksLikeFirstRecordStart(tail)) {
     return {
@@ -301,11 +317,14 @@ const RECORD_START = Buffer.from('{"v":');
 const CRC_MEMBER = Buffer.from(',"crc":"');
 
 /**
- * Find a record with a good checksum inside a torn tail, other than one unterminated record
- * that is all the tail holds (a write that lost only its newline). Such a record means the
- * bytes are not one interrupted write: something was lost in the middle.
+ * Find a record with a good checksum inside a torn tail. Such a record means the bytes are not
+ * one interrupted write: something was lost in the middle, or a complete line is bad. The one
+ * exception is the write of the next record that lost only its newline — the tail is that
+ * record alone, unterminated, or followed by one byte that should have been its newline (a
+ * torn sector holds garbage where the newline was to go) — which must then be a valid record
+ * with the expected seq.
  */
-function findCompleteRecord(tail: Buffer): number | null {
+function findCompleteRecord(tail: Buffer, expectedSeq: number): number | null {
   for (
     let start = tail.indexOf(RECORD_START);
     start !== -1;
@@ -322,11 +341,18 @@ function findCompleteRecord(tail: Buffer): number | null {
       if (!/^[0-9a-f]{8}$/.test(stored)) continue;
       const computed = crc32(Buffer.from('}'), crc32(tail.subarray(start, at)));
       if (computed !== Number.parseInt(stored, 16)) continue;
-      if (start === 0 && end === tail.length) continue;
+      if (start === 0 && isNextRecordWithoutNewline(tail, end, expectedSeq)) continue;
       return start;
     }
   }
   return null;
+}
+
+function isNextRecordWithoutNewline(tail: Buffer, end: number, expectedSeq: number): boolean {
+  const lostNewline = end === tail.length || (end === tail.length - 1 && tail[end] !== LINE_END);
+  if (!lostNewline) return false;
+  const decoded = decodeLine(tail.subarray(0, end));
+  return decoded.ok && decoded.record.seq === expectedSeq;
 }
 
 function looksLikeFirstRecordStart(tail: Buffer): boolean {

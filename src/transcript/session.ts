@@ -105,14 +105,18 @@ export class Session {
     const folder = dirname(path);
     const created = await io(path, 'create the folder', () => fileSystem.makeFolder(folder));
     if (created !== undefined && (options.durability ?? 'fsync') === 'fsync') {
-      await io(path, 'sync the new folder', () => fileSystem.syncFolder(dirname(created)));
+      // Each new folder's entry lives in its parent: sync the parent of every folder made (the
+      // transcript's own folder is synced once the file is in it).
+      for (const parent of foldersBetween(dirname(created), dirname(folder))) {
+        await io(path, 'sync the new folder', () => fileSystem.syncFolder(parent));
+      }
     }
     const lock = await takeLock(fileSystem, path, clock());
     let fd: number;
     try {
       fd = await fileSystem.open(path, 'create');
     } catch (error) {
-      await lock.release();
+      await lock.release().catch(() => undefined);
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new SessionError('exists', path, `${path}: a transcript already exists here`);
       }
@@ -168,9 +172,14 @@ export class Session {
       const fd = await io(path, 'open for appending', () => fileSystem.open(path, 'append'));
       const session = new Session({ path, fd, lock, state, options });
       if (repair !== undefined) {
-        session.#tailRepair = repair;
-        await session.#appendCheckpoint();
-        await session.barrier();
+        try {
+          session.#tailRepair = repair;
+          await session.#appendCheckpoint();
+          await session.barrier();
+        } catch (error) {
+          await session.close().catch(() => undefined);
+          throw error;
+        }
       }
       return session;
     } catch (error) {
@@ -342,10 +351,21 @@ async function takeLock(fileSystem: FileSystem, path: string, now: Date): Promis
   return result.lock;
 }
 
+/** Every folder from `top` down to `bottom` (both included), `top` first. */
+function foldersBetween(top: string, bottom: string): string[] {
+  const folders: string[] = [];
+  for (let at = bottom; ; at = dirname(at)) {
+    folders.unshift(at);
+    if (at === top || dirname(at) === at) return folders;
+  }
+}
+
 /**
  * Copy the torn bytes to `<name>.torn-<validBytes>` (via a temporary file, renamed and its
  * folder synced), then truncate the transcript and sync it. Each step can be interrupted and
- * redone: the next open finds the same torn tail and writes the same sidecar.
+ * redone: the next open finds the same torn tail and reuses the same sidecar. A sidecar of that
+ * name holding other bytes (an earlier repair at the same length, whose repair record was torn
+ * in turn) is never overwritten: the next free `<name>.torn-<validBytes>-<n>` is used.
  */
 async function repairTornTail(
   fileSystem: FileSystem,
@@ -353,12 +373,10 @@ async function repairTornTail(
   validBytes: number,
   tornBytes: number,
 ): Promise<TailRepair> {
-  const sidecar = `${basename(path)}.torn-${validBytes}`;
-  const sidecarPath = join(dirname(path), sidecar);
-  const temporary = `${sidecarPath}.tmp`;
   const torn = Buffer.alloc(tornBytes);
   const source = await io(path, 'open for repair', () => fileSystem.open(path, 'read-write'));
   let filled = 0;
+  let sidecar = '';
   try {
     while (filled < tornBytes) {
       const read = await io(path, 'read the torn tail', () =>
@@ -367,26 +385,75 @@ async function repairTornTail(
       if (read === 0) break;
       filled += read;
     }
-    const target = await io(path, 'write the sidecar', () => fileSystem.open(temporary, 'replace'));
-    try {
-      const written = await io(path, 'write the sidecar', () =>
-        fileSystem.write(target, torn.subarray(0, filled)),
-      );
-      if (written !== filled) {
-        throw new SessionError('io', path, `${path}: short write to the sidecar ${temporary}`);
+    const bytes = torn.subarray(0, filled);
+    const base = `${basename(path)}.torn-${validBytes}`;
+    let saved = false;
+    for (let attempt = 1; ; attempt++) {
+      sidecar = attempt === 1 ? base : `${base}-${attempt}`;
+      const existing = await readIfExists(fileSystem, join(dirname(path), sidecar));
+      if (existing === null) break;
+      if (existing.equals(bytes)) {
+        saved = true;
+        break;
       }
-      await io(path, 'sync the sidecar', () => fileSystem.sync(target));
-    } finally {
-      await fileSystem.close(target).catch(() => undefined);
     }
-    await io(path, 'name the sidecar', () => fileSystem.rename(temporary, sidecarPath));
-    await io(path, 'sync the folder', () => fileSystem.syncFolder(dirname(path)));
+    if (!saved) await writeSidecar(fileSystem, path, join(dirname(path), sidecar), bytes);
     await io(path, 'truncate the torn tail', () => fileSystem.truncate(source, validBytes));
     await io(path, 'sync the truncation', () => fileSystem.sync(source));
   } finally {
     await fileSystem.close(source).catch(() => undefined);
   }
   return { validBytes, tornBytes: filled, sidecar };
+}
+
+/** The bytes of a file, or null when there is none. */
+async function readIfExists(fileSystem: FileSystem, file: string): Promise<Buffer | null> {
+  let fd: number;
+  try {
+    fd = await fileSystem.open(file, 'read');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new SessionError('io', file, `${file}: cannot read (${describe(error)})`, {
+      cause: error,
+    });
+  }
+  try {
+    const length = await io(file, 'read', () => fileSystem.size(fd));
+    const bytes = Buffer.alloc(length);
+    let filled = 0;
+    while (filled < length) {
+      const read = await io(file, 'read', () =>
+        fileSystem.read(fd, bytes.subarray(filled), filled),
+      );
+      if (read === 0) break;
+      filled += read;
+    }
+    return bytes.subarray(0, filled);
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
+  }
+}
+
+/** Write a sidecar durably under its final name: a temporary file, synced, renamed, folder synced. */
+async function writeSidecar(
+  fileSystem: FileSystem,
+  path: string,
+  sidecarPath: string,
+  bytes: Buffer,
+): Promise<void> {
+  const temporary = `${sidecarPath}.tmp`;
+  const target = await io(path, 'write the sidecar', () => fileSystem.open(temporary, 'replace'));
+  try {
+    const written = await io(path, 'write the sidecar', () => fileSystem.write(target, bytes));
+    if (written !== bytes.length) {
+      throw new SessionError('io', path, `${path}: short write to the sidecar ${temporary}`);
+    }
+    await io(path, 'sync the sidecar', () => fileSystem.sync(target));
+  } finally {
+    await fileSystem.close(target).catch(() => undefined);
+  }
+  await io(path, 'name the sidecar', () => fileSystem.rename(temporary, sidecarPath));
+  await io(path, 'sync the folder', () => fileSystem.syncFolder(dirname(path)));
 }
 
 async function io<T>(path: string, what: string, operation: () => Promise<T>): Promise<T> {

@@ -48,10 +48,16 @@ export async function acquireWriterLock(
   let locked = false;
   try {
     locked = fileSystem.tryLock(fd);
-    if (!locked) return { ok: false, holder: await readHolder(fileSystem, fd) };
-    const holder = JSON.stringify({ pid: process.pid, since: now.toISOString(), host: hostname() });
-    await fileSystem.truncate(fd, 0);
-    await fileSystem.write(fd, Buffer.from(holder));
+    if (!locked) return { ok: false, holder: await awaitHolderName(fileSystem, fd) };
+    const holder = JSON.stringify({ pid: process.pid, since: now.toISOString(), host: hostName() });
+    try {
+      await fileSystem.truncate(fd, 0);
+      await fileSystem.write(fd, Buffer.from(holder));
+    } catch (error) {
+      // Closing the descriptor drops the lock: a failed acquire must not leave it held.
+      locked = false;
+      throw error;
+    }
   } finally {
     if (!locked) await fileSystem.close(fd);
   }
@@ -71,6 +77,43 @@ export async function acquireWriterLock(
       },
     },
   };
+}
+
+/** How long a refused caller waits for the holder to write its name (it is between syscalls). */
+const HOLDER_NAME_WAIT_MS = 250;
+const HOLDER_NAME_POLL_MS = 2;
+
+/**
+ * The holder's name. A holder writes it just after taking the lock (truncate, then write), and
+ * a holder that died without releasing left its own: so a refused caller that reads no name, or
+ * the name of a process that is gone, reads again for a short while before answering.
+ */
+async function awaitHolderName(fileSystem: FileSystem, fd: number): Promise<LockHolder> {
+  const deadline = Date.now() + HOLDER_NAME_WAIT_MS;
+  for (;;) {
+    const holder = await readHolder(fileSystem, fd);
+    if (isPlausibleHolder(holder) || Date.now() >= deadline) return holder;
+    await new Promise((resolve) => setTimeout(resolve, HOLDER_NAME_POLL_MS));
+  }
+}
+
+function isPlausibleHolder(holder: LockHolder): boolean {
+  if (holder.pid === null) return false;
+  if (holder.host !== null && holder.host !== hostName()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+let cachedHostName: string | undefined;
+
+function hostName(): string {
+  cachedHostName ??= hostname();
+  return cachedHostName;
 }
 
 async function readHolder(fileSystem: FileSystem, fd: number): Promise<LockHolder> {
@@ -93,6 +136,6 @@ async function readHolder(fileSystem: FileSystem, fd: number): Promise<LockHolde
 /** One line naming a lock holder, for error messages. */
 export function describeHolder(holder: LockHolder): string {
   if (holder.pid === null) return 'another writer (not yet named)';
-  const host = holder.host !== null && holder.host !== hostname() ? ` on ${holder.host}` : '';
+  const host = holder.host !== null && holder.host !== hostName() ? ` on ${holder.host}` : '';
   return `pid ${holder.pid}${host} since ${holder.since ?? 'an unknown time'}`;
 }

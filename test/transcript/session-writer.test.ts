@@ -1,0 +1,349 @@
+import assert from 'node:assert/strict';
+import { stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { decodeLine } from '../../src/transcript/line-codec.ts';
+import type { RecordBody } from '../../src/transcript/records.ts';
+import { Session } from '../../src/transcript/session.ts';
+import { SessionError } from '../../src/transcript/session-error.ts';
+import { FaultyFileSystem } from '../support/fault-file-system.ts';
+import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { readAll } from '../support/repair-checks.ts';
+import {
+  makeTempFolder,
+  removeFolder,
+  seededRandom,
+  sessionMeta,
+  steppingClock,
+  testSeed,
+  textMessage,
+} from '../support/transcripts.ts';
+
+/*
+ * The writer's promises (SPEC §2–§4): serialised appends, one sync per barrier, the three
+ * durability modes, poisoning on a failed write or sync, file and folder modes, the folder
+ * synced on create. Faults come from the recording FaultyFileSystem, and each test checks that
+ * its fault fired.
+ */
+
+const PATH = '/runs/run.jsonl';
+const isTranscript = (path: string) => path === PATH;
+
+function setup(rules: ConstructorParameters<typeof FaultyFileSystem>[1] = {}) {
+  const memory = new MemoryFileSystem();
+  const fileSystem = new FaultyFileSystem(memory, { keepBytes: true, ...rules });
+  return { memory, fileSystem };
+}
+
+function lines(bytes: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, from)) {
+    parts.push(bytes.subarray(from, at));
+    from = at + 1;
+  }
+  return parts;
+}
+
+function expectSessionError(code: SessionError['code']) {
+  return (error: unknown) => {
+    assert.ok(SessionError.isInstance(error), String(error));
+    assert.equal(error.code, code, error.message);
+    return true;
+  };
+}
+
+test('concurrent appends never interleave or reorder: seq order = call order = file order', async () => {
+  const random = seededRandom(testSeed('concurrent-appends'));
+  const memory = new MemoryFileSystem();
+  // Every write waits a random while before reaching the file, to shake out any reordering.
+  const fileSystem = new FaultyFileSystem(memory, {
+    keepBytes: true,
+    beforeCall: async (call) => {
+      if (call.operation !== 'write') return;
+      const turns = Math.floor(random() * 4);
+      for (let turn = 0; turn < turns; turn++)
+        await new Promise((resolve) => setImmediate(resolve));
+    },
+  });
+  const session = await Session.create(PATH, sessionMeta(), { fileSystem });
+  fileSystem.clearCalls();
+  const texts = Array.from({ length: 300 }, (_, index) => `#${index} ${'y'.repeat(index % 97)}`);
+  const appended = await Promise.all(
+    texts.map((text, index) =>
+      index % 50 === 49
+        ? session.appendDurable(textMessage('user', text))
+        : session.append(textMessage('user', text)),
+    ),
+  );
+  await session.close();
+  appended.forEach((record, index) => {
+    assert.equal(record.seq, index + 1, 'seq follows call order');
+  });
+  const writes = fileSystem.callsOf('write').filter((call) => isTranscript(call.path ?? ''));
+  assert.equal(writes.length, texts.length, 'one write per line');
+  for (const write of writes) assert.equal(lines(write.bytes ?? Buffer.alloc(0)).length, 1);
+  const onDisk = lines(memory.readFile(PATH)).slice(1);
+  assert.equal(onDisk.length, texts.length);
+  onDisk.forEach((line, index) => {
+    const decoded = decodeLine(line);
+    assert.ok(decoded.ok && decoded.record.type === 'message');
+    assert.equal(decoded.record.seq, index + 1);
+    assert.deepEqual(decoded.record.content, [{ type: 'text', text: texts[index] }]);
+  });
+});
+
+test('fsync: one fdatasync per barrier, however many records; none when nothing is new', async () => {
+  const { fileSystem } = setup();
+  const session = await Session.create(PATH, sessionMeta(), { fileSystem });
+  fileSystem.clearCalls();
+  for (let index = 0; index < 40; index++) void session.append(textMessage('user', `${index}`));
+  await session.barrier();
+  assert.equal(fileSystem.count('sync', PATH), 1);
+  assert.equal(fileSystem.count('write', PATH), 40);
+  await session.barrier();
+  assert.equal(fileSystem.count('sync', PATH), 1, 'a barrier with nothing new syncs nothing');
+  await session.appendDurable(textMessage('user', 'durable'));
+  assert.equal(fileSystem.count('sync', PATH), 2);
+  await session.close();
+  assert.equal(fileSystem.count('sync', PATH), 2, 'close has nothing left to sync');
+});
+
+test('flush never syncs; none writes only at barriers, all of it in one write', async () => {
+  const flush = setup();
+  const flushed = await Session.create(PATH, sessionMeta(), {
+    fileSystem: flush.fileSystem,
+    durability: 'flush',
+  });
+  for (let index = 0; index < 10; index++) await flushed.append(textMessage('user', `${index}`));
+  await flushed.barrier();
+  await flushed.close();
+  assert.equal(flush.fileSystem.count('sync'), 0);
+  assert.equal(flush.fileSystem.count('syncFolder'), 0);
+  assert.equal(flush.fileSystem.count('write', PATH), 11);
+
+  const none = setup();
+  const buffered = await Session.create(PATH, sessionMeta(), {
+    fileSystem: none.fileSystem,
+    durability: 'none',
+  });
+  none.fileSystem.clearCalls();
+  for (let index = 0; index < 10; index++) await buffered.append(textMessage('user', `${index}`));
+  assert.equal(none.fileSystem.count('write', PATH), 0, 'nothing is written before a barrier');
+  assert.equal(lines(none.memory.readFile(PATH)).length, 1);
+  await buffered.barrier();
+  assert.equal(none.fileSystem.count('write', PATH), 1, 'the barrier writes once');
+  assert.equal(lines(none.memory.readFile(PATH)).length, 11);
+  await buffered.append(textMessage('user', 'at close'));
+  await buffered.close();
+  assert.equal(none.fileSystem.count('write', PATH), 2, 'close is a barrier');
+  assert.equal(none.fileSystem.count('sync'), 0);
+  assert.equal((await readAll(PATH, none.memory)).length, 12);
+});
+
+for (const fault of [
+  { name: 'a failed sync (EIO)', operation: 'sync', kind: { kind: 'error', code: 'EIO' } },
+  { name: 'a failed write (ENOSPC)', operation: 'write', kind: { kind: 'error', code: 'ENOSPC' } },
+  { name: 'a failed write (EIO)', operation: 'write', kind: { kind: 'error', code: 'EIO' } },
+  { name: 'a short write', operation: 'write', kind: { kind: 'short-write', bytes: 17 } },
+  {
+    name: 'a write that reached the file but reported EIO',
+    operation: 'write',
+    kind: { kind: 'error', code: 'EIO', afterEffect: true },
+  },
+] as const) {
+  test(`${fault.name} poisons the session; reopening repairs and loses nothing acknowledged`, async () => {
+    const { memory, fileSystem } = setup();
+    const session = await Session.create(PATH, sessionMeta(), { fileSystem });
+    const acknowledged: RecordBody[] = [];
+    for (let index = 0; index < 5; index++) {
+      const body = textMessage('user', `kept ${index}`);
+      await session.appendDurable(body);
+      acknowledged.push(body);
+    }
+    fileSystem.addRule({
+      operation: fault.operation,
+      path: PATH,
+      nth: 1,
+      repeat: 'forever',
+      fault: fault.kind,
+    });
+    const failing = session.appendDurable(textMessage('user', 'never acknowledged'));
+    await assert.rejects(failing, expectSessionError('poisoned'));
+    assert.equal(fileSystem.fired.length > 0, true, 'the fault fired');
+    assert.equal(session.poisoned, true);
+    assert.throws(
+      () => session.append(textMessage('user', 'refused')),
+      expectSessionError('poisoned'),
+    );
+    assert.throws(() => session.barrier(), expectSessionError('poisoned'));
+    const writesBefore = fileSystem.count('write', PATH);
+    await session.close();
+    assert.equal(fileSystem.count('write', PATH), writesBefore, 'close writes nothing more');
+    assert.equal(memory.openDescriptors(), 0);
+
+    fileSystem.clearRules();
+    const reopened = await Session.open(PATH, { fileSystem });
+    await reopened.appendDurable(textMessage('user', 'after reopening'));
+    await reopened.close();
+    const records = await readAll(PATH, memory);
+    const messages = records.filter((record) => record.type === 'message');
+    for (const [index, body] of acknowledged.entries()) {
+      assert.deepEqual(
+        (messages[index] as { content: unknown }).content,
+        (body as { content: unknown }).content,
+      );
+    }
+    assert.ok(
+      JSON.stringify(messages.at(-1)).includes('after reopening'),
+      'the reopened session appends',
+    );
+    records.forEach((record, index) => {
+      assert.equal(record.seq, index);
+    });
+  });
+}
+
+test('new files are 0600 and new folders 0700 (real files); a repair sidecar too', async () => {
+  const folder = await makeTempFolder();
+  try {
+    const path = join(folder, 'a', 'b', 'run.jsonl');
+    const session = await Session.create(path, sessionMeta());
+    await session.close();
+    assert.equal((await stat(path)).mode & 0o777, 0o600);
+    assert.equal((await stat(`${path}.lock`)).mode & 0o777, 0o600);
+    assert.equal((await stat(join(folder, 'a'))).mode & 0o777, 0o700);
+    assert.equal((await stat(join(folder, 'a', 'b'))).mode & 0o777, 0o700);
+    await writeFile(path, '{"v":1,"seq":1,"ty', { flag: 'a' });
+    await (await Session.open(path)).close();
+    const sidecar = (await stat(join(folder, 'a', 'b', `run.jsonl.torn-${await sizeBefore(path)}`)))
+      .mode;
+    assert.equal(sidecar & 0o777, 0o600);
+  } finally {
+    await removeFolder(folder);
+  }
+});
+
+async function sizeBefore(path: string): Promise<number> {
+  const records = await readAll(
+    path,
+    (await import('../../src/transcript/file-system.ts')).nodeFileSystem,
+  );
+  const checkpoint = records.find((record) => record.tailRepair !== undefined);
+  return checkpoint?.tailRepair?.validBytes ?? -1;
+}
+
+test('create syncs the file, then its folder, and every folder it made', async () => {
+  const { fileSystem } = setup();
+  const session = await Session.create('/deep/er/runs/run.jsonl', sessionMeta(), { fileSystem });
+  await session.close();
+  const order = fileSystem.calls
+    .filter((call) => call.operation === 'sync' || call.operation === 'syncFolder')
+    .map((call) => `${call.operation} ${call.path}`);
+  assert.deepEqual(order, [
+    'syncFolder /',
+    'syncFolder /deep',
+    'syncFolder /deep/er',
+    'sync /deep/er/runs/run.jsonl',
+    'syncFolder /deep/er/runs',
+  ]);
+  const modes = ['/deep', '/deep/er', '/deep/er/runs'].map((folder) =>
+    (fileSystem.base as MemoryFileSystem).modeOf(folder),
+  );
+  assert.deepEqual(modes, [0o700, 0o700, 0o700]);
+});
+
+test('create refuses an existing transcript; a closed session refuses appends', async () => {
+  const { memory } = setup();
+  const session = await Session.create(PATH, sessionMeta(), { fileSystem: memory });
+  await session.close();
+  await session.close();
+  assert.throws(() => session.append(textMessage('user', 'late')), expectSessionError('closed'));
+  await assert.rejects(
+    Session.create(PATH, sessionMeta(), { fileSystem: memory }),
+    expectSessionError('exists'),
+  );
+  assert.equal(memory.openDescriptors(), 0);
+  // The failed create released the lock.
+  await (await Session.open(PATH, { fileSystem: memory })).close();
+});
+
+test('a failed repair leaves the file as it was, releases the lock and leaks nothing', async () => {
+  for (const operation of ['write', 'sync', 'rename', 'syncFolder', 'truncate'] as const) {
+    const { memory, fileSystem } = setup();
+    memory.writeFile(PATH, `${await createdBytes()}{"v":1,"seq":1,"type":"mess`);
+    const before = memory.readFile(PATH);
+    fileSystem.addRule({ operation, fault: { kind: 'error', code: 'EIO' } });
+    await assert.rejects(Session.open(PATH, { fileSystem }), expectSessionError('io'));
+    assert.equal(fileSystem.fired.length, 1, `${operation}: the fault fired`);
+    if (operation !== 'truncate') assert.ok(memory.readFile(PATH).equals(before), operation);
+    assert.equal(memory.openDescriptors(), 0, `${operation}: a descriptor leaked`);
+    fileSystem.clearRules();
+    const session = await Session.open(PATH, { fileSystem });
+    await session.close();
+    const records = await readAll(PATH, memory);
+    assert.equal(records.length, 2, operation);
+    assert.equal(records[1]?.tailRepair?.validBytes, (await createdBytes()).length);
+  }
+});
+
+async function createdBytes(): Promise<string> {
+  const memory = new MemoryFileSystem();
+  await (
+    await Session.create(PATH, sessionMeta(), { fileSystem: memory, clock: steppingClock() })
+  ).close();
+  return memory.readFile(PATH).toString();
+}
+
+test('a repair whose own record is torn is repaired again without losing the first sidecar', async () => {
+  const { memory, fileSystem } = setup();
+  const created = await createdBytes();
+  memory.writeFile(PATH, `${created}first torn bytes`);
+  // The checkpoint naming the repair is itself torn: its write stops after 20 bytes.
+  fileSystem.addRule({ operation: 'write', path: PATH, fault: { kind: 'short-write', bytes: 20 } });
+  await assert.rejects(Session.open(PATH, { fileSystem }), expectSessionError('poisoned'));
+  assert.equal(fileSystem.fired.length, 1);
+  assert.equal(memory.openDescriptors(), 0);
+  const first = `/runs/run.jsonl.torn-${created.length}`;
+  assert.equal(memory.readFile(first).toString(), 'first torn bytes');
+
+  const session = await Session.open(PATH, { fileSystem });
+  await session.close();
+  assert.equal(memory.readFile(first).toString(), 'first torn bytes', 'the first sidecar is kept');
+  const second = `${first}-2`;
+  assert.equal(memory.readFile(second).length, 20);
+  const records = await readAll(PATH, memory);
+  assert.equal(records[1]?.tailRepair?.sidecar, `run.jsonl.torn-${created.length}-2`);
+});
+
+test('a repair interrupted after its sidecar was written reuses that sidecar', async () => {
+  const { memory, fileSystem } = setup();
+  const created = await createdBytes();
+  memory.writeFile(PATH, `${created}torn`);
+  fileSystem.addRule({ operation: 'truncate', path: PATH, fault: { kind: 'error', code: 'EIO' } });
+  await assert.rejects(Session.open(PATH, { fileSystem }), expectSessionError('io'));
+  assert.equal(fileSystem.fired.length, 1);
+  await (await Session.open(PATH, { fileSystem })).close();
+  const sidecars = memory.listFiles().filter((file) => file.includes('.torn-'));
+  assert.deepEqual(sidecars, [`/runs/run.jsonl.torn-${created.length}`]);
+});
+
+test('checkpoints carry the folded state every checkpointBytes', async () => {
+  const memory = new MemoryFileSystem();
+  const session = await Session.create(PATH, sessionMeta(), {
+    fileSystem: memory,
+    checkpointBytes: 2000,
+  });
+  for (let index = 0; index < 40; index++) {
+    await session.append(textMessage('user', `${index} ${'c'.repeat(200)}`));
+  }
+  await session.close();
+  const records = await readAll(PATH, memory);
+  const checkpoints = records.filter((record) => record.type === 'checkpoint');
+  assert.ok(checkpoints.length >= 3, `${checkpoints.length} checkpoints`);
+  for (const checkpoint of checkpoints) {
+    const state = (checkpoint as unknown as { state: { lastSeq: number; records: number } }).state;
+    assert.equal(state.lastSeq, checkpoint.seq - 1, 'the state is of everything before it');
+    assert.equal(state.records, checkpoint.seq);
+  }
+});

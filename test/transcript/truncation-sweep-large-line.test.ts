@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import {
+  checkCut,
+  expectCut,
+  largeLineTranscript,
+  sweepRange,
+} from '../support/truncation-sweep.ts';
+
+/*
+ * The truncation sweep (see truncation-sweep.test.ts) over a transcript with a 100 KiB line:
+ * every cut in the three records after it, each opened for append (repair), appended to ten
+ * times and read back whole — so every kept prefix holds the long line, byte for byte.
+ *
+ * Tearing the long line itself is swept too, at every 61st offset and at every offset within 3
+ * bytes of its edges, of its multi-byte characters' edges near 4 KiB / 64 KiB, and of read-size
+ * boundaries: about 2,000 cuts. A cut at each of its 10^5 offsets costs 10^5 opens (measured:
+ * ~35 s of CPU here), beyond the suite's budget, and the bytes of a torn tail are handled
+ * without regard to where in a line they stop (scan-transcript.test.ts reads with tiny chunks).
+ */
+
+function check(built: ReturnType<typeof largeLineTranscript>, cut: number) {
+  const fileSystem = new MemoryFileSystem();
+  return checkCut(built, cut, {
+    fileSystem,
+    path: '/runs/run.jsonl',
+    sidecarPath: (sidecar) => `/runs/${sidecar}`,
+    readFile: (path) => fileSystem.readFile(path),
+    place: (bytes) => fileSystem.writeFile('/runs/run.jsonl', bytes),
+  }).then(() => fileSystem);
+}
+
+test('truncation sweep after a 100 KiB line: every cut in the last 3 records repairs to an exact prefix', async () => {
+  const built = largeLineTranscript();
+  const count = built.lines.length;
+  const bigLength = (built.offsets[3] ?? 0) - (built.offsets[2] ?? 0);
+  assert.ok(bigLength > 100 * 1024, 'the long line is over 100 KiB');
+  assert.equal(built.offsets[count - 3], built.offsets[3], 'the long line comes just before');
+  const { from, to } = sweepRange(built);
+  let repaired = 0;
+  for (let cut = from; cut <= to; cut++) {
+    const fileSystem = await check(built, cut);
+    assert.equal(fileSystem.openDescriptors(), 0, `cut ${cut}: a descriptor leaked`);
+    if (expectCut(built, cut).torn.length > 0) repaired += 1;
+  }
+  assert.equal(repaired, to - from + 1 - 4);
+});
+
+test('tearing the 100 KiB line itself: sampled offsets and every offset near its edges', async () => {
+  const built = largeLineTranscript();
+  const start = built.offsets[2] ?? 0;
+  const end = built.offsets[3] ?? 0;
+  const cuts = new Set<number>();
+  for (let cut = start; cut <= end; cut += 61) cuts.add(cut);
+  const near = [start, end - 1, end, start + 4096, start + 65536, 4096, 65536, 131072];
+  for (const point of near) {
+    for (let delta = -3; delta <= 3; delta++) {
+      const cut = point + delta;
+      if (cut >= start && cut <= end) cuts.add(cut);
+    }
+  }
+  for (const cut of cuts) await check(built, cut);
+  assert.ok(cuts.size > 1600, `${cuts.size} cuts`);
+});
