@@ -1,0 +1,283 @@
+import type { ToolSet } from 'ai';
+import { normalizeConversation } from '../transcript/normalize-conversation.ts';
+import type { Message, MessageExtras } from '../transcript/records.ts';
+import { callModel, type ModelTurnResult } from './call-model.ts';
+import {
+  COMPACTION_PREFIX,
+  planCompaction,
+  renderForSummary,
+  SUMMARY_INSTRUCTIONS,
+} from './compaction.ts';
+import { callsOf, toModelMessages } from './model-messages.ts';
+import { type CallOutcome, resolvePendingJoin, runToolCall } from './run-tool-call.ts';
+import { classifyTailCalls } from './tail-calls.ts';
+import type { LoopEvent, LoopMessage, LoopOptions, RunResult, ToolDefinition } from './types.ts';
+
+const DEFAULT_MAX_TURNS = 50;
+const DEFAULT_ROUNDS = 2;
+
+/**
+ * The key in `extras` of the assistant turn a failed run ends with: `{ kind, detail, attempts }`.
+ *
+ * @example
+ * const failure = lastMessage.extras?.[RUN_ERROR_EXTRA]; // set when every backend failed
+ */
+export const RUN_ERROR_EXTRA = 'error';
+
+/**
+ * One run's mutable state (its conversation, usage and turn count) and the steps of its loop.
+ * Internal to {@link Loop}; exported for it alone.
+ *
+ * @example
+ * const state = new RunState(options, tools, signal, emit);
+ * const result = await state.execute(conversation, declaredTools);
+ */
+export class RunState {
+  readonly #options: LoopOptions;
+  readonly #tools: ReadonlyMap<string, ToolDefinition<unknown>>;
+  readonly #signal: AbortSignal;
+  readonly #emit: (event: LoopEvent) => void;
+  #conversation: LoopMessage[] = [];
+  #usage = { inputTokens: 0, outputTokens: 0 };
+  #turns = 0;
+  #finishReason = '';
+
+  constructor(
+    options: LoopOptions,
+    tools: ReadonlyMap<string, ToolDefinition<unknown>>,
+    signal: AbortSignal,
+    emit: (event: LoopEvent) => void,
+  ) {
+    this.#options = options;
+    this.#tools = tools;
+    this.#signal = signal;
+    this.#emit = emit;
+  }
+
+  async execute(conversation: LoopMessage[], sdkTools: () => Promise<ToolSet>): Promise<RunResult> {
+    this.#conversation = conversation;
+    const session = this.#options.session;
+    const maxTurns = this.#options.maxTurns ?? DEFAULT_MAX_TURNS;
+    while (true) {
+      if (this.#signal.aborted) return this.ended('aborted', 'aborted');
+      const refusal = await this.#answerTail();
+      if (refusal !== null) return refusal;
+      if (this.#signal.aborted) return this.ended('aborted', 'aborted');
+      const deliveries = this.#options.takeDeliveries?.() ?? [];
+      for (const delivery of deliveries) {
+        const record = await session.append({ type: 'message', ...delivery });
+        this.#conversation.push({ ...delivery, seq: record.seq });
+      }
+      // The subagents layer forgets what it handed over: make it durable before going on.
+      if (deliveries.length > 0) await session.barrier();
+      const last = this.#conversation.at(-1);
+      if (last === undefined)
+        return this.ended('failed', 'error', 'there is no conversation to run');
+      if (last.role === 'assistant' && callsOf(last).length === 0) {
+        return this.ended('finished', this.#finishReason || 'stop');
+      }
+      if (this.#turns >= maxTurns) return this.ended('max-turns', 'max-turns');
+      if (this.#options.compaction !== undefined) {
+        const compacted = await this.#compact();
+        if (compacted === 'aborted') return this.ended('aborted', 'aborted');
+      }
+      this.#turns += 1;
+      this.#emit({ type: 'turn-start', turn: this.#turns });
+      const turn = await this.#callModel(
+        toModelMessages(normalizeConversation(this.#conversation)),
+        await sdkTools(),
+        this.#options.system,
+      );
+      if (!turn.ok) {
+        if (turn.reason === 'aborted') return this.ended('aborted', 'aborted');
+        await this.#writeFailure(turn.detail, turn.attempts);
+        return this.ended('failed', 'error', turn.detail);
+      }
+      this.#usage.inputTokens += turn.usage.inputTokens;
+      this.#usage.outputTokens += turn.usage.outputTokens;
+      this.#finishReason = turn.finishReason;
+      const message = turn.message.content.length > 0 ? turn.message : emptyTurn();
+      const record = await session.append({ type: 'message', ...message });
+      this.#conversation.push({ ...message, seq: record.seq });
+      this.#emit({ type: 'turn-end', turn: this.#turns, finishReason: turn.finishReason });
+    }
+  }
+
+  /** Build the result; `status` decides which text is reported. */
+  ended(status: RunResult['status'], stopReason: string, error?: string): RunResult {
+    const last = this.#conversation.findLast((message) => message.role === 'assistant');
+    const finalText =
+      status === 'finished' && last !== undefined
+        ? last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
+        : '';
+    const result: RunResult = {
+      status,
+      text: finalText,
+      usage: { ...this.#usage },
+      stopReason,
+    };
+    if (error !== undefined) result.error = error;
+    return result;
+  }
+
+  /**
+   * Answer the calls of the last assistant turn that nothing answered yet: run the ones never
+   * dispatched, await pending-again joins. Returns a failed result when the tail is one only
+   * revival may touch.
+   */
+  async #answerTail(): Promise<RunResult | null> {
+    const calls = classifyTailCalls(this.#conversation, this.#options.session.state);
+    const blocked = calls.find(
+      (entry) => entry.state === 'in-flight' || entry.state === 'settled-unanswered',
+    );
+    if (blocked !== undefined) {
+      const why =
+        blocked.state === 'in-flight'
+          ? 'was dispatched and never settled: revive the transcript before running it'
+          : 'was settled but has no result in the conversation given to the run';
+      return this.ended('failed', 'error', `tool call ${blocked.call.callId} ${why}`);
+    }
+    if (
+      calls.some((entry) => entry.state === 'pending-again') &&
+      this.#options.resolveJoin === undefined
+    ) {
+      return this.ended(
+        'failed',
+        'error',
+        'the conversation has a pending join but the loop was given no resolveJoin',
+      );
+    }
+    const environment = {
+      session: this.#options.session,
+      tools: this.#tools,
+      signal: this.#signal,
+      emit: this.#emit,
+      onResult: (message: LoopMessage) => this.#conversation.push(message),
+    };
+    const work: Promise<CallOutcome>[] = [];
+    for (const entry of calls) {
+      if (entry.state === 'not-yet-run') work.push(runToolCall(entry.call, environment));
+      else if (entry.state === 'pending-again' && this.#options.resolveJoin !== undefined) {
+        work.push(
+          resolvePendingJoin(entry.call, entry.agentIds, this.#options.resolveJoin, environment),
+        );
+      }
+    }
+    const outcomes = await Promise.allSettled(work);
+    const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failure !== undefined) throw (failure as PromiseRejectedResult).reason;
+    return null;
+  }
+
+  #callModel(
+    messages: ReturnType<typeof toModelMessages>,
+    tools: ToolSet,
+    system: string | undefined,
+  ): Promise<ModelTurnResult> {
+    return callModel({
+      backends: this.#options.backends,
+      messages,
+      ...(system === undefined ? {} : { system }),
+      tools,
+      signal: this.#signal,
+      rounds: this.#options.backendRounds ?? DEFAULT_ROUNDS,
+      sleep: this.#options.sleep ?? sleep,
+      backoff: this.#options.backoff ?? defaultBackoff,
+      emit: this.#emit,
+    });
+  }
+
+  /**
+   * Past the token budget, summarise the oldest whole turns into a `compaction` record and
+   * replace them in the conversation by its summary, exactly as `conversationView` will show
+   * the transcript later. A summariser that fails leaves the conversation as it was.
+   */
+  async #compact(): Promise<'done' | 'skipped' | 'aborted'> {
+    const options = this.#options.compaction;
+    if (options === undefined) return 'skipped';
+    const plan = planCompaction(this.#conversation, options, this.#options.system ?? '');
+    if (plan === null) return 'skipped';
+    const replaced = this.#conversation.slice(plan.start, plan.start + plan.count);
+    const prompt: Message = {
+      role: 'user',
+      content: [
+        {
+          type: 'text',
+          text: `${renderForSummary(replaced)}\n\nSummarise the conversation above.`,
+        },
+      ],
+    };
+    const turn = await this.#callModel(toModelMessages([prompt]), {}, SUMMARY_INSTRUCTIONS);
+    if (!turn.ok) return turn.reason === 'aborted' ? 'aborted' : 'skipped';
+    this.#usage.inputTokens += turn.usage.inputTokens;
+    this.#usage.outputTokens += turn.usage.outputTokens;
+    const summaryText = turn.message.content
+      .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+      .join('')
+      .trim();
+    if (summaryText === '') return 'skipped';
+    const summary = `${COMPACTION_PREFIX}\n${summaryText}`;
+    const record = await this.#options.session.append({
+      type: 'compaction',
+      fromSeq: plan.fromSeq,
+      toSeq: plan.toSeq,
+      summary,
+    });
+    const extras: MessageExtras = { injected: 'compaction' };
+    const summaryMessage: LoopMessage = {
+      role: 'user',
+      content: [{ type: 'text', text: summary }],
+      extras,
+      seq: record.seq,
+    };
+    this.#conversation = [
+      ...this.#conversation.slice(0, plan.start),
+      summaryMessage,
+      ...this.#conversation.slice(plan.start + plan.count),
+    ];
+    this.#emit({ type: 'compaction-end', fromSeq: plan.fromSeq, toSeq: plan.toSeq });
+    return 'done';
+  }
+
+  async #writeFailure(detail: string, attempts: number): Promise<void> {
+    const message: Message = {
+      role: 'assistant',
+      content: [{ type: 'text', text: `The run failed: ${detail}` }],
+      extras: { [RUN_ERROR_EXTRA]: { kind: 'model-unavailable', detail, attempts } },
+    };
+    const record = await this.#options.session.append({ type: 'message', ...message });
+    this.#conversation.push({ ...message, seq: record.seq });
+  }
+}
+
+function emptyTurn(): Message {
+  return { role: 'assistant', content: [{ type: 'text', text: '' }] };
+}
+
+/**
+ * Exponential backoff: 1 s, 2 s, 4 s, … capped at 30 s.
+ *
+ * @example
+ * defaultBackoff(3); // 4000
+ */
+export function defaultBackoff(attempt: number): number {
+  return Math.min(1000 * 2 ** Math.max(attempt - 1, 0), 30_000);
+}
+
+function sleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, milliseconds);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
