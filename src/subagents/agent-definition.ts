@@ -23,7 +23,8 @@ export interface AgentDefinition {
   description: string;
   model: string | LanguageModel | LanguageModel[];
   system: string;
-  tools?: ToolDefinition<never>[];
+  /** Typed tools go in as they are: `ToolDefinition<{ path: string }>` is a `ToolDefinition<unknown>`. */
+  tools?: ToolDefinition<unknown>[];
   /** Stop after this many model turns (the loop's default when absent). */
   maxTurns?: number;
   compaction?: CompactionOptions;

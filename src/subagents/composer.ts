@@ -282,7 +282,8 @@ export class Composer {
     depth: number,
   ): LoopOptions {
     const family = this.#tree.familyOf(session.path);
-    const tools: ToolDefinition<never>[] = [...(definition.tools ?? [])];
+    // The loop types its tool list by the narrowest input; each tool validates its own input.
+    const tools = [...(definition.tools ?? [])] as ToolDefinition<never>[];
     if (definition.canSpawn !== false && depth < this.#maxDepth) {
       tools.push(
         spawnAgentTool(this.#registry, (input, context) =>

@@ -5,11 +5,12 @@ import { after, before, describe, it } from 'node:test';
 import { APICallError } from 'ai';
 import { z } from 'zod';
 import type { RunHandle, ToolDefinition } from '../../src/loop/types.ts';
-import { peek } from '../../src/transcript/peek.ts';
-import { isAgentId } from '../../src/transcript/records.ts';
+import type { AgentRegistry } from '../../src/subagents/agent-definition.ts';
 import { BACKGROUND_FRAME } from '../../src/subagents/background-frame.ts';
 import { Composer, type ComposerEvent } from '../../src/subagents/composer.ts';
-import type { AgentRegistry } from '../../src/subagents/agent-definition.ts';
+import { peek } from '../../src/transcript/peek.ts';
+import { isAgentId } from '../../src/transcript/records.ts';
+import { Session } from '../../src/transcript/session.ts';
 import { makeTempFolder, removeFolder, steppingClock } from '../support/transcripts.ts';
 import { policyModel, resultsOf, taskOf } from './support/policy-model.ts';
 import {
@@ -218,7 +219,7 @@ describe('Composer', () => {
         description: 'plans',
         model: main,
         system: 'main',
-        tools: [pause as ToolDefinition<never>],
+        tools: [pause],
       },
       worker: {
         description: 'works',
@@ -468,5 +469,47 @@ describe('Composer', () => {
       ),
       [],
     );
+  });
+
+  it('a spawn call whose child transcript already exists gets that same child, never a second run', async () => {
+    const path = join(folder, 'existing', 'main.jsonl');
+    const existing = await Session.create(
+      join(folder, 'existing', 'main.agents', 'worker-fixed.jsonl'),
+      {
+        agentId: 'worker-fixed',
+        agentType: 'worker',
+        label: 'worker',
+        model: 'policy:worker',
+        parent: { transcript: '../main.jsonl', callId: 'lost-call' },
+      },
+    );
+    await existing.appendDurable({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'text', text: 'x' }],
+    });
+    await existing.appendDurable({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: 'answered before the crash' }],
+    });
+    await existing.close();
+    const worker = answeringModel('worker');
+    const registry: AgentRegistry = {
+      main: { description: 'plans', model: delegatingModel('main', 'worker'), system: 'main' },
+      worker: { description: 'works', model: worker, system: 'work' },
+    };
+    const composer = new Composer({ registry, loopDefaults: instant, ids: () => 'worker-fixed' });
+    const { run } = await composer.start({ path, agentType: 'main', task: 'go' });
+    const result = await run;
+    await composer.idle();
+
+    const spawn = (await messagesOf(path))
+      .flatMap((message) => message.content)
+      .find((part) => part.type === 'tool-result' && part.toolName === 'spawn_agent');
+    assert.ok(spawn?.type === 'tool-result');
+    assert.equal((spawn.output as { status: string }).status, 'already-started');
+    assert.equal(worker.doStreamCalls.length, 0, 'no second run of the child');
+    assert.equal(result.text, 'main reports: answered before the crash');
   });
 });

@@ -2,8 +2,8 @@ import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import type { ToolDefinition } from '../../../src/loop/types.ts';
-import { BACKGROUND_FRAME } from '../../../src/subagents/background-frame.ts';
 import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
+import { BACKGROUND_FRAME } from '../../../src/subagents/background-frame.ts';
 import { type PolicyTurn, policyModel, resultsOf, taskOf } from './policy-model.ts';
 
 /*
@@ -120,7 +120,7 @@ export function crashTreeRegistry(logPath: string): AgentRegistry {
       description: 'does one thing',
       model: policyModel('worker', workerPolicy),
       system: 'You work.',
-      tools: [effect as unknown as ToolDefinition<never>],
+      tools: [effect],
       canSpawn: false,
     },
   };
