@@ -224,6 +224,10 @@ export function markdownReport(results: BenchResults): string {
           )
           .join('\n') +
         '\n' +
+        persistence.rows
+          .flatMap((row) => (row.ok ? row.notes.map((note) => `- ${row.name}: ${note}`) : []))
+          .map((line) => `${line}\n`)
+          .join('') +
         Object.entries(persistence.bytesGrowth)
           .map(
             ([name, growth]) =>
@@ -279,7 +283,9 @@ export function perStepSvg(results: BenchResults): string {
   const rows = results.persistence?.rows ?? [];
   const series: PlotSeries[] = [];
   for (const row of rows) {
-    if (!row.ok) continue;
+    // Async rows run their steps ahead of their checkpoints: their per-step cost is not the
+    // cost of a persisted step, so they are in the table (total time) but not on the plot.
+    if (!row.ok || row.name.endsWith(' async')) continue;
     const line: PlotSeries = {
       name: row.name,
       colour: COLOURS[row.name] ?? '#7f7f7f',

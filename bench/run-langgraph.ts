@@ -232,6 +232,14 @@ export async function runLangGraph(
   const last = final.messages.at(-1);
   const notes: string[] = [];
   if (last?.content !== FINAL_TEXT) notes.push('the run did not end with the final text');
+  const stepsMs = (clock.marks.at(-1) ?? clock.startedAt) - clock.startedAt;
+  if (durability === 'async' && summary.totalMs > stepsMs * 1.5) {
+    notes.push(
+      `checkpoints are written behind the steps: the last step started after ${(stepsMs / 1000).toFixed(1)} s, ` +
+        `and invoke returned once the writes caught up, at ${(summary.totalMs / 1000).toFixed(1)} s; ` +
+        'its per-step figures are the steps alone',
+    );
+  }
   return {
     ok: true,
     system: 'langgraph',
