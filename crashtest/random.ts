@@ -1,0 +1,18 @@
+/**
+ * A small seeded pseudo-random generator (mulberry32): every random choice of the harness comes
+ * from one, so that a seed replays a run exactly.
+ *
+ * @example
+ * const random = seededRandom(42);
+ * random(); // a number in [0, 1)
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
