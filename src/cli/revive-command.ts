@@ -2,7 +2,8 @@ import { createInterface } from 'node:readline/promises';
 import { Loop } from '../loop/loop.ts';
 import type { RunHandle, RunResult } from '../loop/types.ts';
 import { Revival } from '../revival/index.ts';
-import type { AgentRegistry } from '../subagents/agent-definition.ts';
+import { type AgentRegistry, backendsOf } from '../subagents/agent-definition.ts';
+import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
 import {
@@ -151,10 +152,17 @@ async function registriesFor(
     }
     for (const revival of revivals) {
       const type = revival.node.inspection.agentType;
-      if (type === undefined || !Object.hasOwn(registry, type)) {
+      const definition = type === undefined ? undefined : registry[type];
+      if (type === undefined || !Object.hasOwn(registry, type) || definition === undefined) {
         throw new UserError(
           `${source}: no agent type "${type ?? '?'}" for ${revival.node.displayPath} (it defines: ${Object.keys(registry).join(', ')})`,
         );
+      }
+      // A model that cannot be used (a missing key) is found before anything is written.
+      try {
+        backendsOf(definition, (spec) => resolveModelSpec(spec, io.env));
+      } catch (error) {
+        throw new UserError(`${source}: agent type "${type}": ${(error as Error).message}`);
       }
     }
     registries.set(root, registry);
@@ -205,6 +213,7 @@ export async function executePlan(
     const composer = new Composer({
       registry,
       createLoop: (options) => new Loop(options),
+      resolveModel: (spec) => resolveModelSpec(spec, io.env),
       onEvent: (event) => {
         if (event.type !== 'child-start') return;
         io.stderr.write(

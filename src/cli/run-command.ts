@@ -4,7 +4,7 @@ import { Loop } from '../loop/loop.ts';
 import type { RunResult } from '../loop/types.ts';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { Composer } from '../subagents/composer.ts';
-import { ModelSpecError } from '../subagents/model-spec.ts';
+import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
@@ -128,6 +128,7 @@ export async function runRoot(
   const composer = new Composer({
     registry,
     createLoop: (options) => new Loop(options),
+    resolveModel: (spec) => resolveModelSpec(spec, io.env),
     onEvent: (event) => {
       if (event.type === 'child-start') {
         io.stderr.write(

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -76,6 +76,27 @@ describe('llm-agent revive', () => {
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^llm-agent: revive: --agents MODULE is needed .*\n$/);
     assert.equal(hasStackTrace(result.stderr), false);
+    assert.deepEqual(await snapshot(folder), before);
+  });
+
+  test('a model that cannot be used is found before anything is written', async () => {
+    const before = await snapshot(folder);
+    await writeFile(
+      join(folder, 'keyed-agents.ts'),
+      `export default {
+  main: { description: 'parent', system: 'main', model: 'openai:gpt-5' },
+  worker: { description: 'child', system: 'worker', model: 'openai:gpt-5', canSpawn: false },
+};\n`,
+    );
+    const result = await runCli(['revive', 'runs', '--agents', 'keyed-agents.ts', '--yes'], {
+      cwd: folder,
+      env: { OPENAI_API_KEY: '' },
+    });
+    assert.equal(result.code, 2);
+    assert.match(
+      result.stderr,
+      /^llm-agent: keyed-agents\.ts: agent type "worker": model spec "openai:gpt-5": .*set OPENAI_API_KEY\n$/,
+    );
     assert.deepEqual(await snapshot(folder), before);
   });
 
