@@ -72,10 +72,34 @@ test('past the budget, older turns become a compaction record; the next prompt u
     const view = conversationView(beforeFinal);
     assert.deepEqual(pairingViolations(view), []);
     const lastPrompt = model.prompts.at(-1) ?? [];
-    assert.deepEqual(
-      lastPrompt.filter((message) => message.role !== 'system').map((message) => message.role),
-      view.map((message) => message.role),
+    const sent = lastPrompt
+      .filter((message) => message.role !== 'system')
+      .map((message) =>
+        typeof message.content === 'string'
+          ? `${message.role}: ${message.content}`
+          : `${message.role}: ${message.content
+              .map((part) =>
+                part.type === 'text'
+                  ? part.text
+                  : part.type === 'tool-call' || part.type === 'tool-result'
+                    ? `${part.type} ${part.toolCallId}`
+                    : part.type,
+              )
+              .join(' | ')}`,
+      );
+    const derived = view.map(
+      (message) =>
+        `${message.role}: ${message.content
+          .map((part) =>
+            part.type === 'text'
+              ? part.text
+              : part.type === 'tool-call' || part.type === 'tool-result'
+                ? `${part.type} ${part.callId}`
+                : part.type,
+          )
+          .join(' | ')}`,
     );
+    assert.deepEqual(sent, derived);
     const first = view[0];
     assert.equal(first?.extras?.injected, 'compaction');
     assert.ok(first?.content[0]?.type === 'text');

@@ -313,3 +313,110 @@ test('background deliveries wait for a safe point: never between a call and its 
     await fixture.close();
   }
 });
+
+test('resume, mixed tail: a pending join and a never-dispatched sibling are answered together, each once', async () => {
+  const log: LogEntry[] = [];
+  const fixture = await transcriptWith(
+    [
+      user('Wait and echo'),
+      callTurn(
+        ['w1', 'task_wait', { agentIds: ['child-1'] }],
+        ['c2', 'echo', { text: 'meanwhile' }],
+      ),
+      {
+        type: 'tool-dispatched',
+        callId: 'w1',
+        toolName: 'task_wait',
+        inputDigest: inputDigest({ agentIds: ['child-1'] }),
+        idempotency: 'read-only',
+        joins: ['child-1'],
+      },
+      user('[background event] resumed', { injected: 'revival' }),
+    ],
+    log,
+  );
+  try {
+    let joins = 0;
+    const model = new ScriptedModel([{ text: 'Both answered.' }]);
+    const loop = new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [waitTool, echoTool(log)],
+      resolveJoin: async () => {
+        joins += 1;
+        return { output: 'child-1 done', isError: false };
+      },
+    });
+    assert.equal((await loop.run(fixture.messages)).status, 'finished');
+    assert.equal(joins, 1);
+    assert.deepEqual(
+      log.flatMap((entry) => (entry.kind === 'effect' ? [entry.callId] : [])),
+      ['c2'],
+    );
+    assert.equal(assertWriteOrder(log), 1);
+    const shape = shapeOf(await recordsOf(fixture.path));
+    assert.equal(shape.filter((entry) => entry.startsWith('tool-dispatched')).length, 2);
+    assert.deepEqual(model.violations, []);
+    assert.deepEqual(
+      model.prompts[0]?.map((message) => message.role),
+      ['user', 'assistant', 'tool', 'user'],
+    );
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('abort while a pending join waits: it stays pending (no result, no settle), and the next run waits again', async () => {
+  const fixture = await transcriptWith([
+    user('Wait'),
+    callTurn(['w1', 'task_wait', { agentIds: ['child-1'] }]),
+    {
+      type: 'tool-dispatched',
+      callId: 'w1',
+      toolName: 'task_wait',
+      inputDigest: inputDigest({ agentIds: ['child-1'] }),
+      idempotency: 'read-only',
+      joins: ['child-1'],
+    },
+  ]);
+  try {
+    const waiting: JoinResolver = ({ signal }) =>
+      new Promise((_resolve, reject) => {
+        signal.addEventListener('abort', () => reject(signal.reason));
+      });
+    const loop = new Loop({
+      backends: [new ScriptedModel([]).model],
+      session: fixture.session,
+      tools: [waitTool],
+      resolveJoin: waiting,
+    });
+    const run = loop.run(fixture.messages);
+    for await (const event of run) {
+      if (event.type === 'join-wait-start') run.abort();
+    }
+    assert.equal((await run).status, 'aborted');
+    const before = shapeOf(await recordsOf(fixture.path));
+    assert.equal(before.at(-1), 'tool-dispatched:w1');
+    assert.deepEqual(
+      fixture.session.state.open.map((dispatch) => dispatch.callId),
+      ['w1'],
+    );
+    const model = new ScriptedModel([{ text: 'Child done.' }]);
+    const again = await new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [waitTool],
+      resolveJoin: async () => ({ output: 'done', isError: false }),
+    }).run(fixture.messages);
+    assert.equal(again.status, 'finished');
+    const after = shapeOf(await recordsOf(fixture.path));
+    assert.equal(after.filter((entry) => entry === 'tool-dispatched:w1').length, 1);
+    assert.deepEqual(after.slice(-3), [
+      'tool(tool-result:w1)',
+      'tool-settled:w1',
+      'assistant(text)',
+    ]);
+  } finally {
+    await fixture.close();
+  }
+});
