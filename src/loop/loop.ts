@@ -1,4 +1,4 @@
-import { asSchema, jsonSchema, type Tool, type ToolSet } from 'ai';
+import { asSchema, jsonSchema, type LanguageModel, type Tool, type ToolSet } from 'ai';
 import type { Message } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { RunChannel } from './run-handle.ts';
@@ -49,7 +49,10 @@ export class Loop {
       if (tools.has(tool.name)) throw new TypeError(`Loop: two tools are named "${tool.name}"`);
       tools.set(tool.name, tool);
     }
-    this.#options = options;
+    this.#options = {
+      ...options,
+      backends: options.backends.map((backend) => resolve(backend, options)),
+    };
     this.#tools = tools;
   }
 
@@ -145,4 +148,19 @@ export class Loop {
 
 function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A string backend through the loop's provider; a configuration error is the caller's. */
+function resolve(backend: LanguageModel, options: LoopOptions): LanguageModel {
+  if (typeof backend !== 'string' || options.provider === undefined) return backend;
+  try {
+    return options.provider.languageModel(backend);
+  } catch (error) {
+    throw new TypeError(
+      `Loop: the provider cannot resolve the backend "${backend}": ${text(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
 }

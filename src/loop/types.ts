@@ -64,8 +64,17 @@ export interface CompactionOptions {
 
 /** Everything a loop needs. */
 export interface LoopOptions {
-  /** Tried in order on transport errors, 5xx and 429 (with backoff). */
+  /**
+   * Tried in order on transport errors, 5xx and 429 (with backoff). A string is a model id:
+   * resolved through `provider` when one is given, else handed to the AI SDK as it is (its
+   * global provider, by default the Vercel AI Gateway).
+   */
   backends: LanguageModel[];
+  /**
+   * Resolves string backends such as `'anthropic:claude-sonnet-4-5'`: the AI SDK's
+   * `createProviderRegistry(...)`, or a single provider (`createOpenAI(...)`).
+   */
+  provider?: { languageModel(modelId: string): LanguageModel };
   session: Session;
   tools?: ToolDefinition<unknown>[];
   system?: string;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { APICallError } from 'ai';
+import { APICallError, createProviderRegistry, customProvider } from 'ai';
 import { classifyModelError } from '../../src/loop/call-model.ts';
 import { Loop, RUN_ERROR_EXTRA } from '../../src/loop/loop.ts';
 import { collectEvents, freshSession, recordsOf, shapeOf } from './support/harness.ts';
@@ -182,6 +182,31 @@ test('a throwing hook (takeDeliveries) ends the run failed with the reason, neve
     assert.equal(result.status, 'failed');
     assert.match(result.error ?? '', /unexpected error: delivery queue broke/);
     assert.equal(model.prompts.length, 0);
+  } finally {
+    await fixture.close();
+  }
+});
+
+test('string backends are resolved through the provider (an AI SDK registry), in order', async () => {
+  const fixture = await freshSession();
+  try {
+    const down = new ScriptedModel([{ fail: 'http', status: 503 }], 'down');
+    const up = new ScriptedModel([{ text: 'Resolved.' }], 'up');
+    const registry = createProviderRegistry({
+      test: customProvider({ languageModels: { down: down.model, up: up.model } }),
+    });
+    const loop = new Loop({
+      backends: ['test:down', 'test:up'],
+      provider: registry,
+      session: fixture.session,
+    });
+    const result = await loop.start('Hi');
+    assert.equal(result.text, 'Resolved.');
+    assert.equal(down.prompts.length, 1);
+    assert.throws(
+      () => new Loop({ backends: ['nope:model'], provider: registry, session: fixture.session }),
+      /cannot resolve the backend "nope:model"/,
+    );
   } finally {
     await fixture.close();
   }
