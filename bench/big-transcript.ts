@@ -2,7 +2,7 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { random, writeTranscript } from './status-corpus.ts';
 
-const GENERATOR_VERSION = 2;
+const GENERATOR_VERSION = 3;
 
 /**
  * A revivable transcript of about `bytes` (an assistant turn whose call was dispatched and
@@ -35,7 +35,10 @@ export async function bigTranscript(
   const started = performance.now();
   await rm(path, { force: true });
   await rm(`${path}.lock`, { force: true });
-  await writeTranscript(path, 'revivable', bytes, random(bytes % 1_000_003), { agentId: 'main' });
+  // The writer's size estimate runs about 4% short: aim above, so a "1 GiB" file is one.
+  await writeTranscript(path, 'revivable', bytes * 1.07, random(bytes % 1_000_003), {
+    agentId: 'main',
+  });
   const size = (await stat(path)).size;
   await writeFile(stampPath, JSON.stringify({ version: GENERATOR_VERSION, size }));
   return { path, bytes: size, generatedMs: performance.now() - started };
