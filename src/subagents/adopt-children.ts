@@ -87,7 +87,7 @@ export async function adoptChildren(options: {
         continue;
       }
       const outcome = await options.outcomeOf(agentId);
-      if (outcome.status === 'failed' && outcome.reason === 'unknown-agent') continue;
+      if (outcome.status === 'failed' && outcome.reason === 'missing') continue;
       family.deliver(agentId, 'outcome', backgroundDelivery(child, outcome));
     }
   }

@@ -4,8 +4,10 @@ import type { ForeignRecord, MessageBody, TranscriptRecord } from '../transcript
 
 /**
  * How a child ended, as its parent reads it: its final answer, or why there is none.
- * `reason` is `failed`, `aborted`, `max-turns`, or a revival reason such as `revival-cap`,
- * `unreadable`, `empty`, `not-revived`.
+ * `reason` is the run's own (`failed`, `aborted`, `max-turns`), a revival's reason as reported
+ * (`revival-cap`, `unreadable`, `empty`, …), or what its transcript says: `not-revived` (it
+ * ends mid-run and nothing runs it), `running-elsewhere` (another process holds it),
+ * `missing` (no transcript), `unknown-agent` (not an agent id at all).
  */
 export type ChildOutcome =
   | { status: 'finished'; answer: string }

@@ -24,8 +24,8 @@ export async function outcomeFromTranscript(
     return read.reason === 'missing'
       ? {
           status: 'failed',
-          reason: 'unknown-agent',
-          detail: `no child of this run has the id ${agentId}`,
+          reason: 'missing',
+          detail: `no child of this run has the id ${agentId}: ${path} does not exist`,
         }
       : {
           status: 'failed',

@@ -443,7 +443,7 @@ describe('Composer', () => {
     assert.equal(byId.get(brokenId)?.status, 'failed');
     assert.equal(byId.get(brokenId)?.reason, 'failed');
     assert.equal(byId.get('../../etc/passwd')?.reason, 'unknown-agent');
-    assert.equal(byId.get('nobody-here')?.reason, 'unknown-agent');
+    assert.equal(byId.get('nobody-here')?.reason, 'missing');
   });
 
   it('never turns an unsafe injected id into a path', async () => {

@@ -188,7 +188,8 @@ describe('a revived parent’s pending join', () => {
       byId.get('stalled')?.detail ?? '',
       /child stalled did not finish and was not revived/,
     );
-    assert.equal(byId.get('missing')?.reason, 'unknown-agent');
+    assert.equal(byId.get('missing')?.reason, 'missing');
+    assert.match(byId.get('missing')?.detail ?? '', /no child of this run has the id missing/);
     const parent = await messagesOf(parentPath);
     const answers = parent
       .flatMap((message) => message.content)
@@ -293,7 +294,7 @@ describe('a revived parent’s pending join', () => {
         return (
           outcomes.get(agentId) ?? {
             status: 'failed',
-            reason: 'unknown-agent',
+            reason: 'missing',
             detail: 'no such child',
           }
         );
@@ -355,6 +356,6 @@ describe('outcomeFromTranscript', () => {
       assert.ok(outcome.status === 'finished' || outcome.status === 'failed');
     }
     const missing = await outcomeFromTranscript('gone', join(folder, 'no', 'such.jsonl'));
-    assert.equal(missing.status === 'failed' && missing.reason, 'unknown-agent');
+    assert.equal(missing.status === 'failed' && missing.reason, 'missing');
   });
 });
