@@ -26,6 +26,8 @@ export interface BenchResults {
   startedAt: string;
   durationMs: number;
   quick: boolean;
+  /** The commit measured, and whether the working tree had changes on top of it. */
+  commit: { id: string; dirty: boolean };
   machine: MachineInfo;
   goals: GoalVerdict[];
   inspect?: InspectSection;

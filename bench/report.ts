@@ -139,7 +139,8 @@ export function markdownReport(results: BenchResults): string {
   const machine = results.machine;
   parts.push(
     `Run ${results.startedAt}${results.quick ? ' (--quick: smaller sizes, goals not judged)' : ''}, ` +
-      `${ms(results.durationMs)} in all. Machine: ${machine.cpuModel}, ${machine.cores} cores, ` +
+      `${ms(results.durationMs)} in all, commit ${results.commit.id.slice(0, 7)}` +
+      `${results.commit.dirty ? ' with uncommitted changes under src/' : ''}. Machine: ${machine.cpuModel}, ${machine.cores} cores, ` +
       `${size(machine.memoryBytes)} memory, Node ${machine.node}, ${machine.os}, ` +
       `${machine.diskFileSystem} disk; 1-minute load average ${machine.loadAverage.start.toFixed(1)} ` +
       `at the start, ${machine.loadAverage.end?.toFixed(1) ?? '—'} at the end.`,

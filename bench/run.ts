@@ -12,6 +12,7 @@
  * @example
  * npm run bench -- --quick
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -25,6 +26,18 @@ import { statusSection } from './status-section.ts';
 
 const MIB = 1024 * 1024;
 const ROOT = new URL('..', import.meta.url).pathname;
+
+function commitMeasured(): { id: string; dirty: boolean } {
+  try {
+    const id = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+      encoding: 'utf8',
+    });
+    return { id, dirty: status.trim() !== '' };
+  } catch {
+    return { id: 'unknown', dirty: false };
+  }
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -46,6 +59,7 @@ async function main(): Promise<void> {
     startedAt: new Date().toISOString(),
     durationMs: 0,
     quick,
+    commit: commitMeasured(),
     machine: machineInfo(dataFolder),
     goals: [],
   };

@@ -9,6 +9,7 @@ function results(overrides: Partial<BenchResults>): BenchResults {
     startedAt: '2026-01-01T00:00:00.000Z',
     durationMs: 1,
     quick: false,
+    commit: { id: 'abcdef0', dirty: false },
     machine: {
       cpuModel: 'cpu',
       cores: 2,
