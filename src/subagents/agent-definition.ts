@@ -32,10 +32,20 @@ export interface AgentDefinition {
   canSpawn?: boolean;
 }
 
-/** Agent types by name. */
+/**
+ * Agent types by name.
+ *
+ * @example
+ * const registry: AgentRegistry = { main: { description: 'plans', model: 'openai:gpt-5', system: '…' } };
+ */
 export type AgentRegistry = Record<string, AgentDefinition>;
 
-/** Turns a model spec into a model; the default is `resolveModelSpec`. */
+/**
+ * Turns a model spec into a model; the default is `resolveModelSpec`.
+ *
+ * @example
+ * const resolveModel: ModelResolver = (spec) => (spec === 'scripted' ? scriptedModel : resolveModelSpec(spec));
+ */
 export type ModelResolver = (spec: string) => LanguageModel;
 
 /**

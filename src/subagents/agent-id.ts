@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { isAgentId } from '../transcript/records.ts';
 
-/** What an agent id is made from: the spawn call that asks for the child. */
+/**
+ * What an agent id is made from: the spawn call that asks for the child.
+ *
+ * @example
+ * const spawn: SpawnIdentity = { agentType: 'researcher', callId: 'call_1', parentAgentId: 'main' };
+ */
 export interface SpawnIdentity {
   agentType: string;
   /** The id of the parent's `spawn_agent` call: the identity of the spawn. */
@@ -15,6 +20,9 @@ export interface SpawnIdentity {
  * same id): that is what makes one spawn call unable to produce two children, even across a
  * crash, because the child's transcript path is derived from the id. Its result is checked
  * with `isAgentId` before it becomes a path.
+ *
+ * @example
+ * const ids: AgentIdFactory = ({ agentType, callId }) => `${agentType}-${callId.slice(-8)}`;
  */
 export type AgentIdFactory = (spawn: SpawnIdentity) => string;
 

@@ -8,6 +8,9 @@ import type { ForeignRecord, MessageBody, TranscriptRecord } from '../transcript
  * (`revival-cap`, `unreadable`, `empty`, …), or what its transcript says: `not-revived` (it
  * ends mid-run and nothing runs it), `running-elsewhere` (another process holds it),
  * `missing` (no transcript), `unknown-agent` (not an agent id at all).
+ *
+ * @example
+ * const outcome: ChildOutcome = { status: 'failed', reason: 'revival-cap', detail: 'revived 2 of 2 times' };
  */
 export type ChildOutcome =
   | { status: 'finished'; answer: string }

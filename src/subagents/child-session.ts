@@ -18,7 +18,13 @@ export async function appendTask(session: Session, task: string): Promise<LoopMe
   return { ...message, seq: record.seq };
 }
 
-/** What {@link createChildSession} did. */
+/**
+ * What {@link createChildSession} did.
+ *
+ * @example
+ * const created = await createChildSession({ child, parentPath, model, task });
+ * if (created.ok) loop.run([created.first]);
+ */
 export type ChildSessionResult =
   | { ok: true; session: Session; first: LoopMessage }
   /** The transcript exists: this spawn call made it before a crash lost the call's result. */
@@ -75,7 +81,12 @@ export async function createChildSession(request: {
   }
 }
 
-/** One line about an error, for a result the model reads. */
+/**
+ * One line about an error, for a result the model reads.
+ *
+ * @example
+ * describe(new Error('disk full')); // 'disk full'
+ */
 export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

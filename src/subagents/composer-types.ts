@@ -6,10 +6,20 @@ import type { AgentIdFactory } from './agent-id.ts';
 import type { ChildOutcome } from './child-outcome.ts';
 import type { ChildRecord } from './family.ts';
 
-/** Builds a loop from its options; the default is the `Loop` of `llm-agent/loop`. */
+/**
+ * Builds a loop from its options; the default is the `Loop` of `llm-agent/loop`.
+ *
+ * @example
+ * const createLoop: LoopFactory = (options) => new Loop({ ...options, maxTurns: 10 });
+ */
 export type LoopFactory = (options: LoopOptions) => { run(messages: LoopMessage[]): RunHandle };
 
-/** Progress of the tree, for displays. */
+/**
+ * Progress of the tree, for displays.
+ *
+ * @example
+ * new Composer({ registry, onEvent: (event) => console.error(event.type, event.child.agentId) });
+ */
 export type ComposerEvent =
   | {
       type: 'child-start';
@@ -21,7 +31,12 @@ export type ComposerEvent =
     }
   | { type: 'child-end'; parentPath: string; child: ChildRecord; outcome: ChildOutcome };
 
-/** Options of a {@link Composer}. */
+/**
+ * Options of a {@link Composer}.
+ *
+ * @example
+ * const options: ComposerOptions = { registry, limits: { maxConcurrent: 2, maxDepth: 1 }, durability: 'fsync' };
+ */
 export interface ComposerOptions {
   registry: AgentRegistry;
   limits?: {
@@ -46,7 +61,12 @@ export interface ComposerOptions {
   onEvent?: (event: ComposerEvent) => void;
 }
 
-/** A run the composer started or resumed: await `run` for its result. */
+/**
+ * A run the composer started or resumed: await `run` for its result.
+ *
+ * @example
+ * const { agentId, path, run }: StartedRun = await composer.start({ path: 'runs/a.jsonl', agentType: 'main', task });
+ */
 export interface StartedRun {
   agentId: string;
   path: string;
@@ -54,7 +74,12 @@ export interface StartedRun {
   run: RunHandle;
 }
 
-/** What `reviveChild` takes: a revived run and who it was. */
+/**
+ * What `reviveChild` takes: a revived run and who it was.
+ *
+ * @example
+ * composer.reviveChild({ agentId, agentType, label, callId: meta.parent.callId, run, sessionPath });
+ */
 export interface RevivedChild {
   agentId: string;
   agentType: string;

@@ -2,7 +2,12 @@ import type { Message } from '../transcript/records.ts';
 import type { ChildOutcome } from './child-outcome.ts';
 import { backgroundDelivery, type DeliveredChild, type JoinedChild } from './join-output.ts';
 
-/** A child as its parent knows it. */
+/**
+ * A child as its parent knows it.
+ *
+ * @example
+ * const child: ChildRecord = { agentId: 'a', agentType: 'worker', label: 'a', callId: 'call_1', sessionPath: 'runs/main.agents/a.jsonl' };
+ */
 export interface ChildRecord extends DeliveredChild {
   /** The child's transcript. */
   sessionPath: string;
@@ -26,7 +31,12 @@ interface Delivery {
   message: Message;
 }
 
-/** What a join found: the children that ended, and those still running when it stopped waiting. */
+/**
+ * What a join found: the children that ended, and those still running when it stopped waiting.
+ *
+ * @example
+ * const { joined, stillRunning }: JoinFound = await family.join(ids, { untracked });
+ */
 export interface JoinFound {
   joined: JoinedChild[];
   stillRunning: string[];

@@ -2,12 +2,27 @@ import type { JsonObject, JsonValue, Message } from '../transcript/records.ts';
 import { BACKGROUND_FRAME } from './background-frame.ts';
 import type { ChildOutcome } from './child-outcome.ts';
 
-/** The name of the tool that starts a child. */
+/**
+ * The name of the tool that starts a child.
+ *
+ * @example
+ * if (part.toolName === SPAWN_AGENT_TOOL) console.log('a spawn');
+ */
 export const SPAWN_AGENT_TOOL = 'spawn_agent';
-/** The name of the tool that joins children (a join: its dispatch names them). */
+/**
+ * The name of the tool that joins children (a join: its dispatch names them).
+ *
+ * @example
+ * if (part.toolName === TASK_WAIT_TOOL) console.log('a join');
+ */
 export const TASK_WAIT_TOOL = 'task_wait';
 
-/** One child as a join reports it. */
+/**
+ * One child as a join reports it.
+ *
+ * @example
+ * const joined: JoinedChild = { agentId: 'a', outcome: { status: 'finished', answer: '42' } };
+ */
 export interface JoinedChild {
   agentId: string;
   outcome: ChildOutcome;
@@ -37,7 +52,12 @@ export function joinOutput(
   return { output, isError: !answered && stillRunning.length === 0 };
 }
 
-/** Who a background delivery is about. */
+/**
+ * Who a background delivery is about.
+ *
+ * @example
+ * const child: DeliveredChild = { agentId: 'a', agentType: 'worker', label: 'a', callId: 'call_1' };
+ */
 export interface DeliveredChild {
   agentId: string;
   agentType: string;

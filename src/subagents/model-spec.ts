@@ -9,12 +9,24 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 // not pay for three SDK clients they never use.
 const load = createRequire(import.meta.url);
 
-/** Why a model spec could not be turned into a model. */
+/**
+ * Why a model spec could not be turned into a model.
+ *
+ * @example
+ * if (error instanceof ModelSpecError && error.reason === 'missing-key') console.error(`set ${error.variable}`);
+ */
 export type ModelSpecProblem = 'malformed' | 'unknown-provider' | 'missing-key';
 
 /**
  * A model spec that names no usable model. Its message says what to change: the spec's shape,
  * the providers known, or the environment variable that holds the missing key.
+ *
+ * @example
+ * try {
+ *   resolveModelSpec('openai:gpt-5', {});
+ * } catch (error) {
+ *   if (error instanceof ModelSpecError) console.error(error.message); // …set OPENAI_API_KEY
+ * }
  */
 export class ModelSpecError extends Error {
   readonly reason: ModelSpecProblem;
@@ -31,7 +43,12 @@ export class ModelSpecError extends Error {
   }
 }
 
-/** The providers a spec may name, and the variable each reads its key from. */
+/**
+ * The providers a spec may name, and the variable each reads its key from.
+ *
+ * @example
+ * MODEL_PROVIDERS.anthropic; // 'ANTHROPIC_API_KEY'
+ */
 export const MODEL_PROVIDERS = {
   openai: 'OPENAI_API_KEY',
   anthropic: 'ANTHROPIC_API_KEY',

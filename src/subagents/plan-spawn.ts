@@ -3,7 +3,12 @@ import type { AgentDefinition, AgentRegistry } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
 import { describe } from './child-session.ts';
 
-/** What a spawn may do, decided before anything is written. */
+/**
+ * What a spawn may do, decided before anything is written.
+ *
+ * @example
+ * if (!plan.ok) return { isError: true, output: plan.refusal };
+ */
 export type SpawnPlan =
   | { ok: true; agentId: string; definition: AgentDefinition; label: string }
   | { ok: false; refusal: string };

@@ -4,7 +4,12 @@ import type { JsonValue } from '../transcript/records.ts';
 import type { AgentRegistry } from './agent-definition.ts';
 import { SPAWN_AGENT_TOOL, TASK_WAIT_TOOL } from './join-output.ts';
 
-/** What a model passes to `spawn_agent`. */
+/**
+ * What a model passes to `spawn_agent`.
+ *
+ * @example
+ * const input: SpawnInput = { agentType: 'researcher', task: 'Find the release date', label: 'dates' };
+ */
 export interface SpawnInput {
   agentType: string;
   task: string;

@@ -3,7 +3,12 @@ import type { ToolContext, ToolDefinition, ToolFailure } from '../loop/types.ts'
 import type { JsonValue } from '../transcript/records.ts';
 import { SPAWN_AGENT_TOOL, TASK_WAIT_TOOL } from './join-output.ts';
 
-/** What a model passes to `task_wait`. */
+/**
+ * What a model passes to `task_wait`.
+ *
+ * @example
+ * const input: TaskWaitInput = { agentIds: ['researcher-call_1'], timeoutSeconds: 60 };
+ */
 export interface TaskWaitInput {
   agentIds: string[];
   timeoutSeconds?: number | undefined;
