@@ -1,4 +1,5 @@
 import { Revival } from '../revival/index.ts';
+import type { FileSystem } from '../transcript/file-system.ts';
 import type { InspectionView } from './inspection.ts';
 
 /**
@@ -11,9 +12,12 @@ import type { InspectionView } from './inspection.ts';
 export async function inspectTranscript(
   path: string,
   maxRevivals: number,
+  fileSystem?: FileSystem,
 ): Promise<InspectionView> {
   try {
-    return await Revival.inspect({ path, maxRevivals });
+    return await Revival.inspect(
+      fileSystem === undefined ? { path, maxRevivals } : { path, maxRevivals, fileSystem },
+    );
   } catch (error) {
     return {
       path,

@@ -8,6 +8,7 @@
 import { relative } from 'node:path';
 import type { InspectionView as Inspection } from './inspection.ts';
 import { inspectTranscript } from './inspect-transcript.ts';
+import { lockSnapshotFileSystem } from './lock-snapshot.ts';
 import { parentTranscriptPath } from '../subagents/child-layout.ts';
 
 /** What the CLI calls a run's state: `inspect`'s reasons, named for people. */
@@ -91,12 +92,13 @@ export async function inspectTree(
 ): Promise<RunNode[]> {
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
+  const fileSystem = await lockSnapshotFileSystem();
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const index = next;
       next += 1;
       const path = paths[index] as string;
-      entries[index] = { path, inspection: await inspectTranscript(path, maxRevivals) };
+      entries[index] = { path, inspection: await inspectTranscript(path, maxRevivals, fileSystem) };
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, paths.length) }, worker));
