@@ -181,10 +181,24 @@ async function* scanOpen(
       return;
     }
     const decoded = decodeLine(bytes);
-    if (decoded.ok && terminated && decoded.record.seq === expectedSeq) {
+    if (decoded.ok && terminated) {
+      // A complete record is never a crash's leftovers: after bad lines, or out of seq, it
+      // proves damage at once (without buffering the rest of the file to find out).
       if (bad.length > 0) {
         const first = bad[0] as BadLine;
-        failure = damaged(path, first.info.line, first.reason);
+        const reason =
+          decoded.record.seq === expectedSeq
+            ? first.reason
+            : `${first.reason}, yet a complete record follows it`;
+        failure = damaged(path, first.info.line, reason);
+        return;
+      }
+      if (decoded.record.seq !== expectedSeq) {
+        failure = damaged(
+          path,
+          info.line,
+          `seq ${decoded.record.seq} where ${expectedSeq} was expected`,
+        );
         return;
       }
       expectedSeq += 1;
@@ -202,14 +216,12 @@ async function* scanOpen(
       };
       return;
     }
-    let reason: string;
-    if (decoded.ok) {
-      reason = terminated
-        ? `seq ${decoded.record.seq} where ${expectedSeq} was expected`
-        : 'the last line has no newline';
-    } else {
-      reason = decoded.message;
+    if (!decoded.ok && decoded.kind !== 'checksum') {
+      // Its checksum matched: this line is exactly as written, and no crash writes a bad one.
+      failure = damaged(path, info.line, decoded.message);
+      return;
     }
+    const reason = decoded.ok ? 'the last line has no newline' : decoded.message;
     pushBad({ info, bytes, reason, terminated });
   };
 
@@ -282,6 +294,19 @@ function classifyTail(
       return line.terminated ? Buffer.concat([bytes, Buffer.from('\n')]) : bytes;
     }),
   );
+  // One write leaves at most one line cut or garbled, then garbage: several whole lines that
+  // look like records yet fail their checksums were written and later changed (bit rot, an
+  // editor), which is damage.
+  const framed = bad.filter(
+    (line) => line.terminated && line.bytes !== null && looksFramed(line.bytes),
+  );
+  if (framed.length >= 2) {
+    return damaged(
+      path,
+      first.info.line,
+      `${first.reason}, and ${framed.length} whole lines fail their checksums`,
+    );
+  }
   const hidden = findCompleteRecord(tail, good.expectedSeq);
   if (hidden !== null) {
     // A complete record is not a crash's leftovers: at the start of the tail it is one that
@@ -330,9 +355,13 @@ function findCompleteRecord(tail: Buffer, expectedSeq: number): number | null {
     start !== -1;
     start = tail.indexOf(RECORD_START, start + 1)
   ) {
+    // A record holds no newline: look for its end only up to the next one (which also keeps
+    // a tail of many bad lines linear, not quadratic).
+    const newline = tail.indexOf(LINE_END, start);
+    const limit = newline === -1 ? tail.length : newline;
     for (
       let at = tail.indexOf(CRC_MEMBER, start);
-      at !== -1;
+      at !== -1 && at < limit;
       at = tail.indexOf(CRC_MEMBER, at + 1)
     ) {
       const end = at + CRC_MEMBER.length + 10;
@@ -346,6 +375,18 @@ function findCompleteRecord(tail: Buffer, expectedSeq: number): number | null {
     }
   }
   return null;
+}
+
+/** A line shaped like a whole record: `{"v":` … `,"crc":"<8 bytes>"}`. */
+function looksFramed(line: Buffer): boolean {
+  if (line.length < RECORD_START.length + CRC_MEMBER.length + 10) return false;
+  if (!line.subarray(0, RECORD_START.length).equals(RECORD_START)) return false;
+  const at = line.length - CRC_MEMBER.length - 10;
+  return (
+    line.subarray(at, at + CRC_MEMBER.length).equals(CRC_MEMBER) &&
+    line[line.length - 2] === 0x22 &&
+    line[line.length - 1] === 0x7d
+  );
 }
 
 function isNextRecordWithoutNewline(tail: Buffer, end: number, expectedSeq: number): boolean {

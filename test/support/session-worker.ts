@@ -13,16 +13,24 @@ import { SessionError } from '../../src/transcript/session-error.ts';
  *   { id, op: 'append', count, bytes, durability? } → { id, ok: true, lastSeq }
  *     opens nothing: appends `count` messages of about `bytes` bytes to the open session,
  *     with a barrier after each (so a reader sees a file that grows record by record).
- *   { id, op: 'start-appending', bytes, batch, pauseMs } → { id, ok: true } at once; then appends
- *     messages of about `bytes` bytes to the open session in batches of `batch` (a barrier
- *     after each), pausing `pauseMs` between batches, until told to stop.
+ *   { id, op: 'start-appending', bytes, batch, pauseMs, count } → { id, ok: true } at once; then
+ *     appends messages of about `bytes` bytes to the open session in batches of `batch` (a
+ *     barrier after each), pausing `pauseMs` between batches, until `count` records or a stop.
  *   { id, op: 'stop-appending' }     → { id, ok: true, lastSeq } once the loop has stopped.
+ *   { id, op: 'wait-appending' }     → { id, ok: true, lastSeq } once the loop has ended.
  *   { id, op: 'exit' }               → the process exits.
  */
 
 interface Command {
   id: number;
-  op: 'open' | 'close' | 'append' | 'start-appending' | 'stop-appending' | 'exit';
+  op:
+    | 'open'
+    | 'close'
+    | 'append'
+    | 'start-appending'
+    | 'stop-appending'
+    | 'wait-appending'
+    | 'exit';
   batch?: number;
   pauseMs?: number;
   path?: string;
@@ -45,7 +53,8 @@ function message(index: number, bytes: number) {
 }
 
 async function appendUntilStopped(open: Session, command: Command, state: { stop: boolean }) {
-  for (let index = 0; !state.stop; index++) {
+  const count = command.count ?? Number.POSITIVE_INFINITY;
+  for (let index = 0; !state.stop && index * (command.batch ?? 1) < count; index++) {
     for (let count = 0; count < (command.batch ?? 1); count++) {
       await open.append(message(index, command.bytes ?? 100));
     }
@@ -95,9 +104,10 @@ async function handle(command: Command): Promise<Record<string, unknown>> {
       appending = state;
       return { ok: true };
     }
-    case 'stop-appending': {
+    case 'stop-appending':
+    case 'wait-appending': {
       if (appending === null) throw new Error('not appending');
-      appending.stop = true;
+      if (command.op === 'stop-appending') appending.stop = true;
       await appending.done;
       appending = null;
       return { ok: true, lastSeq: session?.lastSeq };

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type ScanResult, scanTranscript } from '../../src/transcript/scan-transcript.ts';
+import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { buildTranscript, sampleBodies, seededRandom, testSeed } from '../support/transcripts.ts';
+
+/*
+ * The scanner's classification beyond the torn-tail sweeps: reads in tiny chunks give the same
+ * answers as whole-file reads, and whole lines that were changed after they were written are
+ * damage, never a torn tail.
+ */
+
+const PATH = '/t.jsonl';
+
+async function scan(bytes: Buffer, chunkBytes?: number): Promise<ScanResult> {
+  const fileSystem = new MemoryFileSystem();
+  fileSystem.writeFile(PATH, bytes);
+  return scanTranscript(
+    PATH,
+    chunkBytes === undefined ? { fileSystem } : { fileSystem, chunkBytes },
+  );
+}
+
+test('reading in chunks of 1, 7, 64 and 4096 bytes classifies exactly as whole reads', async () => {
+  const random = seededRandom(testSeed('scan-chunks'));
+  const built = buildTranscript(sampleBodies(12, 700, 'c'));
+  for (let round = 0; round < 60; round++) {
+    let bytes = built.bytes.subarray(0, Math.floor(random() * (built.bytes.length + 1)));
+    if (round % 3 === 1) {
+      bytes = Buffer.from(bytes);
+      const at = Math.floor(random() * bytes.length);
+      bytes[at] = (bytes[at] ?? 0) ^ 0x10;
+    }
+    const whole = await scan(bytes);
+    for (const chunkBytes of [1, 7, 64, 4096]) {
+      assert.deepEqual(
+        await scan(bytes, chunkBytes),
+        whole,
+        `round ${round}, chunks of ${chunkBytes}`,
+      );
+    }
+  }
+});
+
+test('a record out of seq, a repeated last line or a whole old record without its newline is damage', async () => {
+  const built = buildTranscript(sampleBodies(5, 20));
+  const lastLine = built.lines[4] ?? Buffer.alloc(0);
+  const repeated = await scan(Buffer.concat([built.bytes, lastLine]));
+  assert.ok(!repeated.ok && repeated.reason === 'damaged' && repeated.line === 6);
+  assert.match(repeated.detail, /:6: seq 4 where 5 was expected$/);
+
+  const gap = await scan(Buffer.concat([...built.lines.slice(0, 3), ...built.lines.slice(4)]));
+  assert.ok(!gap.ok && gap.line === 4);
+  assert.match(gap.detail, /seq 4 where 3 was expected/);
+
+  const unterminated = await scan(Buffer.concat([built.bytes, lastLine.subarray(0, -1)]));
+  assert.ok(
+    !unterminated.ok && unterminated.reason === 'damaged',
+    'a whole old record is not torn',
+  );
+});
+
+test('whole lines changed after they were written (several bad checksums) are damage, not a torn tail', async () => {
+  const built = buildTranscript(sampleBodies(6, 30));
+  const edited = Buffer.concat([
+    built.lines[0] ?? Buffer.alloc(0),
+    Buffer.from(built.lines.slice(1).join('').replaceAll('"at":"2026', '"at":"2025')),
+  ]);
+  const result = await scan(edited);
+  assert.ok(!result.ok, JSON.stringify(result));
+  assert.equal(result.reason, 'damaged');
+  assert.equal(result.line, 2);
+  assert.match(result.detail, /whole lines fail their checksums/);
+  // One garbled last line is still a crash's torn tail.
+  const last = Buffer.from(built.bytes);
+  const at = (built.offsets[5] ?? 0) + 40;
+  last[at] = (last[at] ?? 0) ^ 1;
+  const torn = await scan(last);
+  assert.ok(torn.ok && torn.state === 'torn-tail' && torn.records === 5);
+});
