@@ -22,6 +22,7 @@ export {
   fromModelMessages,
   type ModelOutputPart,
   toModelMessages,
+  toModelPrompt,
   toToolResultOutput,
 } from './model-messages.ts';
 export { RunAbortedError } from './run-handle.ts';

@@ -102,6 +102,41 @@ export function toModelMessages(messages: readonly Message[]): ModelMessage[] {
 }
 
 /**
+ * The request a model is sent: system turns at the head of the conversation join the loop's
+ * system prompt as `instructions` (AI SDK 7 refuses system messages in `messages`, and not
+ * every provider takes them anywhere but first); a system turn further down becomes a user
+ * turn opening with `[system]`, so that its words still reach the model in their place.
+ *
+ * @example
+ * const { instructions, messages } = toModelPrompt(view, 'Be brief.');
+ * streamText({ model, instructions, messages });
+ */
+export function toModelPrompt(
+  messages: readonly Message[],
+  system?: string,
+): { instructions?: string; messages: ModelMessage[] } {
+  const head: string[] = system === undefined || system === '' ? [] : [system];
+  let start = 0;
+  while (messages[start]?.role === 'system') {
+    head.push(textOf((messages[start] as Message).content));
+    start += 1;
+  }
+  const rest = messages.slice(start).map(
+    (message): Message =>
+      message.role === 'system'
+        ? {
+            role: 'user',
+            content: [{ type: 'text', text: `[system] ${textOf(message.content)}` }],
+          }
+        : message,
+  );
+  const converted = toModelMessages(rest);
+  return head.length === 0
+    ? { messages: converted }
+    : { instructions: head.join('\n\n'), messages: converted };
+}
+
+/**
  * Convert the AI SDK's messages back to ours (for importing a conversation, and for tests that
  * prove the round trip). Parts we do not store (files, images, approvals) are dropped.
  *

@@ -8,7 +8,7 @@ import {
   renderForSummary,
   SUMMARY_INSTRUCTIONS,
 } from './compaction.ts';
-import { callsOf, toModelMessages } from './model-messages.ts';
+import { callsOf, toModelMessages, toModelPrompt } from './model-messages.ts';
 import { type CallOutcome, resolvePendingJoin, runToolCall } from './run-tool-call.ts';
 import { classifyTailCalls } from './tail-calls.ts';
 import type { LoopEvent, LoopMessage, LoopOptions, RunResult, ToolDefinition } from './types.ts';
@@ -83,11 +83,8 @@ export class RunState {
       }
       this.#turns += 1;
       this.#emit({ type: 'turn-start', turn: this.#turns });
-      const turn = await this.#callModel(
-        toModelMessages(normalizeConversation(this.#conversation)),
-        await sdkTools(),
-        this.#options.system,
-      );
+      const prompt = toModelPrompt(normalizeConversation(this.#conversation), this.#options.system);
+      const turn = await this.#callModel(prompt.messages, await sdkTools(), prompt.instructions);
       if (!turn.ok) {
         if (turn.reason === 'aborted') return this.ended('aborted', 'aborted');
         await this.#writeFailure(turn.detail, turn.attempts);

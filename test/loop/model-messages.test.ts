@@ -9,6 +9,7 @@ import {
   assistantMessageFromOutput,
   fromModelMessages,
   toModelMessages,
+  toModelPrompt,
 } from '../../src/loop/model-messages.ts';
 import { validateInput } from '../../src/loop/run-tool-call.ts';
 import type { Message } from '../../src/transcript/records.ts';
@@ -235,4 +236,47 @@ test('validateInput: zod, JSON Schema with and without a validator', async () =>
     ok: false,
     detail: 'the input must be a JSON object, and it was ["not","an","object"].',
   });
+});
+
+test('toModelPrompt: leading system turns join the instructions; a later one becomes a marked user turn', () => {
+  const prompt = toModelPrompt(
+    [
+      { role: 'system', content: [{ type: 'text', text: 'Recorded rules.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Budget is low.' }] },
+    ],
+    'Be brief.',
+  );
+  assert.equal(prompt.instructions, 'Be brief.\n\nRecorded rules.');
+  assert.deepEqual(prompt.messages, [
+    { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+    { role: 'user', content: [{ type: 'text', text: '[system] Budget is low.' }] },
+  ]);
+  assert.deepEqual(toModelPrompt([{ role: 'user', content: [] }]), {
+    messages: [{ role: 'user', content: [] }],
+  });
+});
+
+test('a recorded conversation with system turns runs (the AI SDK refuses them in messages)', async () => {
+  const fixture = await freshSession();
+  try {
+    const bodies = [
+      { role: 'system' as const, text: 'Recorded rules.' },
+      { role: 'user' as const, text: 'Hi' },
+    ];
+    const messages = [];
+    for (const { role, text } of bodies) {
+      const content = [{ type: 'text' as const, text }];
+      const record = await fixture.session.append({ type: 'message', role, content });
+      messages.push({ role, content, seq: record.seq });
+    }
+    const model = new ScriptedModel([{ text: 'Hello.' }]);
+    const result = await new Loop({ backends: [model.model], session: fixture.session }).run(
+      messages,
+    );
+    assert.equal(result.status, 'finished', result.error);
+    assert.deepEqual(model.prompts[0]?.[0], { role: 'system', content: 'Recorded rules.' });
+  } finally {
+    await fixture.close();
+  }
 });
