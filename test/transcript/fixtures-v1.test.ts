@@ -8,6 +8,7 @@ import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import { isAgentId } from '../../src/transcript/records.ts';
+import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
 import { tailStateFromJson } from '../../src/transcript/tail-state.ts';
@@ -71,7 +72,9 @@ test('normal.jsonl: every record type reads back, clean, with its repair and its
   assert.deepEqual([...roles].sort(), ['assistant', 'system', 'tool', 'user']);
   const parts = new Set(
     records.flatMap((record) =>
-      record.type === 'message' ? record.content.map((part) => part.type) : [],
+      isKnownRecord(record) && record.type === 'message'
+        ? record.content.map((part) => part.type)
+        : [],
     ),
   );
   assert.deepEqual([...parts].sort(), ['reasoning', 'text', 'tool-call', 'tool-result']);
@@ -89,7 +92,8 @@ test('normal.jsonl: every record type reads back, clean, with its repair and its
   assert.equal(sidecar.length, 54);
   assert.ok(sidecar.startsWith('{"v":1,"seq":99,'));
   for (const checkpoint of records.filter((record) => record.type === 'checkpoint')) {
-    const state = tailStateFromJson((checkpoint as { state: Record<string, never> }).state);
+    assert.ok(isKnownRecord(checkpoint) && checkpoint.type === 'checkpoint');
+    const state = tailStateFromJson(checkpoint.state);
     assert.ok(state !== null, 'a checkpoint this version wrote reads back');
     assert.equal(state.lastSeq, checkpoint.seq - 1);
   }
@@ -221,7 +225,7 @@ test('parent.jsonl and parent.agents/researcher-1.jsonl: the child names its par
   const parent = await readAll(fixture('parent.jsonl'), nodeFileSystem);
   const child = await readAll(fixture('parent.agents/researcher-1.jsonl'), nodeFileSystem);
   const meta = child[0];
-  assert.ok(meta?.type === 'session-meta');
+  assert.ok(meta !== undefined && isKnownRecord(meta) && meta.type === 'session-meta');
   assert.ok(isAgentId(meta.agentId));
   assert.deepEqual(meta.parent, { transcript: '../parent.jsonl', callId: 'call-9' });
   const spawn = parent.find((record) => record.type === 'tool-dispatched');

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
-import { makeTempFolder, metaBody, removeFolder } from '../support/transcripts.ts';
+import { makeTempFolder, metaBody, removeFolder, textMessage } from '../support/transcripts.ts';
 
 /*
  * readRecords streams: a child process reads a 160 MiB transcript and its resident memory
@@ -33,14 +33,7 @@ function writeLargeTranscript(path: string): { records: number; bytes: number } 
   };
   try {
     while (bytes < FILE_BYTES) {
-      const body =
-        seq === 0
-          ? metaBody()
-          : ({
-              type: 'message',
-              role: 'user',
-              content: [{ type: 'text', text: `${seq} ${text}` }],
-            } as const);
+      const body = seq === 0 ? metaBody() : textMessage('user', `${seq} ${text}`);
       const line = encodeLine({ v: 1, seq, at: '2026-01-01T00:00:00.000Z' }, body).bytes;
       batch.push(line);
       batchBytes += line.length;
