@@ -1,5 +1,6 @@
 import type { ToolSet } from 'ai';
 import { normalizeConversation } from '../transcript/normalize-conversation.ts';
+import { pairingViolations } from '../transcript/pairing-violations.ts';
 import type { Message, MessageExtras } from '../transcript/records.ts';
 import { callModel, type ModelTurnResult } from './call-model.ts';
 import {
@@ -83,7 +84,14 @@ export class RunState {
       }
       this.#turns += 1;
       this.#emit({ type: 'turn-start', turn: this.#turns });
-      const prompt = toModelPrompt(normalizeConversation(this.#conversation), this.#options.system);
+      const view = normalizeConversation(this.#conversation);
+      const broken = unsendable(view);
+      if (broken !== null) {
+        // Nothing is written: the conversation is not one this loop made, and a provider
+        // would refuse it with a 400 (or the AI SDK before it).
+        return this.ended('failed', 'error', `the conversation cannot be sent: ${broken}`);
+      }
+      const prompt = toModelPrompt(view, this.#options.system);
       const turn = await this.#callModel(prompt.messages, await sdkTools(), prompt.instructions);
       if (!turn.ok) {
         if (turn.reason === 'aborted') return this.ended('aborted', 'aborted');
@@ -245,6 +253,18 @@ export class RunState {
     const record = await this.#options.session.append({ type: 'message', ...message });
     this.#conversation.push({ ...message, seq: record.seq });
   }
+}
+
+/**
+ * The first breach of the pairing rules every provider shares (a call without its answer, an
+ * answer without its call, a duplicate answer, results not first), or null. Provider-specific
+ * id formats are left to the provider: the ids are the model's own.
+ */
+function unsendable(view: readonly Message[]): string | null {
+  const problem = pairingViolations(view, 'anthropic').find(
+    (violation) => violation.code !== 'invalid-call-id',
+  );
+  return problem === undefined ? null : `message ${problem.index}: ${problem.message}`;
 }
 
 function emptyTurn(): Message {

@@ -420,3 +420,28 @@ test('abort while a pending join waits: it stays pending (no result, no settle),
     await fixture.close();
   }
 });
+
+test('a conversation the providers would refuse (a call left unanswered mid-history) fails the run before any request, writing nothing', async () => {
+  const fixture = await transcriptWith([
+    user('First'),
+    callTurn(['old', 'echo', { text: 'never answered' }]),
+    user('Second'),
+    { type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Hm.' }] },
+    user('Third'),
+  ]);
+  try {
+    const before = (await recordsOf(fixture.path)).length;
+    const model = new ScriptedModel([{ text: 'never' }]);
+    const result = await new Loop({
+      backends: [model.model],
+      session: fixture.session,
+      tools: [echoTool([])],
+    }).run(fixture.messages);
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /cannot be sent: message 1: .*old/);
+    assert.equal(model.prompts.length, 0);
+    assert.equal((await recordsOf(fixture.path)).length, before);
+  } finally {
+    await fixture.close();
+  }
+});
