@@ -54,6 +54,10 @@ export interface ImageOptions {
   reorderedPerBoundary?: number;
   /** Check only every nth boundary (default 1: all). */
   stride?: number;
+  /** Random byte positions a systematic image tears each unsynced write at (default 2). */
+  tornPerWrite?: number;
+  /** Only count the distinct images, check none (to size a run). */
+  countOnly?: boolean;
   /** Images checked at once (default 6). */
   concurrency?: number;
   /** Called with each breach, for the log. */
@@ -74,6 +78,7 @@ function imagesOf(
   crash: Scenario['crash'],
   random: () => number,
   extra: number,
+  tornPerWrite: number,
 ): Image[] {
   if (crash === 'process')
     return [{ files: crashFiles(snapshot, () => KEPT, 'all-current'), reordered: false }];
@@ -84,22 +89,26 @@ function imagesOf(
   const names = (): NameFate => (random() < 0.5 ? 'durable-only' : 'all-current');
   for (const [path, state] of snapshot.files) {
     state.pending.forEach((change, cut) => {
-      const others = random() < 0.5 ? KEPT : DROPPED;
       const fates: Fate[] = [DROPPED, { kind: 'zeroed' }];
       if (change.kind === 'write' && change.bytes.length > 1) {
-        fates.push({ kind: 'torn', at: 1 + Math.floor(random() * (change.bytes.length - 1)) });
+        for (let count = 0; count < tornPerWrite; count += 1) {
+          fates.push({ kind: 'torn', at: 1 + Math.floor(random() * (change.bytes.length - 1)) });
+        }
         // Everything but the newline: a line that looks whole and is not terminated.
         fates.push({ kind: 'torn', at: change.bytes.length - 1 });
       }
       if (change.kind === 'truncate') fates.splice(1);
-      for (const fate of fates) {
-        const files = crashFiles(
-          snapshot,
-          (file, _change, index) =>
-            file !== path ? others : index < cut ? KEPT : index === cut ? fate : DROPPED,
-          names(),
-        );
-        images.push({ files, reordered: false });
+      // The other files' unsynced writes all landed, or none did: cross-file order is free.
+      for (const others of [KEPT, DROPPED]) {
+        for (const fate of fates) {
+          const files = crashFiles(
+            snapshot,
+            (file, _change, index) =>
+              file !== path ? others : index < cut ? KEPT : index === cut ? fate : DROPPED,
+            names(),
+          );
+          images.push({ files, reordered: false });
+        }
       }
     });
   }
@@ -348,12 +357,14 @@ export async function runScenarioImages(
       scenario.crash,
       random,
       options.reorderedPerBoundary ?? 4,
+      options.tornPerWrite ?? 2,
     )) {
       const digest = digestOf(image.files);
       if (seen.has(digest)) continue;
       seen.add(digest);
       figures.images += 1;
       if (image.reordered) figures.reordered += 1;
+      if (options.countOnly === true) continue;
       work.push(async () => {
         const world = newWorld();
         world.executions = recording.world.executions.slice(0, entry.executions);

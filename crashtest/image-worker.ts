@@ -19,6 +19,7 @@ for (const scenario of SCENARIOS.filter((entry) => data.names.includes(entry.nam
     seed: data.seed,
     stride: data.stride,
     reorderedPerBoundary: data.reorderedPerBoundary,
+    tornPerWrite: data.tornPerWrite,
     onBreach: (figure, line) => breaches.push(`${figure}: ${line}`),
   });
   parentPort?.postMessage({ figures, breaches });

@@ -61,7 +61,13 @@ function imagesInWorkers(): Promise<ImageFigures[]> {
       (half) =>
         new Promise<void>((resolve, reject) => {
           const worker = new Worker(new URL('./image-worker.ts', import.meta.url), {
-            workerData: { names: half, seed, stride: 1, reorderedPerBoundary: long ? 12 : 4 },
+            workerData: {
+              names: half,
+              seed,
+              stride: 1,
+              reorderedPerBoundary: long ? 24 : 8,
+              tornPerWrite: long ? 32 : 11,
+            },
           });
           worker.on('message', (message: { figures: ImageFigures; breaches: string[] }) => {
             results.push(message.figures);
