@@ -7,8 +7,10 @@ import { type ChildOutcome, recordedOutcome } from './child-outcome.ts';
 
 /**
  * What a child's transcript says about a child this process is not running: its final answer
- * when it finished, otherwise a failure naming the child and why it cannot answer. Never
- * throws; never writes.
+ * when it finished, otherwise a failure naming the child and why it cannot answer — the
+ * reason a caller `reported` (a revival refused: `revival-cap`, …) when there is one. A
+ * finished transcript wins over any report: a run that ended has its answer. Never throws;
+ * never writes.
  *
  * @example
  * const outcome = await outcomeFromTranscript('researcher-1', 'runs/main.agents/researcher-1.jsonl');
@@ -17,9 +19,19 @@ export async function outcomeFromTranscript(
   agentId: string,
   path: string,
   fileSystem?: FileSystem,
+  reported?: { reason: string; detail: string },
 ): Promise<ChildOutcome> {
   const options = fileSystem === undefined ? {} : { fileSystem };
   const read = await peek(path, options);
+  const recorded = read.ok ? recordedOutcome(read.records) : null;
+  if (recorded !== null) return recorded;
+  if (reported !== undefined) {
+    return {
+      status: 'failed',
+      reason: reported.reason,
+      detail: `child ${agentId} could not be revived: ${reported.detail}`,
+    };
+  }
   if (!read.ok) {
     return read.reason === 'missing'
       ? {
@@ -33,8 +45,6 @@ export async function outcomeFromTranscript(
           detail: `child ${agentId} cannot be read: ${read.detail}`,
         };
   }
-  const recorded = recordedOutcome(read.records);
-  if (recorded !== null) return recorded;
   let locked = false;
   try {
     locked = await (fileSystem ?? nodeFileSystem).isLocked(path);

@@ -107,15 +107,12 @@ export class RunTree {
       });
     }
     const path = childTranscriptPath(parentPath, agentId);
-    const reported = this.#unrevivable.get(resolve(path));
-    if (reported !== undefined) {
-      return Promise.resolve({
-        status: 'failed',
-        reason: reported.reason,
-        detail: `child ${agentId} could not be revived: ${reported.detail}`,
-      });
-    }
-    return outcomeFromTranscript(agentId, path, this.#fileSystem);
+    return outcomeFromTranscript(
+      agentId,
+      path,
+      this.#fileSystem,
+      this.#unrevivable.get(resolve(path)),
+    );
   }
 
   /**

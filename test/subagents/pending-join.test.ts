@@ -138,6 +138,12 @@ describe('a revived parent’s pending join', () => {
       run: childRun,
       sessionPath: revivedPath,
     });
+    // A finished child reported as not revivable (it needs no revival) still gives its answer.
+    composer.reportUnrevivable({
+      sessionPath: childTranscriptPath(parentPath, 'done'),
+      reason: 'finished',
+      detail: 'it has finished',
+    });
     composer.reportUnrevivable({
       sessionPath: childTranscriptPath(parentPath, 'capped'),
       reason: 'revival-cap',
