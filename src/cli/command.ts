@@ -12,6 +12,11 @@ export interface CommandIo {
   /** Styles for stdout and stderr (each decided on its own stream). */
   out: Style;
   err: Style;
+  /**
+   * Subscribe to the user's interrupt (Ctrl-C) while runs are running; returns the
+   * unsubscribe. Absent when nobody can interrupt (tests running commands in-process).
+   */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
 /** One subcommand of `llm-agent`. */

@@ -20,6 +20,8 @@ export const EXIT = {
   capped: 5,
   /** `revive`: the human answered no at the prompt; nothing was written. */
   declined: 6,
+  /** `run`, `revive`: stopped by Ctrl-C; the runs were aborted cleanly and stay revivable. */
+  interrupted: 130,
 } as const;
 
 /** One of {@link EXIT}'s values. */

@@ -72,7 +72,7 @@ Options:
 Exit codes (each command's --help says which it uses):
   0 done / nothing needs doing   1 something failed        2 a mistake in the command
   3 revivable runs exist         4 something is unreadable  5 runs are at their revival cap
-  6 declined at the prompt
+  6 declined at the prompt       130 stopped by Ctrl-C (the runs stay revivable)
 
 Environment: NO_COLOR turns colour off; OPENAI_API_KEY, ANTHROPIC_API_KEY and
 OPENAI_COMPATIBLE_API_KEY are read by the model specs that need them. Docs: docs/cli.md
@@ -89,6 +89,16 @@ export function processIo(): CommandIo {
     cwd: process.cwd(),
     out: createStyle(colourEnabled(process.env, process.stdout.isTTY === true)),
     err: createStyle(colourEnabled(process.env, process.stderr.isTTY === true)),
+    onInterrupt(handler) {
+      // The first Ctrl-C asks the runs to stop cleanly; a second one is the user insisting.
+      const first = (): void => {
+        process.off('SIGINT', first);
+        process.once('SIGINT', () => process.exit(EXIT.interrupted));
+        handler();
+      };
+      process.on('SIGINT', first);
+      return () => process.off('SIGINT', first);
+    },
   };
 }
 

@@ -15,11 +15,12 @@ import {
 } from './command.ts';
 import { EXIT } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
-import { formatCount, plural, table } from './format-status.ts';
+import { formatCount, plural, quote, table } from './format-status.ts';
 import { loadAgents } from './load-agents.ts';
 import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './revival-plan.ts';
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
+import { RunStopper } from './run-stopper.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
@@ -63,7 +64,8 @@ Options:
 
 Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
 revived run failed; 2 a mistake in the command, or --yes missing off a terminal;
-6 declined at the prompt (nothing was written).
+6 declined at the prompt (nothing was written); 130 stopped by Ctrl-C (every run aborted
+cleanly and stays revivable).
 `,
   async run(argv, io) {
     const { values, positionals } = parseCommandLine('revive', argv, {
@@ -101,8 +103,15 @@ revived run failed; 2 a mistake in the command, or --yes missing off a terminal;
         return EXIT.declined;
       }
     }
-    const outcomes = await executePlan(plan, roots, registries, maxRevivals, io);
+    const stopper = new RunStopper(io, `llm-agent ${['revive', ...argv].map(quote).join(' ')}`);
+    let outcomes: RevivalOutcome[];
+    try {
+      outcomes = await executePlan(plan, roots, registries, maxRevivals, io, stopper);
+    } finally {
+      stopper.dispose();
+    }
     io.stdout.write(outcomesText(outcomes, io));
+    if (stopper.stopped) return EXIT.interrupted;
     return outcomes.every((outcome) => outcome.result?.status === 'finished')
       ? EXIT.ok
       : EXIT.failure;
@@ -195,7 +204,7 @@ async function confirm(io: CommandIo, question: string): Promise<boolean> {
  * reason instead of waiting for ever.
  *
  * @example
- * const outcomes = await executePlan(plan, roots, registries, 3, io);
+ * const outcomes = await executePlan(plan, roots, registries, 3, io, stopper);
  */
 export async function executePlan(
   plan: RevivalPlan,
@@ -203,6 +212,7 @@ export async function executePlan(
   registries: Map<RunNode, AgentRegistry>,
   maxRevivals: number,
   io: CommandIo,
+  stopper?: RunStopper,
 ): Promise<RevivalOutcome[]> {
   const outcomes: RevivalOutcome[] = [];
   for (const root of roots) {
@@ -219,6 +229,7 @@ export async function executePlan(
         io.stderr.write(
           `${io.err.dim(`[${event.child.agentId}]`)} ${event.revived ? 'running again under its own id' : `started (${event.child.agentType}, "${event.child.label}")`}\n`,
         );
+        stopper?.add(event.run);
         followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
       },
     });
@@ -233,6 +244,7 @@ export async function executePlan(
     const runs: { outcome: RevivalOutcome; run: RunHandle }[] = [];
     for (const revival of plan.revivals) {
       if (!inTree.has(revival.node)) continue;
+      if (stopper?.stopped === true) break;
       const node = revival.node;
       const name = node.inspection.agentId ?? node.displayPath;
       const outcome: RevivalOutcome = { node };
@@ -268,6 +280,7 @@ export async function executePlan(
           messages: revived.messages,
         });
         runs.push({ outcome, run: started.run });
+        stopper?.add(started.run);
         if (node.inspection.parent === undefined) {
           followers.push(followRun(name, started.run, io.stderr, io.err));
         }

@@ -10,7 +10,9 @@ import { SessionError } from '../transcript/session-error.ts';
 import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
 import { loadAgents } from './load-agents.ts';
+import { quote } from './format-status.ts';
 import { followRun } from './run-progress.ts';
+import { RunStopper } from './run-stopper.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -47,7 +49,8 @@ If the process dies, \`llm-agent status\` shows the run and \`llm-agent revive P
 MODULE\` carries it on.
 
 Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limit);
-2 a mistake in the command or the module (the line says which).
+2 a mistake in the command or the module (the line says which); 130 stopped by Ctrl-C
+(every run aborted cleanly; revive carries them on).
 `,
   async run(argv, io) {
     const { values, positionals } = parseCommandLine('run', argv, {
@@ -88,7 +91,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     }
     const registry = await loadAgents(module, { transcript: out, cwd: io.cwd, env: io.env });
     const agentType = chooseType(module, registry, values.type as string | undefined);
-    const result = await runRoot(io, registry, {
+    const { result, stopped } = await runRoot(io, registry, {
       path: out,
       agentType,
       task: prompt,
@@ -96,6 +99,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
       label: (values.label as string | undefined) ?? agentType,
     });
     if (result.text !== '') writeLine(io.stdout, result.text);
+    if (stopped) return EXIT.interrupted;
     return result.status === 'finished' ? EXIT.ok : EXIT.failure;
   },
 };
@@ -117,14 +121,15 @@ function chooseType(module: string, registry: AgentRegistry, wanted: string | un
  * used is the user's mistake: a one-line {@link UserError}.
  *
  * @example
- * const result = await runRoot(io, registry, { path, agentType: 'main', task: 'Hello' });
+ * const { result } = await runRoot(io, registry, { path, agentType: 'main', task: 'Hello' });
  */
 export async function runRoot(
   io: CommandIo,
   registry: AgentRegistry,
   request: { path: string; agentType: string; task: string; agentId: string; label: string },
-): Promise<RunResult> {
+): Promise<{ result: RunResult; stopped: boolean }> {
   const followers: Promise<void>[] = [];
+  const stopper = new RunStopper(io, `llm-agent revive ${quote(request.path)} --agents MODULE`);
   const composer = new Composer({
     registry,
     createLoop: (options) => new Loop(options),
@@ -134,6 +139,7 @@ export async function runRoot(
         io.stderr.write(
           `${io.err.dim(`[${event.child.agentId}]`)} started (${event.child.agentType}, "${event.child.label}")\n`,
         );
+        stopper.add(event.run);
         followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
       }
     },
@@ -142,8 +148,10 @@ export async function runRoot(
   try {
     started = await composer.start(request);
   } catch (error) {
+    stopper.dispose();
     throw asUserError(request.path, error);
   }
+  stopper.add(started.run);
   io.stderr.write(
     `${io.err.dim(`[${started.agentId}]`)} started (${request.agentType}) → ${request.path}\n`,
   );
@@ -151,7 +159,8 @@ export async function runRoot(
   const result = await started.run;
   await composer.idle();
   await Promise.all(followers);
-  return result;
+  stopper.dispose();
+  return { result, stopped: stopper.stopped };
 }
 
 /** A configuration problem met while starting a run, as one line for the user. */

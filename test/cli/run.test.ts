@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -88,6 +89,48 @@ describe('llm-agent run', () => {
     assert.deepEqual([parsed.summary.finished, parsed.summary.total], [3, 3]);
   });
 
+  test('Ctrl-C aborts the run cleanly: exit 130, and the transcript stays revivable', async () => {
+    const child = spawn(
+      join(REPO, 'node_modules/.bin/node'),
+      [
+        join(REPO, 'src/cli/main.ts'),
+        'run',
+        '--agents',
+        'agents.ts',
+        '--type',
+        'slow',
+        '--out',
+        'slow.jsonl',
+        'Wait',
+      ],
+      { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    const waiting = new Promise<void>((resolve) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes('→ wait')) resolve();
+      });
+    });
+    const ended = new Promise<number | null>((resolve) =>
+      child.on('close', (code) => resolve(code)),
+    );
+    await waiting;
+    child.kill('SIGINT');
+    assert.equal(await ended, 130, stderr);
+    assert.match(
+      stderr,
+      /Stopping: every run is aborted and stays revivable; carry on with: llm-agent revive .*slow\.jsonl --agents MODULE/,
+    );
+    const inspection = await Revival.inspect({ path: join(folder, 'slow.jsonl'), maxRevivals: 3 });
+    assert.equal(inspection.revivable, true, JSON.stringify(inspection));
+    assert.equal(
+      inspection.tail,
+      'results-unread',
+      'the aborted tool answered; the model never read it',
+    );
+  });
+
   test('mistakes in the command or the module: one line each, exit 2, no stack', async () => {
     const results = await Promise.all([
       runCli(['run', 'hello'], { cwd: folder }),
@@ -103,7 +146,7 @@ describe('llm-agent run', () => {
     assert.equal(missing?.stderr, 'llm-agent: missing.ts: no such agents module\n');
     assert.match(
       unknownType?.stderr ?? '',
-      /^llm-agent: agents\.ts: no agent type "nobody" \(it defines: main, worker, solo, keyed\)\n$/,
+      /^llm-agent: agents\.ts: no agent type "nobody" \(it defines: main, worker, solo, keyed, slow\)\n$/,
     );
     assert.match(
       noKey?.stderr ?? '',

@@ -208,15 +208,18 @@ export async function writeFixtureTree(folder: string): Promise<void> {
 /**
  * An `--agents` module for the fixture, in `folder/agents.ts`: scripted models (no network)
  * for `main` (after its join: "main done: " and the join's output), `worker` (after an
- * interrupted call: "B checked after the interruption"), `solo` ("hello from solo") and
- * `keyed` (an `openai:` spec, which needs OPENAI_API_KEY).
+ * interrupted call: "B checked after the interruption"), `solo` ("hello from solo"), `keyed`
+ * (an `openai:` spec, which needs OPENAI_API_KEY) and `slow` (a `wait` tool that ends only
+ * when the run is aborted).
  */
 export async function writeFixtureAgents(folder: string): Promise<string> {
   const path = join(folder, 'agents.ts');
   const scripted = join(REPO, 'src/demo/scripted-model.ts');
+  const deps = join(REPO, 'test/cli/support/fixture-deps.ts');
   await writeFile(
     path,
     `import { createScriptedModel } from ${JSON.stringify(scripted)};
+import { z } from ${JSON.stringify(deps)};
 
 const lastResult = (prompt) => prompt.turns.flatMap((turn) => turn.toolResults).at(-1);
 
@@ -250,6 +253,34 @@ export default {
     model: createScriptedModel({ script: () => ({ text: 'hello from solo' }) }),
   },
   keyed: { description: 'Needs a key', system: 'keyed', model: 'openai:gpt-5' },
+  slow: {
+    description: 'Calls a tool that only ends when the run is aborted',
+    system: 'slow',
+    canSpawn: false,
+    model: createScriptedModel({
+      script: (prompt) =>
+        lastResult(prompt) === undefined
+          ? { toolCalls: [{ toolName: 'wait', input: {} }] }
+          : { text: 'the wait ended' },
+    }),
+    tools: [
+      {
+        name: 'wait',
+        description: 'Waits until the run is aborted',
+        inputSchema: z.object({}),
+        idempotency: 'read-only',
+        execute: (_input, { signal }) =>
+          new Promise((resolve) => {
+            // A real tool waits on I/O; this one keeps the process alive with a timer.
+            const timer = setInterval(() => undefined, 1000);
+            signal.addEventListener('abort', () => {
+              clearInterval(timer);
+              resolve('aborted');
+            });
+          }),
+      },
+    ],
+  },
 };
 `,
   );

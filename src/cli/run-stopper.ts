@@ -1,0 +1,55 @@
+import type { RunHandle } from '../loop/types.ts';
+import type { CommandIo } from './command.ts';
+
+/**
+ * Stops every run of a command cleanly on the user's interrupt (Ctrl-C): each run is aborted
+ * (its tools get their signal, nothing more is written), so its transcript stays revivable —
+ * better than a kill, which the transcript also survives, because in-flight tools get to stop.
+ *
+ * @example
+ * const stopper = new RunStopper(io, 'llm-agent revive runs/a.jsonl');
+ * stopper.add(run);
+ * await run;
+ * stopper.dispose();
+ * if (stopper.stopped) return EXIT.interrupted;
+ */
+export class RunStopper {
+  readonly #runs = new Set<RunHandle>();
+  readonly #io: CommandIo;
+  readonly #resume: string;
+  readonly #unsubscribe: () => void;
+  #stopped = false;
+
+  /** `resume` is the command that carries the runs on, shown when they are stopped. */
+  constructor(io: CommandIo, resume: string) {
+    this.#io = io;
+    this.#resume = resume;
+    this.#unsubscribe = io.onInterrupt?.(() => this.stop()) ?? (() => undefined);
+  }
+
+  /** True once the runs were asked to stop. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Watch a run (aborted at once when the command is already stopping). */
+  add(run: RunHandle): void {
+    if (this.#stopped) run.abort('interrupted by the user');
+    else this.#runs.add(run);
+  }
+
+  /** Abort every run watched. */
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#io.stderr.write(
+      `\nStopping: every run is aborted and stays revivable; carry on with: ${this.#resume}\n(Ctrl-C again to quit at once.)\n`,
+    );
+    for (const run of this.#runs) run.abort('interrupted by the user');
+  }
+
+  /** Stop listening for the interrupt. */
+  dispose(): void {
+    this.#unsubscribe();
+  }
+}
