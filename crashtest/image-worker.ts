@@ -12,6 +12,7 @@ const data = workerData as {
   seed: number;
   stride: number;
   reorderedPerBoundary: number;
+  tornPerWrite: number;
 };
 for (const scenario of SCENARIOS.filter((entry) => data.names.includes(entry.name))) {
   const breaches: string[] = [];
