@@ -82,8 +82,6 @@ export class RunState {
         const compacted = await this.#compact();
         if (compacted === 'aborted') return this.ended('aborted', 'aborted');
       }
-      this.#turns += 1;
-      this.#emit({ type: 'turn-start', turn: this.#turns });
       const view = normalizeConversation(this.#conversation);
       const broken = unsendable(view);
       if (broken !== null) {
@@ -91,6 +89,8 @@ export class RunState {
         // would refuse it with a 400 (or the AI SDK before it).
         return this.ended('failed', 'error', `the conversation cannot be sent: ${broken}`);
       }
+      this.#turns += 1;
+      this.#emit({ type: 'turn-start', turn: this.#turns });
       const prompt = toModelPrompt(view, this.#options.system);
       const turn = await this.#callModel(prompt.messages, await sdkTools(), prompt.instructions);
       if (!turn.ok) {
