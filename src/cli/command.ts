@@ -72,7 +72,12 @@ export function integerOption(
   return Number(value);
 }
 
-/** Write a line. */
+/**
+ * Write a line.
+ *
+ * @example
+ * writeLine(io.stdout, 'Nothing to revive.');
+ */
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
   stream.write(`${text}\n`);
 }

@@ -153,7 +153,12 @@ function runJson(node: RunNode): StatusJsonRun {
   };
 }
 
-/** Open calls: dispatched and never settled, plus asked for and never started. */
+/**
+ * Open calls: dispatched and never settled, plus asked for and never started.
+ *
+ * @example
+ * openCalls(node); // 2
+ */
 export function openCalls(node: RunNode): number {
   return node.inspection.openDispatches.length + node.inspection.neverDispatched.length;
 }
@@ -294,7 +299,12 @@ export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** A path as a shell would need it. */
+/**
+ * A path as a shell would need it.
+ *
+ * @example
+ * quote("it's.jsonl"); // 'it'\''s.jsonl'
+ */
 export function quote(path: string): string {
   return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }

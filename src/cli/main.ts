@@ -50,7 +50,12 @@ export const COMMANDS: CommandEntry[] = [
   },
 ];
 
-/** The package's version, read from its package.json (one folder above src/ and dist/). */
+/**
+ * The package's version, read from its package.json (one folder above src/ and dist/).
+ *
+ * @example
+ * packageVersion(); // '0.1.0'
+ */
 export function packageVersion(): string {
   const url = new URL('../../package.json', import.meta.url);
   return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
@@ -79,7 +84,13 @@ OPENAI_COMPATIBLE_API_KEY are read by the model specs that need them. Docs: docs
 `;
 }
 
-/** The I/O of the real process. */
+/**
+ * The I/O of the real process: its streams, environment and folder, colour decided per
+ * stream, and Ctrl-C.
+ *
+ * @example
+ * process.exitCode = await main(process.argv.slice(2), processIo());
+ */
 export function processIo(): CommandIo {
   return {
     stdout: process.stdout,

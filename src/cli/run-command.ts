@@ -163,7 +163,13 @@ export async function runRoot(
   return { result, stopped: stopper.stopped };
 }
 
-/** A configuration problem met while starting a run, as one line for the user. */
+/**
+ * A configuration problem met while starting a run, as one line for the user; anything else
+ * unchanged.
+ *
+ * @example
+ * throw asUserError('runs/a.jsonl', error);
+ */
 export function asUserError(path: string, error: unknown): unknown {
   if (SessionError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
   if (error instanceof ModelSpecError || error instanceof TypeError) {

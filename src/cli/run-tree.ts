@@ -105,7 +105,12 @@ export async function inspectTree(
   return buildTree(entries, cwd);
 }
 
-/** Every node of some trees, parents before their children. */
+/**
+ * Every node of some trees, parents before their children.
+ *
+ * @example
+ * const all = [...walkTree(roots)];
+ */
 export function* walkTree(roots: RunNode[]): Generator<RunNode> {
   for (const root of roots) {
     yield root;
@@ -113,7 +118,12 @@ export function* walkTree(roots: RunNode[]): Generator<RunNode> {
   }
 }
 
-/** Every node of some trees, children before their parents (the order revival goes in). */
+/**
+ * Every node of some trees, children before their parents (the order revival goes in).
+ *
+ * @example
+ * for (const node of walkChildrenFirst(roots)) console.log(node.displayPath);
+ */
 export function* walkChildrenFirst(roots: RunNode[]): Generator<RunNode> {
   for (const root of roots) {
     yield* walkChildrenFirst(root.children);

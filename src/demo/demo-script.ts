@@ -39,18 +39,33 @@ const PARAGRAPHS: Record<string, string[]> = {
   ],
 };
 
-/** The exact content a writer writes for a section: a pure function of its title. */
+/**
+ * The exact content a writer writes for a section: a pure function of its title.
+ *
+ * @example
+ * sectionContent('Why runs die').startsWith('## Why runs die'); // true
+ */
 export function sectionContent(title: string): string {
   const lines = PARAGRAPHS[title] ?? [`Notes on ${title}.`];
   return `## ${title}\n\n${lines.join('\n')}\n\n(end of section)\n`;
 }
 
-/** The task the lead gives a writer; the writer reads its file and title back from it. */
+/**
+ * The task the lead gives a writer; the writer reads its file and title back from it.
+ *
+ * @example
+ * writerTask('section-1.md', 'Why runs die');
+ */
 export function writerTask(file: string, title: string): string {
   return `Write the section titled "${title}" into the file ${file}.`;
 }
 
-/** The demo's script: routes by the system prompt to the lead or a writer. */
+/**
+ * The demo's script: routes by the system prompt to the lead or a writer.
+ *
+ * @example
+ * const model = createScriptedModel({ script: demoScript });
+ */
 export function demoScript(prompt: ScriptPrompt): ScriptAnswer {
   if (prompt.system.includes(LEAD_MARKER)) return leadScript(prompt);
   if (prompt.system.includes(WRITER_MARKER)) return writerScript(prompt);
