@@ -73,6 +73,27 @@ const mainPolicy = (turns: PolicyTurn[]) => {
   return { text: `main done: ${[...answers.values()].sort().join('; ')}` };
 };
 
+/** A worker of the three-level tree: delegates to a helper, waits, then does its own effect. */
+const delegatingWorkerPolicy = (turns: PolicyTurn[]) => {
+  const task = taskOf(turns);
+  if (resultsOf(turns, 'spawn_agent').length === 0) {
+    return {
+      calls: [
+        {
+          name: 'spawn_agent',
+          input: { agentType: 'helper', task: `${task}/helper`, label: 'helper' },
+        },
+      ],
+    };
+  }
+  const answers = heard(turns);
+  const waiting = knownIds(turns).filter((id) => !answers.has(id));
+  if (waiting.length > 0) return { calls: [{ name: 'task_wait', input: { agentIds: waiting } }] };
+  if (resultsOf(turns, 'effect').length === 0)
+    return { calls: [{ name: 'effect', input: { what: task } }] };
+  return { text: `${task} handled with ${[...answers.values()].sort().join('; ')}` };
+};
+
 const workerPolicy = (turns: PolicyTurn[]) => {
   const task = taskOf(turns);
   if (resultsOf(turns, 'effect').length === 0)
@@ -87,8 +108,11 @@ export interface Execution {
   what: string;
 }
 
-/** The registry of the crash tree; `effect` appends to `logPath` and syncs it. */
-export function crashTreeRegistry(logPath: string): AgentRegistry {
+/**
+ * The registry of the crash tree; `effect` appends to `logPath` and syncs it. With `deep`,
+ * each worker delegates to a helper of its own first: three levels.
+ */
+export function crashTreeRegistry(logPath: string, deep = false): AgentRegistry {
   const effect: ToolDefinition<{ what: string }> = {
     name: 'effect',
     description: 'Do the one thing this worker is for (not repeatable).',
@@ -118,8 +142,15 @@ export function crashTreeRegistry(logPath: string): AgentRegistry {
     },
     worker: {
       description: 'does one thing',
-      model: policyModel('worker', workerPolicy),
+      model: policyModel('worker', deep ? delegatingWorkerPolicy : workerPolicy),
       system: 'You work.',
+      tools: [effect],
+      canSpawn: deep,
+    },
+    helper: {
+      description: 'helps a worker',
+      model: policyModel('helper', workerPolicy),
+      system: 'You help.',
       tools: [effect],
       canSpawn: false,
     },

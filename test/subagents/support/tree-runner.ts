@@ -9,11 +9,15 @@ import { crashTreeRegistry, MAIN_TASK } from './crash-tree.ts';
  * whole process tree dying at one precise point. Without a kill point it runs to the end and
  * prints how many writes the tree made.
  *
- * Usage: node tree-runner.ts FOLDER [KILL_AFTER_WRITE] [torn]
+ * Usage: node tree-runner.ts FOLDER [KILL_AFTER_WRITE] [torn] [deep]
  */
 
-const [folder, killAfter, torn] = process.argv.slice(2);
-if (folder === undefined) throw new Error('usage: tree-runner.ts FOLDER [KILL_AFTER_WRITE] [torn]');
+const [folder, ...flags] = process.argv.slice(2);
+if (folder === undefined)
+  throw new Error('usage: tree-runner.ts FOLDER [KILL_AFTER_WRITE] [torn] [deep]');
+const killAfter = flags.find((flag) => /^\d+$/.test(flag));
+const torn = flags.includes('torn') ? 'torn' : undefined;
+const deep = flags.includes('deep');
 const limit = killAfter === undefined ? Number.POSITIVE_INFINITY : Number(killAfter);
 let writes = 0;
 
@@ -44,7 +48,8 @@ const killing: FileSystem = {
 };
 
 const composer = new Composer({
-  registry: crashTreeRegistry(join(folder, 'executions.log')),
+  registry: crashTreeRegistry(join(folder, 'executions.log'), deep),
+  limits: { maxConcurrent: 8, maxDepth: 2 },
   fileSystem: killing,
   durability: 'flush',
   loopDefaults: { sleep: async () => undefined, backoff: () => 0 },
