@@ -22,6 +22,8 @@ export interface ModelTurnRequest {
   rounds: number;
   sleep: (milliseconds: number, signal?: AbortSignal) => Promise<void>;
   backoff: (attempt: number) => number;
+  /** Milliseconds a backend may stay silent (before its first part, or between two). */
+  idleTimeout?: number;
   emit: (event: LoopEvent) => void;
 }
 
@@ -142,17 +144,35 @@ type AttemptOutcome =
 async function attempt(model: LanguageModel, request: ModelTurnRequest): Promise<AttemptOutcome> {
   let streamError: unknown;
   let failed = false;
+  // The attempt's own signal: the run's abort, or a backend that went quiet for too long.
+  const controller = new AbortController();
+  const stopWithRun = () => controller.abort(request.signal.reason);
+  request.signal.addEventListener('abort', stopWithRun, { once: true });
+  if (request.signal.aborted) stopWithRun();
+  let quiet: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const idle = request.idleTimeout;
+  const rearm = () => {
+    if (idle === undefined) return;
+    clearTimeout(quiet);
+    quiet = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new ModelTimeoutError(idle));
+    }, idle);
+  };
   try {
+    rearm();
     const result = streamText({
       model,
       messages: request.messages,
       ...(request.system === undefined ? {} : { instructions: request.system }),
       tools: request.tools,
       maxRetries: 0,
-      abortSignal: request.signal,
+      abortSignal: controller.signal,
       onError: () => undefined,
     });
     for await (const part of result.fullStream) {
+      rearm();
       if (part.type === 'text-delta') {
         request.emit({ type: 'text-delta', text: part.text });
       } else if (part.type === 'error') {
@@ -160,9 +180,10 @@ async function attempt(model: LanguageModel, request: ModelTurnRequest): Promise
         streamError = part.error;
       } else if (part.type === 'abort') {
         failed = true;
-        streamError = request.signal.reason ?? new Error('aborted');
+        streamError = controller.signal.reason ?? new Error('aborted');
       }
     }
+    if (timedOut) return { ok: false, error: new ModelTimeoutError(idle ?? 0) };
     if (failed) return { ok: false, error: streamError };
     const [content, finishReason, usage] = await Promise.all([
       result.content,
@@ -177,7 +198,25 @@ async function attempt(model: LanguageModel, request: ModelTurnRequest): Promise
       usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 },
     };
   } catch (error) {
+    if (timedOut) return { ok: false, error: new ModelTimeoutError(idle ?? 0) };
     return { ok: false, error: failed ? streamError : error };
+  } finally {
+    clearTimeout(quiet);
+    request.signal.removeEventListener('abort', stopWithRun);
+  }
+}
+
+/**
+ * A backend that sent nothing for `idleTimeout` milliseconds: treated as a transport failure,
+ * so the next backend is tried.
+ *
+ * @example
+ * classifyModelError(new ModelTimeoutError(30_000)); // 'retry'
+ */
+export class ModelTimeoutError extends Error {
+  constructor(milliseconds: number) {
+    super(`the backend sent nothing for ${milliseconds} ms`);
+    this.name = 'ModelTimeoutError';
   }
 }
 

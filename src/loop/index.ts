@@ -7,7 +7,7 @@
  *
  * @module
  */
-export { classifyModelError, describeError } from './call-model.ts';
+export { classifyModelError, describeError, ModelTimeoutError } from './call-model.ts';
 export { checkJsonSchema } from './check-json-schema.ts';
 export {
   COMPACTION_PREFIX,

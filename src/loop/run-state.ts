@@ -188,6 +188,9 @@ export class RunState {
       rounds: this.#options.backendRounds ?? DEFAULT_ROUNDS,
       sleep: this.#options.sleep ?? sleep,
       backoff: this.#options.backoff ?? defaultBackoff,
+      ...(this.#options.modelIdleTimeout === undefined
+        ? {}
+        : { idleTimeout: this.#options.modelIdleTimeout }),
       emit: this.#emit,
     });
   }

@@ -97,6 +97,12 @@ export interface LoopOptions {
    * failed backend hands over to the next at once; `backoff(round)` is waited between rounds.
    */
   backendRounds?: number;
+  /**
+   * Milliseconds a backend may send nothing (before its first stream part, or between two)
+   * before the attempt counts as a transport failure and the next backend is tried. Default:
+   * no limit.
+   */
+  modelIdleTimeout?: number;
 }
 
 /** How a run ended. */

@@ -211,3 +211,27 @@ test('string backends are resolved through the provider (an AI SDK registry), in
     await fixture.close();
   }
 });
+
+test('a backend that goes silent past modelIdleTimeout counts as a transport failure', async () => {
+  const fixture = await freshSession();
+  try {
+    const silent = new ScriptedModel([{ hang: true }], 'silent');
+    const up = new ScriptedModel([{ text: 'Here.' }], 'up');
+    const loop = new Loop({
+      backends: [silent.model, up.model],
+      session: fixture.session,
+      modelIdleTimeout: 50,
+    });
+    const run = loop.start('Hi');
+    const events = await collectEvents(run);
+    const result = await run;
+    assert.equal(result.status, 'finished');
+    assert.equal(result.text, 'Here.');
+    const error = events.find((event) => event.type === 'model-error');
+    assert.ok(error?.type === 'model-error');
+    assert.match(error.message, /ModelTimeoutError: the backend sent nothing for 50 ms/);
+    assert.equal(silent.prompts.length, 1);
+  } finally {
+    await fixture.close();
+  }
+});
