@@ -83,8 +83,11 @@ interface BadLine {
  * every line's checksum, seq and fields, and classify what it finds. Never writes; never
  * throws (an I/O failure is `io-error`).
  *
- * A bad line followed by a good one is damage; bad bytes at the end are a torn tail, unless
- * they hold a complete record (a lost newline or a gap is damage, not a crash's leftovers).
+ * A line whose checksum matches is exactly as written: if it is invalid, out of seq, or comes
+ * after bad lines, that is damage. Lines failing their checksums at the end are a torn tail,
+ * unless they hold a complete record (something was lost in the middle) or several whole
+ * record-shaped lines (changed after they were written). docs/transcript-format.md §4 has the
+ * rules in full.
  *
  * @example
  * const result = await scanTranscript('run.jsonl', { onRecord: (record) => count++ });
