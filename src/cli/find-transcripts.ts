@@ -8,6 +8,7 @@
 import { type Dirent, promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { childrenFolder } from '../subagents/child-layout.ts';
+import { lockPathOf } from '../transcript/writer-lock.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -16,10 +17,18 @@ import { UserError } from './user-error.ts';
  * naming it. A folder that cannot be read below the named one is skipped, not fatal. Folders
  * whose name starts with `.` and `node_modules` are not entered.
  *
+ * When `lockFiles` is given, the writer lock files (`X.jsonl.lock`) that exist beside the
+ * transcripts found are added to it — seen for free in the same folder listings — so that a
+ * transcript with no lock file is known not to be running without asking the file system again.
+ *
  * @example
  * await findTranscripts(['runs/'], process.cwd()); // ['/…/runs/a.jsonl', '/…/runs/a.agents/x.jsonl']
  */
-export async function findTranscripts(paths: string[], cwd: string): Promise<string[]> {
+export async function findTranscripts(
+  paths: string[],
+  cwd: string,
+  lockFiles?: Set<string>,
+): Promise<string[]> {
   const found = new Set<string>();
   for (const given of paths) {
     const path = resolve(cwd, given);
@@ -36,15 +45,22 @@ export async function findTranscripts(paths: string[], cwd: string): Promise<str
     if (kind === 'other') throw new UserError(`${given}: not a file or a folder`);
     if (kind === 'file') {
       found.add(path);
-      await walk(childrenFolder(path), found);
+      if (lockFiles !== undefined && (await exists(lockPathOf(path)))) {
+        lockFiles.add(lockPathOf(path));
+      }
+      await walk(childrenFolder(path), found, lockFiles);
     } else {
-      await walk(path, found);
+      await walk(path, found, lockFiles);
     }
   }
   return [...found].sort();
 }
 
-async function walk(folder: string, found: Set<string>): Promise<void> {
+async function walk(
+  folder: string,
+  found: Set<string>,
+  lockFiles: Set<string> | undefined,
+): Promise<void> {
   let entries: Dirent[];
   try {
     entries = await fs.readdir(folder, { withFileTypes: true });
@@ -56,10 +72,19 @@ async function walk(folder: string, found: Set<string>): Promise<void> {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      below.push(walk(path, found));
+      below.push(walk(path, found, lockFiles));
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
+    } else if (lockFiles !== undefined && entry.name.endsWith('.jsonl.lock')) {
+      lockFiles.add(path);
     }
   }
   await Promise.all(below);
+}
+
+function exists(path: string): Promise<boolean> {
+  return fs.stat(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -4,7 +4,8 @@
  * Over ten thousand transcripts that is ten thousand reads of the same table. Here it is read
  * once: a lock file whose inode is not in that table is not locked (no further I/O at all);
  * one whose inode is there gets the full check. The answer is a snapshot taken when `status`
- * started, which is what `status` shows anyway; `revive` takes locks for real.
+ * started, which is what `status` shows anyway; `revive` takes locks for real. Given the lock
+ * files a folder walk saw (`lockFiles`), a transcript without one costs no I/O at all.
  *
  * @module
  */
@@ -21,12 +22,17 @@ import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
  */
 export async function lockSnapshotFileSystem(
   base: FileSystem = nodeFileSystem,
+  lockFiles?: ReadonlySet<string>,
 ): Promise<FileSystem> {
   let table: string;
   try {
     table = await readFile('/proc/locks', 'latin1');
   } catch {
-    return base;
+    return {
+      ...base,
+      isLocked: async (path) =>
+        lockFiles !== undefined && !lockFiles.has(path) ? false : base.isLocked(path),
+    };
   }
   const inodes = new Set<string>();
   for (const match of table.matchAll(/\b[0-9a-f]+:[0-9a-f]+:(\d+)\b/g)) {
@@ -36,6 +42,7 @@ export async function lockSnapshotFileSystem(
     ...base,
     async isLocked(path) {
       if (inodes.size === 0) return false;
+      if (lockFiles !== undefined && !lockFiles.has(path)) return false;
       let inode: string;
       try {
         inode = String((await stat(path, { bigint: true })).ino);

@@ -82,17 +82,19 @@ export function buildTree(
  * Inspect every path (a bounded number at a time) and arrange the answers as trees.
  *
  * @example
- * const roots = await inspectTree(await findTranscripts(['runs'], cwd), 3, cwd);
+ * const lockFiles = new Set<string>();
+ * const roots = await inspectTree(await findTranscripts(['runs'], cwd, lockFiles), 3, cwd, { lockFiles });
  */
 export async function inspectTree(
   paths: string[],
   maxRevivals: number,
   cwd: string,
-  concurrency = 64,
+  options: { lockFiles?: ReadonlySet<string>; concurrency?: number } = {},
 ): Promise<RunNode[]> {
+  const concurrency = options.concurrency ?? 64;
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
-  const fileSystem = await lockSnapshotFileSystem();
+  const fileSystem = await lockSnapshotFileSystem(undefined, options.lockFiles);
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const index = next;

@@ -54,8 +54,13 @@ Exit codes:
       values['max-revivals'] as string | undefined,
       DEFAULT_MAX_REVIVALS,
     );
-    const paths = await findTranscripts(positionals.length === 0 ? ['.'] : positionals, io.cwd);
-    const roots = await inspectTree(paths, maxRevivals, io.cwd);
+    const lockFiles = new Set<string>();
+    const paths = await findTranscripts(
+      positionals.length === 0 ? ['.'] : positionals,
+      io.cwd,
+      lockFiles,
+    );
+    const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
     if (values.json === true) {
       io.stdout.write(`${JSON.stringify(statusJson(roots, maxRevivals), null, 2)}\n`);
     } else {
