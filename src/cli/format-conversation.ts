@@ -142,8 +142,9 @@ function indent(text: string): string {
     .join('\n');
 }
 
+/** JSON for inputs and outputs alike, so that a string output shows as the string it is. */
 function render(value: JsonValue): string {
-  return typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value);
+  return JSON.stringify(value) ?? 'null';
 }
 
 function cut(text: string, limit: number): string {

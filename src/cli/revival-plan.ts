@@ -107,13 +107,8 @@ function planOne(node: RunNode): PlannedRevival {
   };
   for (const call of inspection.openDispatches) {
     if (joinIds.has(call.callId)) continue;
-    const open = call as typeof call & {
-      idempotency?: string;
-      resultSeq?: number;
-      resultByRevival?: boolean;
-      turnCompacted?: boolean;
-    };
-    const toolName = call.toolName ?? '?';
+    const open = call;
+    const toolName = call.toolName;
     if (open.turnCompacted === true) planned.orphaned.push({ callId: call.callId, toolName });
     else if (open.resultSeq !== undefined && open.resultByRevival !== true) {
       planned.settleOnly.push({ callId: call.callId, toolName });
@@ -121,7 +116,7 @@ function planOne(node: RunNode): PlannedRevival {
       planned.interrupt.push({
         callId: call.callId,
         toolName,
-        idempotency: open.idempotency ?? 'unknown',
+        idempotency: open.idempotency,
       });
     }
   }
