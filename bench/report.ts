@@ -27,7 +27,8 @@ function table(head: string[], rows: string[][]): string {
 }
 
 function verdict(goal: GoalVerdict): string {
-  return goal.met === null ? 'not measured' : goal.met ? 'met' : '**missed**';
+  if (goal.met === null) return goal.target.startsWith('reported') ? 'reported' : 'not judged';
+  return goal.met ? 'met' : '**missed**';
 }
 
 /**
@@ -97,18 +98,26 @@ export function judgeGoals(results: BenchResults): GoalVerdict[] {
     met: null,
   });
   const gib = revival.find((row) => row.targetBytes === 1024 * MIB);
-  const peak =
-    gib === undefined
-      ? undefined
-      : Math.max(gib.inspectPeakRssBytes, gib.revivePeakRssBytes ?? Infinity);
   goals.push({
-    goal: `4. peak RSS of inspect / revive on ${size(gib?.bytes)}`,
-    target: '≤ 100 MB each',
+    goal: `4. peak RSS of inspect on ${size(gib?.bytes)} (fresh process)`,
+    target: '≤ 100 MB',
     measured:
       gib === undefined
         ? 'not run'
-        : `${size(gib.inspectPeakRssBytes)} / ${size(gib.revivePeakRssBytes)}`,
-    met: peak === undefined ? null : peak <= 100 * 1e6,
+        : `${size(gib.inspectPeakRssBytes)} (${size(gib.inspectBaselineRssBytes)} before the call)`,
+    met: gib === undefined ? null : gib.inspectPeakRssBytes <= 100 * 1e6,
+  });
+  goals.push({
+    goal: `4. peak RSS of revive on ${size(gib?.bytes)} (fresh process)`,
+    target: '≤ 100 MB',
+    measured:
+      gib === undefined
+        ? 'not run'
+        : `${size(gib.revivePeakRssBytes)} (${size(gib.reviveBaselineRssBytes)} before the call)`,
+    met:
+      gib === undefined || gib.revivePeakRssBytes === null
+        ? null
+        : gib.revivePeakRssBytes <= 100 * 1e6,
   });
   if (results.quick) for (const goal of goals) goal.met = null;
   return goals;

@@ -5,7 +5,8 @@
  * reused by later runs.
  *
  * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
- * `--only inspect,status,persistence,revival` (a subset), `--no-docs` (leave the docs alone).
+ * `--only inspect,status,persistence,revival` (a subset), `--no-docs` (leave the docs alone),
+ * `--report-only` (re-render the last bench/results.json without measuring).
  * Needs for the LangGraph durable row: PostgreSQL's server binaries (see bench/local-postgres.ts)
  * or BENCH_POSTGRES_URL; without them that row is skipped with the reason.
  *
@@ -13,7 +14,7 @@
  * npm run bench -- --quick
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { BenchResults } from './bench-results.ts';
@@ -45,9 +46,16 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
       only: { type: 'string' },
       'no-docs': { type: 'boolean', default: false },
+      'report-only': { type: 'boolean', default: false },
     },
   });
   process.chdir(ROOT);
+  if (values['report-only'] === true) {
+    // Re-judge and re-render the last run's figures (after a change to the report itself).
+    const last = JSON.parse(await readFile('bench/results.json', 'utf8')) as BenchResults;
+    await publish(last, values['no-docs'] !== true);
+    return;
+  }
   const quick = values.quick === true;
   const only = new Set((values.only ?? 'inspect,status,persistence,revival').split(','));
   const dataFolder = 'bench/data';
@@ -83,12 +91,18 @@ async function main(): Promise<void> {
   }
   results.durationMs = performance.now() - started;
   results.machine.loadAverage.end = loadavg()[0] ?? 0;
+  await publish(results, values['no-docs'] !== true);
+}
+
+/** Judge the goals, print the report, write results.json and (for a full run) the docs. */
+async function publish(results: BenchResults, docs: boolean): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
   results.goals = judgeGoals(results);
   const report = markdownReport(results);
   process.stdout.write(`\n${report}`);
   await writeFile('bench/results.json', `${JSON.stringify(results, null, 2)}\n`);
   log('wrote bench/results.json');
-  if (values['no-docs'] !== true && !quick && results.persistence !== undefined) {
+  if (docs && !results.quick && results.persistence !== undefined) {
     await writeFile('docs/performance-per-step.svg', perStepSvg(results));
     const updated = await updatePerformanceDoc('docs/performance.md', report);
     log(
