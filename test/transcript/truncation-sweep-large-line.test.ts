@@ -18,6 +18,8 @@ import {
  * boundaries: about 2,000 cuts. A cut at each of its 10^5 offsets costs 10^5 opens (measured:
  * ~35 s of CPU here), beyond the suite's budget, and the bytes of a torn tail are handled
  * without regard to where in a line they stop (scan-transcript.test.ts reads with tiny chunks).
+ * `FULL_SWEEP=1 node --test test/transcript/truncation-sweep-large-line.test.ts` cuts at every
+ * offset of the long line too.
  */
 
 function check(built: ReturnType<typeof largeLineTranscript>, cut: number) {
@@ -52,7 +54,9 @@ test('tearing the 100 KiB line itself: sampled offsets and every offset near its
   const start = built.offsets[2] ?? 0;
   const end = built.offsets[3] ?? 0;
   const cuts = new Set<number>();
-  for (let cut = start; cut <= end; cut += 61) cuts.add(cut);
+  // FULL_SWEEP=1 cuts at every offset of the long line (about 10^5 opens: minutes).
+  const step = process.env.FULL_SWEEP === '1' ? 1 : 61;
+  for (let cut = start; cut <= end; cut += step) cuts.add(cut);
   const near = [start, end - 1, end, start + 4096, start + 65536, 4096, 65536, 131072];
   for (const point of near) {
     for (let delta = -3; delta <= 3; delta++) {
