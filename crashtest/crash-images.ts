@@ -73,7 +73,7 @@ const KEPT: Fate = { kind: 'kept' };
 const DROPPED: Fate = { kind: 'dropped' };
 
 /** The images of one boundary: systematic prefixes plus seeded random ones. */
-function imagesOf(
+export function imagesOf(
   snapshot: Snapshot,
   crash: Scenario['crash'],
   random: () => number,
@@ -150,7 +150,7 @@ function imagesOf(
   return images;
 }
 
-function digestOf(files: Map<string, Buffer>): string {
+export function digestOf(files: Map<string, Buffer>): string {
   const hash = createHash('sha1');
   for (const [path, bytes] of files) {
     // A lock file's content only names its holder, and a crash image has no holder.
@@ -162,7 +162,7 @@ function digestOf(files: Map<string, Buffer>): string {
   return hash.digest('hex');
 }
 
-function acknowledgedAt(snapshot: Snapshot, crash: Scenario['crash']): Map<string, Buffer> {
+export function acknowledgedAt(snapshot: Snapshot, crash: Scenario['crash']): Map<string, Buffer> {
   const files =
     crash === 'power'
       ? crashFiles(snapshot, () => DROPPED, 'durable-only')

@@ -393,7 +393,11 @@ function looksFramed(line: Buffer): boolean {
 }
 
 function isNextRecordWithoutNewline(tail: Buffer, end: number, expectedSeq: number): boolean {
-  const lostNewline = end === tail.length || (end === tail.length - 1 && tail[end] !== LINE_END);
+  // After the byte where the newline was to go, only zeros: a later append of the same batch
+  // whose size reached the disk before its data (crashtest: torn-then-zeroed images).
+  const lostNewline =
+    end === tail.length ||
+    (tail[end] !== LINE_END && tail.subarray(end + 1).every((byte) => byte === 0));
   if (!lostNewline) return false;
   const decoded = decodeLine(tail.subarray(0, end));
   return decoded.ok && decoded.record.seq === expectedSeq;
