@@ -3,7 +3,7 @@ import type { PersistenceSection } from './persistence-section.ts';
 import type { RevivalSection } from './revival-section.ts';
 import type { StatusSection } from './status-section.ts';
 
-/** Goal 1's figures as helper C's bench/inspect.ts measures them, or why they are missing. */
+/** Goal 1's figures as bench/inspect.ts measures them, or why they are missing. */
 export type InspectSection =
   | {
       ok: true;

@@ -2,7 +2,7 @@ import type { InspectSection } from './bench-results.ts';
 import { DEFAULT_SIZES, measureInspect } from './inspect.ts';
 
 /**
- * Goal 1, measured by helper C's bench/inspect.ts (`Revival.inspect`, median of nine, against
+ * Goal 1, measured by bench/inspect.ts (`Revival.inspect`, median of nine, against
  * a full parse of the same file, on the generated 10 MB / 100 MB / 1 GiB transcripts that the
  * revival section uses too). This only calls it and reshapes its answer.
  *
