@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: measures the goals of issue 8 on this machine, prints a Markdown table,
  * writes bench/results.json, and refreshes the measured part of docs/performance.md and its
- * plot, docs/performance-per-step.svg. Generated data lives in bench/data (git-ignored) and is
+ * plot, docs/performance-per-step.svg (a `--quick` or `--only` run writes
+ * bench/data/results-partial.json instead and leaves the docs alone). Generated data lives in bench/data (git-ignored) and is
  * reused by later runs.
  *
  * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
@@ -13,7 +14,7 @@
  * @example
  * npm run bench -- --quick
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -26,6 +27,7 @@ import { revivalSection } from './revival-section.ts';
 import { statusSection } from './status-section.ts';
 
 const MIB = 1024 * 1024;
+const SECTIONS = ['inspect', 'status', 'persistence', 'revival'];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 function commitMeasured(): { id: string; dirty: boolean } {
@@ -53,11 +55,11 @@ async function main(): Promise<void> {
   if (values['report-only'] === true) {
     // Re-judge and re-render the last run's figures (after a change to the report itself).
     const last = JSON.parse(await readFile('bench/results.json', 'utf8')) as BenchResults;
-    await publish(last, values['no-docs'] !== true);
+    await publish(last, true, values['no-docs'] !== true);
     return;
   }
   const quick = values.quick === true;
-  const only = new Set((values.only ?? 'inspect,status,persistence,revival').split(','));
+  const only = new Set(values.only?.split(',') ?? SECTIONS);
   const dataFolder = 'bench/data';
   await mkdir(dataFolder, { recursive: true });
   const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -91,20 +93,30 @@ async function main(): Promise<void> {
   }
   results.durationMs = performance.now() - started;
   results.machine.loadAverage.end = loadavg()[0] ?? 0;
-  await publish(results, values['no-docs'] !== true);
+  const complete = !quick && SECTIONS.every((section) => only.has(section));
+  await publish(results, complete, values['no-docs'] !== true);
 }
 
-/** Judge the goals, print the report, write results.json and (for a full run) the docs. */
-async function publish(results: BenchResults, docs: boolean): Promise<void> {
+/**
+ * Judge the goals and print the report. A complete run (every section, not `--quick`) is
+ * what bench/results.json and the docs show; a partial one goes to bench/data, so that trying
+ * one section never overwrites the published figures.
+ */
+async function publish(results: BenchResults, complete: boolean, docs: boolean): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   results.goals = judgeGoals(results);
   const report = markdownReport(results);
   process.stdout.write(`\n${report}`);
-  await writeFile('bench/results.json', `${JSON.stringify(results, null, 2)}\n`);
-  log('wrote bench/results.json');
-  if (docs && !results.quick && results.persistence !== undefined) {
+  const target = complete ? 'bench/results.json' : 'bench/data/results-partial.json';
+  await writeFile(target, `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${target}`);
+  if (complete && docs) {
     await writeFile('docs/performance-per-step.svg', perStepSvg(results));
     const updated = await updatePerformanceDoc('docs/performance.md', report);
+    // The project's formatter owns Markdown layout (aligned tables): keep `npm run check` green.
+    spawnSync('node_modules/.bin/biome', ['format', '--write', 'docs/performance.md'], {
+      stdio: 'ignore',
+    });
     log(
       updated
         ? 'updated docs/performance.md and docs/performance-per-step.svg'
