@@ -137,9 +137,11 @@ export function imagesOf(
                         random() * (change.kind === 'write' ? change.bytes.length : 1),
                       ),
                     };
-          const landed = fate.kind === 'kept';
-          if (landed && seen.get(file) === true) reordered = true;
-          if (!landed) seen.set(file, true);
+          // Data of a later write on disk while an earlier one did not wholly land is a
+          // reordering; zeros (size without data) after a torn write are not.
+          const someData = fate.kind === 'kept' || (fate.kind === 'torn' && fate.at > 0);
+          if (someData && seen.get(file) === true) reordered = true;
+          if (fate.kind !== 'kept') seen.set(file, true);
           return change.kind === 'truncate' && fate.kind === 'zeroed' ? KEPT : fate;
         },
         names(),
