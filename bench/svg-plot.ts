@@ -60,6 +60,7 @@ export function logLogPlot(
     TOP + plotHeight - ((Math.log10(y) - yLow) / (yHigh - yLow || 1)) * plotHeight;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(title)}: ${escapeXml(yLabel)} against ${escapeXml(xLabel)}</title>`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
     `<text x="${LEFT + plotWidth / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${escapeXml(title)}</text>`,
   ];

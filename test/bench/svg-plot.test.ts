@@ -25,6 +25,7 @@ test('the plot is one SVG with a line and a legend entry per series, names escap
   assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   assert.equal(svg.match(/<polyline /g)?.length, 2);
   assert.ok(svg.includes('Cost &lt;per&gt; step'));
+  assert.match(svg, /<title>Cost &lt;per&gt; step: ms against step<\/title>/);
   assert.ok(svg.includes('ours &amp; co'));
   assert.ok(svg.includes('stroke-dasharray'));
   assert.ok(!svg.includes('NaN'));
