@@ -70,8 +70,25 @@ async function memorySaver(): Promise<MeasuredSaver> {
   };
 }
 
+// Not a devDependency: its native module (better-sqlite3) is compiled by `npm ci` under the
+// machine's Node (20 here) and cannot load in the pinned Node 24, and compiling it costs minutes
+// of every CI install. Install it by hand to measure this row where it can load.
+const SQLITE_MODULE = '@langchain/langgraph-checkpoint-sqlite';
+
+interface SqliteModule {
+  SqliteSaver: { fromConnString(path: string): MeasuredSaver['saver'] };
+}
+
 async function sqliteSaver(folder: string): Promise<MeasuredSaver> {
-  const module = await import('@langchain/langgraph-checkpoint-sqlite');
+  let module: SqliteModule;
+  try {
+    module = (await import(SQLITE_MODULE)) as SqliteModule;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `${SQLITE_MODULE} is not installed or its native module does not load on Node ${process.versions.node} (${message})`,
+    );
+  }
   const path = join(folder, `langgraph-${process.pid}.sqlite`);
   await rm(path, { force: true });
   const saver = module.SqliteSaver.fromConnString(path);
