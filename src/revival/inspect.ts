@@ -1,5 +1,5 @@
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { describeHolder, type LockHolder, lockPathOf } from '../transcript/writer-lock.ts';
+import { describeHolder, probeWriterLock } from '../transcript/writer-lock.ts';
 import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
 import { readTailState } from './read-tail-state.ts';
@@ -36,7 +36,7 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const read = await readTailState(path, { fileSystem });
     if (!read.ok) return unreadable(path, maxRevivals, read.detail);
-    const holder = await liveHolder(fileSystem, path);
+    const holder = await probeWriterLock(fileSystem, path);
     const context: Parameters<typeof assessTail>[1] = { maxRevivals, running: holder !== null };
     if (holder !== null) {
       context.runningDetail = `a live process holds the writer lock (${describeHolder(holder)})`;
@@ -96,41 +96,4 @@ function unreadable(path: string, maxRevivals: number, detail: string): Inspecti
     messages: 0,
     estimatedTokens: 0,
   };
-}
-
-/**
- * The holder of the transcript's writer lock when a live process holds it, else null. Probes
- * without locking and reads the lock file read-only; a probe that fails counts as no holder
- * (revive takes the lock for real, so a wrong "not running" here cannot lead to two writers).
- */
-async function liveHolder(fileSystem: FileSystem, path: string): Promise<LockHolder | null> {
-  const lockPath = lockPathOf(path);
-  let locked: boolean;
-  try {
-    locked = await fileSystem.isLocked(lockPath);
-  } catch {
-    return null;
-  }
-  if (!locked) return null;
-  const unknown: LockHolder = { pid: null, since: null, host: null };
-  let fd: number;
-  try {
-    fd = await fileSystem.open(lockPath, 'read');
-  } catch {
-    return unknown;
-  }
-  try {
-    const buffer = Buffer.alloc(4096);
-    const read = await fileSystem.read(fd, buffer, 0);
-    const value = JSON.parse(buffer.toString('utf8', 0, read)) as Record<string, unknown>;
-    return {
-      pid: typeof value.pid === 'number' ? value.pid : null,
-      since: typeof value.since === 'string' ? value.since : null,
-      host: typeof value.host === 'string' ? value.host : null,
-    };
-  } catch {
-    return unknown;
-  } finally {
-    await fileSystem.close(fd).catch(() => undefined);
-  }
 }

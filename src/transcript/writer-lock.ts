@@ -116,6 +116,43 @@ function hostName(): string {
   return cachedHostName;
 }
 
+/**
+ * Who holds the writer lock of a transcript, when a live process holds it; null when nobody
+ * does. Probes without locking (so a real writer's acquire never fails because of it) and reads
+ * the lock file read-only, creating nothing. A probe that fails counts as no holder: whoever
+ * means to write takes the lock for real, so a wrong "nobody" here cannot make two writers.
+ * Never throws.
+ *
+ * @example
+ * const holder = await probeWriterLock(nodeFileSystem, 'runs/a.jsonl');
+ * if (holder !== null) console.log(`running: ${describeHolder(holder)}`);
+ */
+export async function probeWriterLock(
+  fileSystem: FileSystem,
+  transcriptPath: string,
+): Promise<LockHolder | null> {
+  const path = lockPathOf(transcriptPath);
+  try {
+    if (!(await fileSystem.isLocked(path))) return null;
+  } catch {
+    return null;
+  }
+  let fd: number;
+  try {
+    fd = await fileSystem.open(path, 'read');
+  } catch {
+    return { pid: null, since: null, host: null };
+  }
+  try {
+    return await readHolder(fileSystem, fd);
+  } finally {
+    await Promise.resolve()
+      .then(() => fileSystem.close(fd))
+      .catch(() => undefined);
+  }
+}
+
+/** The holder's name as it wrote it into the lock file; all null when it cannot be read. */
 async function readHolder(fileSystem: FileSystem, fd: number): Promise<LockHolder> {
   const unknown: LockHolder = { pid: null, since: null, host: null };
   try {
@@ -133,7 +170,13 @@ async function readHolder(fileSystem: FileSystem, fd: number): Promise<LockHolde
   }
 }
 
-/** One line naming a lock holder, for error messages. */
+/**
+ * One line naming a lock holder, for error messages.
+ *
+ * @example
+ * describeHolder({ pid: 42, since: '2026-01-01T00:00:00.000Z', host: null });
+ * // 'pid 42 since 2026-01-01T00:00:00.000Z'
+ */
 export function describeHolder(holder: LockHolder): string {
   if (holder.pid === null) return 'another writer (not yet named)';
   const host = holder.host !== null && holder.host !== hostName() ? ` on ${holder.host}` : '';
