@@ -1,4 +1,5 @@
 import { Revival } from '../revival/index.ts';
+import { unreadableInspection } from '../revival/inspect.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
 import type { InspectionView } from './inspection.ts';
 
@@ -19,19 +20,10 @@ export async function inspectTranscript(
       fileSystem === undefined ? { path, maxRevivals } : { path, maxRevivals, fileSystem },
     );
   } catch (error) {
-    return {
+    return unreadableInspection(
       path,
-      revivable: false,
-      reason: 'unreadable',
-      detail: `${path}: ${error instanceof Error ? error.message : String(error)}`,
-      revivalsUsed: 0,
       maxRevivals,
-      openDispatches: [],
-      neverDispatched: [],
-      pendingJoins: [],
-      bytes: 0,
-      messages: 0,
-      estimatedTokens: 0,
-    };
+      `${path}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

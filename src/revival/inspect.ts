@@ -35,7 +35,7 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
   try {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const read = await readTailState(path, { fileSystem });
-    if (!read.ok) return unreadable(path, maxRevivals, read.detail);
+    if (!read.ok) return unreadableInspection(path, maxRevivals, read.detail);
     const holder = await probeWriterLock(fileSystem, path);
     const context: Parameters<typeof assessTail>[1] = { maxRevivals, running: holder !== null };
     if (holder !== null) {
@@ -48,7 +48,7 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
     if (inspection.detail !== undefined) inspection.detail = `${path}: ${inspection.detail}`;
     return readingOrder(inspection);
   } catch (error) {
-    return unreadable(path, maxRevivals, `${path}: cannot inspect (${String(error)})`);
+    return unreadableInspection(path, maxRevivals, `${path}: cannot inspect (${String(error)})`);
   }
 }
 
@@ -81,7 +81,19 @@ function readingOrder(inspection: Inspection): Inspection {
   return ordered as unknown as Inspection;
 }
 
-function unreadable(path: string, maxRevivals: number, detail: string): Inspection {
+/**
+ * The answer for a transcript that cannot be read: not revivable, nothing open, nothing to send.
+ * `detail` should name the file, the line and the cause.
+ *
+ * @example
+ * unreadableInspection('runs/a.jsonl', 2, 'runs/a.jsonl: line 7: checksum mismatch').reason;
+ * // 'unreadable'
+ */
+export function unreadableInspection(
+  path: string,
+  maxRevivals: number,
+  detail: string,
+): Inspection {
   return {
     path,
     revivable: false,
