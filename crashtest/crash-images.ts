@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Revival } from '../src/revival/index.ts';
-import { peek } from '../src/transcript/peek.ts';
 import type { FileSystem } from '../src/transcript/file-system.ts';
+import { peek } from '../src/transcript/peek.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 import { newWorld, type World } from './agents.ts';
 import {
   acknowledgedPrefix,
@@ -16,7 +17,6 @@ import {
   RecordingFileSystem,
   type Snapshot,
 } from './recording-file-system.ts';
-import { seededRandom } from './random.ts';
 import { reviveTree } from './revive-tree.ts';
 import { record, type Scenario, type Start, transcriptsOf, treeOptions } from './scenarios.ts';
 

@@ -1,8 +1,8 @@
 import { crc32 } from 'node:zlib';
 import { Revival } from '../src/revival/index.ts';
 import { peek } from '../src/transcript/peek.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 import { newWorld } from './agents.ts';
-import { seededRandom } from './random.ts';
 import { RecordingFileSystem } from './recording-file-system.ts';
 import { reviveTree, runTree } from './revive-tree.ts';
 import { steppingClock } from './scenarios.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { peek } from '../src/transcript/peek.ts';
-import { seededRandom } from './random.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 import { crashedStart, freshRecording, ROOT } from './scenarios.ts';
 
 /*

@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { recordedOutcome } from '../src/subagents/child-outcome.ts';
 import { nodeFileSystem } from '../src/transcript/file-system.ts';
 import { peek } from '../src/transcript/peek.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 import { type Execution, newWorld } from './agents.ts';
 import { checkImage, type ImageFiles } from './crash-images.ts';
 import { acknowledgedPrefix, type Breaches } from './invariants.ts';
-import { seededRandom } from './random.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 /*

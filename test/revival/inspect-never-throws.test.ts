@@ -6,13 +6,8 @@ import { Revival } from '../../src/revival/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { lockPathOf } from '../../src/transcript/writer-lock.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
-import {
-  baseTranscripts,
-  generator,
-  MUTATING,
-  mutate,
-  readOnlyGuard,
-} from './support/mutations.ts';
+import { seededRandom } from '../support/seeded-random.ts';
+import { baseTranscripts, MUTATING, mutate, readOnlyGuard } from './support/mutations.ts';
 import { tempFolder } from './support/temp-folder.ts';
 import { user, writeTranscript } from './support/transcripts.ts';
 
@@ -23,7 +18,7 @@ const CAPS = [0, 1, 2, 3, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER];
 
 describe('Nothing throws: "inspect never writes and never throws"', () => {
   test('10,000 mutated transcripts: no throw, no file created or changed, every answer well-formed', async () => {
-    const random = generator(seed);
+    const random = seededRandom(seed);
     const bases = await baseTranscripts();
     const fileSystem = new MemoryFileSystem();
     const guard = readOnlyGuard(fileSystem);
@@ -70,7 +65,7 @@ describe('Nothing throws: "inspect never writes and never throws"', () => {
 
   test('on the real file system: a folder, a missing file, a symlink loop, an unreadable file, junk — an answer each, nothing written', async () => {
     const folder = await tempFolder();
-    const random = generator(seed ^ 0x5eed);
+    const random = seededRandom(seed ^ 0x5eed);
     const bases = await baseTranscripts();
     const aFolder = join(folder, 'folder.jsonl');
     await mkdir(aFolder);

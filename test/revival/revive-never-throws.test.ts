@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { peek } from '../../src/transcript/peek.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
+import { peek } from '../../src/transcript/peek.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
-import { baseTranscripts, generator, mutate } from './support/mutations.ts';
+import { seededRandom } from '../support/seeded-random.ts';
+import { baseTranscripts, mutate } from './support/mutations.ts';
 import { fixedClock, META } from './support/transcripts.ts';
 
 const seed = Number(process.env.SEED ?? Date.now()) >>> 0;
@@ -88,7 +89,7 @@ describe('revive: "Everything about the transcript\'s own state comes back as ok
   });
 
   test('revive on 1,000 randomly mutated transcripts: never throws, refusals write nothing, revivals pair', async () => {
-    const random = generator(seed);
+    const random = seededRandom(seed);
     const bases = await baseTranscripts();
     const outcomes = new Map<string, number>();
     for (let index = 0; index < 1000; index++) {

@@ -8,7 +8,8 @@ import { Revival } from '../../src/revival/index.ts';
 import { recordedOutcome } from '../../src/subagents/child-outcome.ts';
 import { Composer } from '../../src/subagents/composer.ts';
 import type { TranscriptRecord } from '../../src/transcript/records.ts';
-import { makeTempFolder, removeFolder, seededRandom } from '../support/transcripts.ts';
+import { seededRandom } from '../support/seeded-random.ts';
+import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 import { crashTreeRegistry, type Execution } from './support/crash-tree.ts';
 import { recordsOf } from './support/tree.ts';
 

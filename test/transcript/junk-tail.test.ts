@@ -4,14 +4,8 @@ import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import { expectRepaired, expectUnreadable } from '../support/repair-checks.ts';
-import {
-  buildTranscript,
-  metaBody,
-  randomBytesFrom,
-  seededRandom,
-  testSeed,
-  textMessage,
-} from '../support/transcripts.ts';
+import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
+import { buildTranscript, metaBody, textMessage } from '../support/transcripts.ts';
 
 /*
  * What a crash can leave after the last good record — NULs (the file grew before its content

@@ -5,17 +5,15 @@ import { test } from 'node:test';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { type PeekResult, peek } from '../../src/transcript/peek.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
 import { type SessionWorker, startSessionWorker } from '../support/session-workers.ts';
 import {
   buildTranscript,
   makeTempFolder,
-  randomBytesFrom,
   removeFolder,
   sampleBodies,
-  seededRandom,
   sessionMeta,
   snapshotFolder,
-  testSeed,
 } from '../support/transcripts.ts';
 
 /*

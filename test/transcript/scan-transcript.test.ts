@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type ScanResult, scanTranscript } from '../../src/transcript/scan-transcript.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
-import { buildTranscript, sampleBodies, seededRandom, testSeed } from '../support/transcripts.ts';
+import { seededRandom, testSeed } from '../support/seeded-random.ts';
+import { buildTranscript, sampleBodies } from '../support/transcripts.ts';
 
 /*
  * The scanner's classification beyond the torn-tail sweeps: reads in tiny chunks give the same

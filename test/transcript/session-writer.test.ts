@@ -9,13 +9,12 @@ import { SessionError } from '../../src/transcript/session-error.ts';
 import { FaultyFileSystem } from '../support/fault-file-system.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import { readAll } from '../support/repair-checks.ts';
+import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import {
   makeTempFolder,
   removeFolder,
-  seededRandom,
   sessionMeta,
   steppingClock,
-  testSeed,
   textMessage,
 } from '../support/transcripts.ts';
 

@@ -16,18 +16,6 @@ import {
  * Seeded mutations of real transcripts, for the never-throws fuzz tests of inspect and revive.
  */
 
-/** mulberry32: a small seeded generator, so a failure can be replayed with SEED=… */
-export function generator(start: number): () => number {
-  let state = start >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The FileSystem calls that can change a file. */
 export const MUTATING = new Set([
   'write',
