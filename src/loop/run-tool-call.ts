@@ -141,33 +141,13 @@ async function writeResultAndSettle(
   answer: { output: JsonValue; isError: boolean },
   environment: ToolCallEnvironment,
 ): Promise<void> {
-  const { session } = environment;
-  const message: LoopMessage = {
-    role: 'tool',
-    content: [
-      {
-        type: 'tool-result',
-        callId: call.callId,
-        toolName: call.toolName,
-        output: answer.output,
-        isError: answer.isError,
-      },
-    ],
-  };
-  const record = await session.append({ type: 'message', ...message });
-  await session.barrier();
-  environment.onResult({ ...message, seq: record.seq });
-  await session.append({
+  await appendDurableResult(call, answer, environment);
+  await environment.session.append({
     type: 'tool-settled',
     callId: call.callId,
     status: answer.isError ? 'failed' : 'completed',
   });
-  environment.emit({
-    type: 'tool-call-end',
-    callId: call.callId,
-    toolName: call.toolName,
-    isError: answer.isError,
-  });
+  emitEnd(call, answer.isError, environment);
 }
 
 async function writeRefusal(
@@ -182,6 +162,16 @@ async function writeRefusal(
     toolName: call.toolName,
     input: call.input,
   });
+  await appendDurableResult(call, { output: text, isError: true }, environment);
+  emitEnd(call, true, environment);
+}
+
+/** The call's tool message, appended and made durable before anything may point at it. */
+async function appendDurableResult(
+  call: ToolCallPart,
+  answer: { output: JsonValue; isError: boolean },
+  environment: ToolCallEnvironment,
+): Promise<void> {
   const message: LoopMessage = {
     role: 'tool',
     content: [
@@ -189,19 +179,22 @@ async function writeRefusal(
         type: 'tool-result',
         callId: call.callId,
         toolName: call.toolName,
-        output: text,
-        isError: true,
+        output: answer.output,
+        isError: answer.isError,
       },
     ],
   };
   const record = await environment.session.append({ type: 'message', ...message });
   await environment.session.barrier();
   environment.onResult({ ...message, seq: record.seq });
+}
+
+function emitEnd(call: ToolCallPart, isError: boolean, environment: ToolCallEnvironment): void {
   environment.emit({
     type: 'tool-call-end',
     callId: call.callId,
     toolName: call.toolName,
-    isError: true,
+    isError,
   });
 }
 
