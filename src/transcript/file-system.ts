@@ -97,7 +97,13 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
   return false;
 }
 
-/** The real file system, through Node's `fs` with raw descriptors. */
+/**
+ * The real file system, through Node's `fs` with raw descriptors. Tests wrap it (or replace it)
+ * to inject faults, which is why every transcript function takes a `FileSystem`.
+ *
+ * @example
+ * const session = await Session.create('runs/a.jsonl', meta, { fileSystem: nodeFileSystem });
+ */
 export const nodeFileSystem: FileSystem = {
   open: (path, mode) => call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
   write: (fd, bytes) =>
@@ -143,7 +149,12 @@ async function lockFileNamesLivePid(path: string): Promise<boolean> {
   }
 }
 
-/** The folder a path is in. */
+/**
+ * The folder a path is in (the one to fsync after creating a file in it).
+ *
+ * @example
+ * folderOf('/runs/a.jsonl'); // '/runs'
+ */
 export function folderOf(path: string): string {
   return dirname(path);
 }

@@ -44,7 +44,12 @@ export interface Call {
   position: number;
 }
 
-/** The tool calls of a message, tagged with where they stand. */
+/**
+ * The tool calls of a message, tagged with where they stand.
+ *
+ * @example
+ * callsOf(assistantTurn, 3); // [{ callId: 'call_1', index: 3, position: 0 }, …]
+ */
 export function callsOf(message: Message, index: number): Call[] {
   const calls: Call[] = [];
   let position = 0;
@@ -56,14 +61,24 @@ export function callsOf(message: Message, index: number): Call[] {
   return calls;
 }
 
-/** The tool results of a message; only `tool` messages carry results. */
+/**
+ * The tool results of a message; only `tool` messages carry results.
+ *
+ * @example
+ * resultsOf({ role: 'user', content: [{ type: 'text', text: 'hi' }] }); // []
+ */
 export function resultsOf(message: Message): ToolResultPart[] {
   return message.role === 'tool'
     ? message.content.filter((part): part is ToolResultPart => part.type === 'tool-result')
     : [];
 }
 
-/** Stable sort by message index, so reports read top to bottom. */
+/**
+ * Stable sort by message index, so reports read top to bottom.
+ *
+ * @example
+ * sortByIndex(violations).map((violation) => violation.index); // [1, 4, 4, 7]
+ */
 export function sortByIndex(violations: PairingViolation[]): PairingViolation[] {
   return violations.sort((left, right) => left.index - right.index);
 }
@@ -74,6 +89,9 @@ export function sortByIndex(violations: PairingViolation[]): PairingViolation[] 
  * (`duplicate-result`), or a call left unanswered (`misplaced-result`, reported with the
  * call's own `unanswered-call`). The provider's wording stays: to a provider all three are the
  * same error.
+ *
+ * @example
+ * return sortByIndex(classifyStrayResults(violations, messages));
  */
 export function classifyStrayResults(
   violations: PairingViolation[],

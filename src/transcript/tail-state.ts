@@ -78,7 +78,13 @@ export interface TailState {
   messageBytes: number;
 }
 
-/** The state of a transcript with no records. */
+/**
+ * The state of a transcript with no records: the start of every fold.
+ *
+ * @example
+ * let state = emptyTailState();
+ * for (const record of records) state = foldTailState(state, record, 0);
+ */
 export function emptyTailState(): TailState {
   return {
     meta: null,
@@ -246,7 +252,12 @@ function markCall(
   };
 }
 
-/** The state as a checkpoint record stores it. */
+/**
+ * The state as a checkpoint record stores it.
+ *
+ * @example
+ * await session.append({ type: 'checkpoint', state: tailStateToJson(state) });
+ */
 export function tailStateToJson(state: TailState): JsonObject {
   return JSON.parse(JSON.stringify(state)) as JsonObject;
 }
@@ -254,6 +265,9 @@ export function tailStateToJson(state: TailState): JsonObject {
 /**
  * Read a checkpoint's state back; null when it is not one this version wrote, in which case
  * the reader falls back to a full scan.
+ *
+ * @example
+ * const state = tailStateFromJson(checkpoint.state) ?? fullScanState;
  */
 export function tailStateFromJson(value: JsonObject): TailState | null {
   const candidate = value as unknown as TailState;

@@ -216,7 +216,13 @@ export function validateRecord(value: unknown): ValidateResult {
   }
 }
 
-/** True for a record of a type this reader knows. */
+/**
+ * True for a record of a type this reader knows (a newer writer's unknown types are kept and
+ * ignored).
+ *
+ * @example
+ * const known = records.filter(isKnownRecord);
+ */
 export function isKnownRecord(
   record: TranscriptRecord | ForeignRecord,
 ): record is TranscriptRecord {
