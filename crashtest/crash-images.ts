@@ -6,9 +6,12 @@ import { seededRandom } from '../test/support/seeded-random.ts';
 import { newWorld, type World } from './agents.ts';
 import {
   acknowledgedPrefix,
-  type Breaches,
   checkInvariants,
+  FIGURES,
   type FinalTranscript,
+  noPartBreaches,
+  type PartBreaches,
+  tallyBreaches,
 } from './invariants.ts';
 import {
   crashFiles,
@@ -221,7 +224,7 @@ export async function checkImage(
     /** Where the files are, when not in a RecordingFileSystem (the SIGKILL loop's folder). */
     files?: ImageFiles;
   },
-  breaches: Breaches & { throws: string[] },
+  breaches: PartBreaches,
 ): Promise<{ revived: number; unreadable: number }> {
   const { start, scenario, where } = input;
   const files = input.files ?? memoryFiles(start.fileSystem as RecordingFileSystem);
@@ -316,13 +319,7 @@ export async function runScenarioImages(
     failed: 0,
     milliseconds: 0,
   };
-  const breaches: Breaches & { throws: string[] } = {
-    lost: [],
-    doubled: [],
-    pairing: [],
-    failed: [],
-    throws: [],
-  };
+  const breaches = noPartBreaches();
   const start: Start =
     scenario.prepare === undefined
       ? { fileSystem: new RecordingFileSystem(), world: newWorld() }
@@ -391,13 +388,9 @@ export async function runScenarioImages(
     for (let next = work.shift(); next !== undefined; next = work.shift()) await next();
   });
   await Promise.all(lanes);
-  figures.lost = breaches.lost.length;
-  figures.doubled = breaches.doubled.length;
-  figures.pairing = breaches.pairing.length;
-  figures.throws = breaches.throws.length;
-  figures.failed = breaches.failed.length;
+  tallyBreaches(figures, breaches);
   if (options.onBreach !== undefined) {
-    for (const figure of ['lost', 'doubled', 'pairing', 'throws', 'failed'] as const) {
+    for (const figure of FIGURES) {
       for (const line of breaches[figure]) options.onBreach(figure, line);
     }
   }

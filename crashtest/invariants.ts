@@ -27,6 +27,37 @@ export function noBreaches(): Breaches {
   return { lost: [], doubled: [], pairing: [], failed: [] };
 }
 
+/** A harness part's breaches: the invariants' figures plus calls that threw where they must not. */
+export type PartBreaches = Breaches & { throws: string[] };
+
+/** The figures every part reports, in the order their lines are listed. */
+export const FIGURES = ['lost', 'doubled', 'pairing', 'throws', 'failed'] as const;
+
+/**
+ * No breaches yet, for a harness part.
+ *
+ * @example
+ * const breaches = noPartBreaches();
+ */
+export function noPartBreaches(): PartBreaches {
+  return { ...noBreaches(), throws: [] };
+}
+
+/**
+ * Sets each figure of `figures` to its number of breaches and returns every breach's line,
+ * figure by figure (the order of {@link FIGURES}).
+ *
+ * @example
+ * figures.failures = tallyBreaches(figures, breaches).slice(0, 20);
+ */
+export function tallyBreaches(
+  figures: Record<(typeof FIGURES)[number], number>,
+  breaches: PartBreaches,
+): string[] {
+  for (const figure of FIGURES) figures[figure] = breaches[figure].length;
+  return FIGURES.flatMap((figure) => breaches[figure]);
+}
+
 /** How many breaches in all. */
 export function breachCount(breaches: Breaches): number {
   return (

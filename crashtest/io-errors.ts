@@ -2,10 +2,16 @@ import { Revival } from '../src/revival/index.ts';
 import { peek } from '../src/transcript/peek.ts';
 import { Session } from '../src/transcript/session.ts';
 import { SessionError } from '../src/transcript/session-error.ts';
+import { fileSystemError } from '../test/support/memory-file-system.ts';
 import { newWorld } from './agents.ts';
 import { checkImage } from './crash-images.ts';
-import { acknowledgedPrefix, type Breaches } from './invariants.ts';
-import { errnoError, RecordingFileSystem } from './recording-file-system.ts';
+import {
+  acknowledgedPrefix,
+  noPartBreaches,
+  type PartBreaches,
+  tallyBreaches,
+} from './invariants.ts';
+import { RecordingFileSystem } from './recording-file-system.ts';
 import { reviveTree, runTree } from './revive-tree.ts';
 import {
   ROOT,
@@ -124,13 +130,7 @@ export async function runIoErrors(options: {
     failed: 0,
     failures: [],
   };
-  const breaches: Breaches & { throws: string[] } = {
-    lost: [],
-    doubled: [],
-    pairing: [],
-    failed: [],
-    throws: [],
-  };
+  const breaches = noPartBreaches();
   const works = ioWork(options.long).filter((work) => options.works?.includes(work.name) ?? true);
   for (const work of works) {
     for (const fault of options.faults ?? FAULTS) {
@@ -150,7 +150,7 @@ export async function runIoErrors(options: {
               acknowledged = acknowledgedNow(fileSystem);
             }
             if (fault === 'short-write') return Math.floor((bytes ?? 0) / 2);
-            throw errnoError(fault === 'enospc' ? 'ENOSPC' : 'EIO', operation, path);
+            throw fileSystemError(fault === 'enospc' ? 'ENOSPC' : 'EIO', operation, path);
           };
           const where = `${work.name} ${fault} ${mode} #${nth}`;
           figures.runs += 1;
@@ -176,18 +176,7 @@ export async function runIoErrors(options: {
       }
     }
   }
-  figures.lost = breaches.lost.length;
-  figures.doubled = breaches.doubled.length;
-  figures.pairing = breaches.pairing.length;
-  figures.throws = breaches.throws.length;
-  figures.failed = breaches.failed.length;
-  figures.failures = [
-    ...breaches.lost,
-    ...breaches.doubled,
-    ...breaches.pairing,
-    ...breaches.throws,
-    ...breaches.failed,
-  ];
+  figures.failures = tallyBreaches(figures, breaches);
   return figures;
 }
 
@@ -207,7 +196,7 @@ async function checkAfterFault(
   scenario: Scenario,
   acknowledged: Map<string, Buffer>,
   where: string,
-  breaches: Breaches & { throws: string[] },
+  breaches: PartBreaches,
 ): Promise<void> {
   const fileSystem = start.fileSystem;
   for (const path of transcriptsOf(fileSystem)) {

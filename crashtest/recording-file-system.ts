@@ -1,5 +1,6 @@
-import { dirname, posix } from 'node:path';
+import { dirname } from 'node:path';
 import type { FileSystem, OpenMode } from '../src/transcript/file-system.ts';
+import { fileSystemError, normalise } from '../test/support/memory-file-system.ts';
 
 /*
  * The crash VFS of SQLite's test6.c, for the transcript layer's FileSystem: an in-memory file
@@ -65,12 +66,6 @@ interface Handle {
 export interface CallCounts {
   total: number;
   mutating: number;
-}
-
-/** An errno-style error shaped as Node's (`code`, `syscall`, `path`). */
-export function errnoError(code: string, syscall: string, path?: string): Error {
-  const error = new Error(`${code}: ${syscall}${path === undefined ? '' : ` '${path}'`}`);
-  return Object.assign(error, { code, syscall, ...(path === undefined ? {} : { path }) });
 }
 
 /**
@@ -156,7 +151,7 @@ export class RecordingFileSystem implements FileSystem {
     this.#enter('open', path, mode !== 'read' && mode !== 'read-write');
     const name = normalise(path);
     if (this.#folders.has(name)) {
-      if (mode !== 'read') throw errnoError('EISDIR', 'open', path);
+      if (mode !== 'read') throw fileSystemError('EISDIR', 'open', path);
       return this.#newHandle({
         path: name,
         inode: 'folder',
@@ -166,12 +161,12 @@ export class RecordingFileSystem implements FileSystem {
         position: 0,
       });
     }
-    if (!this.#folders.has(dirname(name))) throw errnoError('ENOENT', 'open', path);
+    if (!this.#folders.has(dirname(name))) throw fileSystemError('ENOENT', 'open', path);
     let inode = this.#files.get(name);
-    if (mode === 'create' && inode !== undefined) throw errnoError('EEXIST', 'open', path);
+    if (mode === 'create' && inode !== undefined) throw fileSystemError('EEXIST', 'open', path);
     let changed = false;
     if (inode === undefined) {
-      if (mode === 'read' || mode === 'read-write') throw errnoError('ENOENT', 'open', path);
+      if (mode === 'read' || mode === 'read-write') throw fileSystemError('ENOENT', 'open', path);
       inode = this.#newInode();
       this.#files.set(name, inode);
       changed = true;
@@ -197,7 +192,7 @@ export class RecordingFileSystem implements FileSystem {
     const handle = this.#handle(fd, 'write');
     const allowed = this.#enter('write', handle.path, true, bytes.length);
     const inode = this.#fileOf(handle, 'write');
-    if (!handle.writable) throw errnoError('EBADF', 'write');
+    if (!handle.writable) throw fileSystemError('EBADF', 'write');
     const offset = handle.append ? inode.current.length : handle.position;
     const copy = Buffer.from(bytes.subarray(0, allowed ?? bytes.length));
     inode.current = applyWrite(inode.current, offset, copy);
@@ -210,8 +205,8 @@ export class RecordingFileSystem implements FileSystem {
   async read(fd: number, buffer: Uint8Array, position: number): Promise<number> {
     const handle = this.#handle(fd, 'read');
     this.#enter('read', handle.path, false);
-    if (handle.inode === 'folder') throw errnoError('EISDIR', 'read');
-    if (!handle.readable) throw errnoError('EBADF', 'read');
+    if (handle.inode === 'folder') throw fileSystemError('EISDIR', 'read');
+    if (!handle.readable) throw fileSystemError('EBADF', 'read');
     const current = handle.inode.current;
     if (position >= current.length) return 0;
     const count = Math.min(buffer.length, current.length - position);
@@ -232,7 +227,7 @@ export class RecordingFileSystem implements FileSystem {
     const handle = this.#handle(fd, 'ftruncate');
     this.#enter('truncate', handle.path, true);
     const inode = this.#fileOf(handle, 'ftruncate');
-    if (!handle.writable || length < 0) throw errnoError('EINVAL', 'ftruncate');
+    if (!handle.writable || length < 0) throw fileSystemError('EINVAL', 'ftruncate');
     if (length === inode.current.length) return;
     inode.current = resize(inode.current, length);
     inode.pending.push({ kind: 'truncate', length });
@@ -257,8 +252,8 @@ export class RecordingFileSystem implements FileSystem {
     const source = normalise(from);
     const target = normalise(to);
     const inode = this.#files.get(source);
-    if (inode === undefined) throw errnoError('ENOENT', 'rename', from);
-    if (!this.#folders.has(dirname(target))) throw errnoError('ENOENT', 'rename', to);
+    if (inode === undefined) throw fileSystemError('ENOENT', 'rename', from);
+    if (!this.#folders.has(dirname(target))) throw fileSystemError('ENOENT', 'rename', to);
     this.#files.delete(source);
     this.#files.set(target, inode);
     this.#boundary(`rename ${source} -> ${target}`);
@@ -267,7 +262,7 @@ export class RecordingFileSystem implements FileSystem {
   async syncFolder(path: string): Promise<void> {
     this.#enter('syncFolder', path, true);
     const folder = normalise(path);
-    if (!this.#folders.has(folder)) throw errnoError('ENOENT', 'open', path);
+    if (!this.#folders.has(folder)) throw fileSystemError('ENOENT', 'open', path);
     for (const name of [...this.#durableNames.keys()]) {
       if (dirname(name) === folder && this.#files.get(name) !== this.#durableNames.get(name)) {
         this.#durableNames.delete(name);
@@ -287,7 +282,7 @@ export class RecordingFileSystem implements FileSystem {
     const folder = normalise(path);
     const missing: string[] = [];
     for (let at = folder; !this.#folders.has(at); at = dirname(at)) {
-      if (this.#files.has(at)) throw errnoError('EEXIST', 'mkdir', path);
+      if (this.#files.has(at)) throw fileSystemError('EEXIST', 'mkdir', path);
       missing.unshift(at);
     }
     for (const name of missing) this.#folders.set(name, false);
@@ -298,7 +293,7 @@ export class RecordingFileSystem implements FileSystem {
   tryLock(fd: number): boolean {
     const handle = this.#handle(fd, 'fcntl');
     this.#enter('tryLock', handle.path, false);
-    if (handle.inode === 'folder') throw errnoError('EISDIR', 'fcntl');
+    if (handle.inode === 'folder') throw fileSystemError('EISDIR', 'fcntl');
     if (handle.inode.lockedBy !== null && handle.inode.lockedBy !== fd) return false;
     handle.inode.lockedBy = fd;
     return true;
@@ -340,12 +335,12 @@ export class RecordingFileSystem implements FileSystem {
 
   #handle(fd: number, syscall: string): Handle {
     const handle = this.#handles.get(fd);
-    if (handle === undefined) throw errnoError('EBADF', syscall);
+    if (handle === undefined) throw fileSystemError('EBADF', syscall);
     return handle;
   }
 
   #fileOf(handle: Handle, syscall: string): Inode {
-    if (handle.inode === 'folder') throw errnoError('EISDIR', syscall, handle.path);
+    if (handle.inode === 'folder') throw fileSystemError('EISDIR', syscall, handle.path);
     return handle.inode;
   }
 }
@@ -421,9 +416,4 @@ function resize(bytes: Buffer, length: number): Buffer {
   const out = Buffer.alloc(length);
   bytes.copy(out);
   return out;
-}
-
-function normalise(path: string): string {
-  const absolute = posix.resolve('/', path);
-  return absolute.length > 1 && absolute.endsWith('/') ? absolute.slice(0, -1) : absolute;
 }

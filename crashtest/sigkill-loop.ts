@@ -9,7 +9,7 @@ import { peek } from '../src/transcript/peek.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
 import { type Execution, newWorld } from './agents.ts';
 import { checkImage, type ImageFiles } from './crash-images.ts';
-import { acknowledgedPrefix, type Breaches } from './invariants.ts';
+import { acknowledgedPrefix, noPartBreaches, tallyBreaches } from './invariants.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 /*
@@ -130,13 +130,7 @@ export async function runSigkillLoop(options: {
     failures: [],
     delays: [],
   };
-  const breaches: Breaches & { throws: string[] } = {
-    lost: [],
-    doubled: [],
-    pairing: [],
-    failed: [],
-    throws: [],
-  };
+  const breaches = noPartBreaches();
   const lanes = Array.from({ length: options.lanes }, () => ({ next: warm() }));
   try {
     // A run left alone, to learn how long a tree takes: kills fall within that span.
@@ -203,17 +197,6 @@ export async function runSigkillLoop(options: {
     for (const lane of lanes) lane.next.child.kill('SIGKILL');
     await rm(root, { recursive: true, force: true });
   }
-  figures.lost = breaches.lost.length;
-  figures.doubled = breaches.doubled.length;
-  figures.pairing = breaches.pairing.length;
-  figures.throws = breaches.throws.length;
-  figures.failed = breaches.failed.length;
-  figures.failures = [
-    ...breaches.lost,
-    ...breaches.doubled,
-    ...breaches.pairing,
-    ...breaches.throws,
-    ...breaches.failed,
-  ].slice(0, 20);
+  figures.failures = tallyBreaches(figures, breaches).slice(0, 20);
   return figures;
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { errnoError, RecordingFileSystem } from '../../crashtest/recording-file-system.ts';
+import { RecordingFileSystem } from '../../crashtest/recording-file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
 import { acquireWriterLock, lockPathOf } from '../../src/transcript/writer-lock.ts';
+import { fileSystemError } from '../support/memory-file-system.ts';
 
 /*
  * Two bugs the crashtest I/O-error loop found in the transcript layer, pinned down:
@@ -23,7 +24,7 @@ describe('writer lock under I/O errors', () => {
       fileSystem.beforeCall = (operation, path) => {
         if (operation === failing && path.endsWith('.lock') && fired === 0) {
           fired += 1;
-          throw errnoError('ENOSPC', operation, path);
+          throw fileSystemError('ENOSPC', operation, path);
         }
         return undefined;
       };
@@ -44,7 +45,7 @@ describe('writer lock under I/O errors', () => {
       const releases = operation === 'truncate' && path.endsWith('.lock') && fired > 0;
       if (createsTranscript || releases) {
         fired += 1;
-        throw errnoError('EIO', operation, path);
+        throw fileSystemError('EIO', operation, path);
       }
       return undefined;
     };

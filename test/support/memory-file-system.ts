@@ -418,7 +418,13 @@ function detachDurable(inode: Inode): void {
   if (inode.durable.buffer === inode.data.buffer) inode.durable = Buffer.from(inode.durable);
 }
 
-function normalise(path: string): string {
+/**
+ * An absolute path without a trailing slash: the key both in-memory file systems store names under.
+ *
+ * @example
+ * normalise('runs/a.jsonl/'); // '/runs/a.jsonl'
+ */
+export function normalise(path: string): string {
   const absolute = posix.resolve('/', path);
   return absolute.length > 1 && absolute.endsWith('/') ? absolute.slice(0, -1) : absolute;
 }
