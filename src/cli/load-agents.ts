@@ -37,16 +37,22 @@ export async function loadAgents(module: string, context: AgentsContext): Promis
   try {
     loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new UserError(`${module}: cannot load the agents module (${message})`);
+    const line = lineIn(error, path);
+    // V8 keeps a JavaScript syntax error's position to itself; node --check prints it.
+    const hint =
+      line === '' && error instanceof SyntaxError ? `; \`node --check ${module}\` shows where` : '';
+    throw new UserError(
+      `${module}${line}: cannot load the agents module (${firstLine(error)}${hint})`,
+    );
   }
   let registry = loaded.default;
   if (typeof registry === 'function') {
     try {
       registry = await (registry as (context: AgentsContext) => unknown)(context);
     } catch (error) {
-      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new UserError(`${module}: its default export failed (${message})`);
+      throw new UserError(
+        `${module}${lineIn(error, path)}: its default export failed (${firstLine(error)})`,
+      );
     }
   }
   return checkRegistry(module, registry);
@@ -82,4 +88,27 @@ export function checkRegistry(module: string, registry: unknown): AgentRegistry 
     }
   }
   return registry as AgentRegistry;
+}
+
+function firstLine(error: unknown): string {
+  return error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+}
+
+/**
+ * `:<line>` of the module where an error arose, when its stack says (a TypeScript syntax
+ * error's stack opens with `<path>:<line>`; a throw has a frame `<url>:<line>:<column>`), so
+ * that the user is sent to the line; '' when it does not.
+ */
+function lineIn(error: unknown, path: string): string {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const url = pathToFileURL(path).href;
+  for (const line of stack.split('\n')) {
+    for (const prefix of [`${path}:`, `${url}:`]) {
+      const at = line.indexOf(prefix);
+      if (at === -1 || (at > 0 && !/[\s(]/.test(line[at - 1] ?? ''))) continue;
+      const found = /^(\d+)/.exec(line.slice(at + prefix.length));
+      if (found !== null) return `:${found[1]}`;
+    }
+  }
+  return '';
 }
