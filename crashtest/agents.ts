@@ -12,6 +12,7 @@ import type { AgentRegistry } from '../src/subagents/agent-definition.ts';
 import { BACKGROUND_FRAME } from '../src/subagents/background-frame.ts';
 import { type PairingViolation, pairingViolations } from '../src/transcript/pairing-violations.ts';
 import type { Message } from '../src/transcript/records.ts';
+import { knownChildIds } from '../test/support/known-children.ts';
 
 /*
  * The agents every crash test runs: scripted models whose decisions are a pure function of
@@ -77,18 +78,7 @@ function task(turns: ScriptTurn[]): string {
 
 /** Children main knows of: spawn results naming an id, and running-again notices. */
 function knownChildren(turns: ScriptTurn[]): string[] {
-  const ids = results(turns, 'spawn_agent').flatMap((result) => {
-    const output = result.output as { agentId?: unknown } | null;
-    return !result.isError && typeof output?.agentId === 'string' ? [output.agentId] : [];
-  });
-  for (const turn of turns) {
-    if (turn.role !== 'user' || !turn.text.startsWith(BACKGROUND_FRAME)) continue;
-    const notice = /did start a child before the interruption: agent ([A-Za-z0-9._-]+) /.exec(
-      turn.text,
-    );
-    if (notice?.[1] !== undefined) ids.push(notice[1]);
-  }
-  return [...new Set(ids)];
+  return knownChildIds(results(turns, 'spawn_agent'), turns);
 }
 
 /** Children main has heard the end of: join results and background deliveries. */

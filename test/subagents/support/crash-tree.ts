@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ToolDefinition } from '../../../src/loop/types.ts';
 import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
 import { BACKGROUND_FRAME } from '../../../src/subagents/background-frame.ts';
+import { knownChildIds } from '../../support/known-children.ts';
 import { type PolicyTurn, policyModel, resultsOf, taskOf } from './policy-model.ts';
 
 /*
@@ -18,18 +19,7 @@ export const WORKER_TASKS = ['alpha', 'beta'];
 
 /** The ids of children main knows: from spawn results and from running-again notices. */
 function knownIds(turns: PolicyTurn[]): string[] {
-  const ids = resultsOf(turns, 'spawn_agent').flatMap((result) => {
-    const output = result.output as { agentId?: unknown } | null;
-    return !result.isError && typeof output?.agentId === 'string' ? [output.agentId] : [];
-  });
-  for (const turn of turns) {
-    if (turn.role !== 'user' || !turn.text.startsWith(BACKGROUND_FRAME)) continue;
-    const notice = /did start a child before the interruption: agent ([A-Za-z0-9._-]+) /.exec(
-      turn.text,
-    );
-    if (notice?.[1] !== undefined) ids.push(notice[1]);
-  }
-  return [...new Set(ids)];
+  return knownChildIds(resultsOf(turns, 'spawn_agent'), turns);
 }
 
 /** What main has heard about each child: task_wait results and background deliveries. */
