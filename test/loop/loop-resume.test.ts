@@ -6,7 +6,7 @@ import { Loop } from '../../src/loop/loop.ts';
 import type { JoinResolver, ToolDefinition } from '../../src/loop/types.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
-import type { RecordBody } from '../../src/transcript/records.ts';
+import type { JsonValue, RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {
   assertWriteOrder,
@@ -35,6 +35,21 @@ const callTurn = (...calls: [id: string, name: string, input: object][]): Record
     toolName,
     input: input as { [key: string]: string },
   })),
+});
+
+/** The dispatch record of a read-only call, as the Loop writes it (`joins` only when given). */
+const dispatched = (
+  callId: string,
+  toolName: string,
+  input: JsonValue,
+  joins?: string[],
+): RecordBody => ({
+  type: 'tool-dispatched',
+  callId,
+  toolName,
+  inputDigest: inputDigest(input),
+  idempotency: 'read-only',
+  ...(joins === undefined ? {} : { joins }),
 });
 
 const waitTool: ToolDefinition<{ agentIds: string[] }> = {
@@ -77,13 +92,7 @@ test('resume, answered: every call has its result, so the loop calls the model a
   const fixture = await transcriptWith([
     user('Echo x'),
     callTurn(['c1', 'echo', { text: 'x' }]),
-    {
-      type: 'tool-dispatched',
-      callId: 'c1',
-      toolName: 'echo',
-      inputDigest: inputDigest({ text: 'x' }),
-      idempotency: 'read-only',
-    },
+    dispatched('c1', 'echo', { text: 'x' }),
     {
       type: 'message',
       role: 'tool',
@@ -120,13 +129,7 @@ test('resume, not yet run: calls never dispatched are dispatched and run once, t
       user('Echo twice'),
       callTurn(['c1', 'echo', { text: 'one' }], ['c2', 'echo', { text: 'two' }]),
       // c1 was dispatched and answered before the crash; c2 never was.
-      {
-        type: 'tool-dispatched',
-        callId: 'c1',
-        toolName: 'echo',
-        inputDigest: inputDigest({ text: 'one' }),
-        idempotency: 'read-only',
-      },
+      dispatched('c1', 'echo', { text: 'one' }),
       {
         type: 'message',
         role: 'tool',
@@ -170,14 +173,7 @@ test('resume, pending-again: an open join is awaited under the same call id, wit
   const fixture = await transcriptWith([
     user('Start a child and wait'),
     callTurn(['w1', 'task_wait', { agentIds: ['child-1'] }]),
-    {
-      type: 'tool-dispatched',
-      callId: 'w1',
-      toolName: 'task_wait',
-      inputDigest: inputDigest({ agentIds: ['child-1'] }),
-      idempotency: 'read-only',
-      joins: ['child-1'],
-    },
+    dispatched('w1', 'task_wait', { agentIds: ['child-1'] }, ['child-1']),
     // What revival appends: the resume notice, after the open join.
     user('[background event] resumed', { injected: 'revival' }),
   ]);
@@ -224,14 +220,7 @@ test('a pending join with no resolver, and an in-flight call nobody revived, fai
     const fixture = await transcriptWith([
       user('Go'),
       callTurn(['w1', 'task_wait', { agentIds: ['child-1'] }]),
-      {
-        type: 'tool-dispatched',
-        callId: 'w1',
-        toolName: 'task_wait',
-        inputDigest: inputDigest({ agentIds: ['child-1'] }),
-        idempotency: 'read-only',
-        ...(joins === undefined ? {} : { joins }),
-      },
+      dispatched('w1', 'task_wait', { agentIds: ['child-1'] }, joins),
     ]);
     try {
       const before = (await recordsOf(fixture.path)).length;
@@ -323,14 +312,7 @@ test('resume, mixed tail: a pending join and a never-dispatched sibling are answ
         ['w1', 'task_wait', { agentIds: ['child-1'] }],
         ['c2', 'echo', { text: 'meanwhile' }],
       ),
-      {
-        type: 'tool-dispatched',
-        callId: 'w1',
-        toolName: 'task_wait',
-        inputDigest: inputDigest({ agentIds: ['child-1'] }),
-        idempotency: 'read-only',
-        joins: ['child-1'],
-      },
+      dispatched('w1', 'task_wait', { agentIds: ['child-1'] }, ['child-1']),
       user('[background event] resumed', { injected: 'revival' }),
     ],
     log,
@@ -370,14 +352,7 @@ test('abort while a pending join waits: it stays pending (no result, no settle),
   const fixture = await transcriptWith([
     user('Wait'),
     callTurn(['w1', 'task_wait', { agentIds: ['child-1'] }]),
-    {
-      type: 'tool-dispatched',
-      callId: 'w1',
-      toolName: 'task_wait',
-      inputDigest: inputDigest({ agentIds: ['child-1'] }),
-      idempotency: 'read-only',
-      joins: ['child-1'],
-    },
+    dispatched('w1', 'task_wait', { agentIds: ['child-1'] }, ['child-1']),
   ]);
   try {
     const waiting: JoinResolver = ({ signal }) =>
