@@ -64,6 +64,22 @@ async function appendedBy(
 
 const inFlight = [user('Write a.txt'), assistant('', [call('c1')]), dispatch('c1')];
 
+/** Revive appended no tool message for c1, only its outcome-unknown settle with `reason`. */
+function assertSettledWithoutMessage(
+  appended: (TranscriptRecord | ForeignRecord)[],
+  reason: 'completed-unpersisted' | 'orphaned',
+): void {
+  assert.equal(ofType(appended, 'message').filter((message) => message.role === 'tool').length, 0);
+  assert.deepEqual(
+    ofType(appended, 'tool-settled').map(({ callId, status, reason }) => ({
+      callId,
+      status,
+      reason,
+    })),
+    [{ callId: 'c1', status: 'outcome-unknown', reason }],
+  );
+}
+
 describe('A tool call that was in flight', () => {
   test('tool-dispatched with no tool-settled is answered as a failure, in the conversation, with a message that says what happened', async () => {
     const path = fresh();
@@ -148,18 +164,7 @@ describe('A tool call that was in flight', () => {
     await writeTranscript(path, [...inFlight, result('c1', 'write_file', 'wrote a.txt')]);
     const revived = await reviveAndClose(path);
     const appended = await appendedBy(path, 5);
-    assert.equal(
-      ofType(appended, 'message').filter((message) => message.role === 'tool').length,
-      0,
-    );
-    assert.deepEqual(
-      ofType(appended, 'tool-settled').map(({ callId, status, reason }) => ({
-        callId,
-        status,
-        reason,
-      })),
-      [{ callId: 'c1', status: 'outcome-unknown', reason: 'completed-unpersisted' }],
-    );
+    assertSettledWithoutMessage(appended, 'completed-unpersisted');
     assert.deepEqual(revived.revival.completedUnpersisted, ['c1']);
     const answer = revived.messages.find((message) => message.role === 'tool');
     assert.equal(
@@ -178,18 +183,7 @@ describe('A tool call that was in flight', () => {
     ]);
     const revived = await reviveAndClose(path);
     const appended = await appendedBy(path, 6);
-    assert.equal(
-      ofType(appended, 'message').filter((message) => message.role === 'tool').length,
-      0,
-    );
-    assert.deepEqual(
-      ofType(appended, 'tool-settled').map(({ callId, status, reason }) => ({
-        callId,
-        status,
-        reason,
-      })),
-      [{ callId: 'c1', status: 'outcome-unknown', reason: 'orphaned' }],
-    );
+    assertSettledWithoutMessage(appended, 'orphaned');
     assert.deepEqual(revived.revival.orphaned, ['c1']);
   });
 
