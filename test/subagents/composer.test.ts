@@ -63,15 +63,21 @@ function answeringModel(name: string) {
   return policyModel(name, (turns) => ({ text: `${name} answers "${taskOf(turns)}"` }));
 }
 
+/** A promise the test resolves when it chooses (a gate, or a signal that a state was reached). */
+function latch(): { promise: Promise<void>; release: () => void } {
+  let release: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { promise, release };
+}
+
 describe('Composer', () => {
   it('runs a tree of depth 2: transcripts laid out, metas naming parent and call, answers joined, nothing delivered twice', async () => {
     const path = join(folder, 'tree', 'main.jsonl');
     const seenAtStart: string[][] = [];
     let waiting = 0;
-    let releaseHelper: () => void = () => undefined;
-    const bothWaiting = new Promise<void>((resolve) => {
-      releaseHelper = resolve;
-    });
+    const { promise: bothWaiting, release: releaseHelper } = latch();
     const watchJoins = async (run: RunHandle) => {
       for await (const event of run) {
         if (event.type === 'tool-call-start' && event.toolName === 'task_wait') {
@@ -187,10 +193,7 @@ describe('Composer', () => {
     const ended = new Promise<void>((resolve) => {
       childEnded = resolve;
     });
-    let releaseWorker: () => void = () => undefined;
-    const workerGate = new Promise<void>((resolve) => {
-      releaseWorker = resolve;
-    });
+    const { promise: workerGate, release: releaseWorker } = latch();
     const pause: ToolDefinition<Record<string, never>> = {
       name: 'pause',
       description: 'wait a moment',
@@ -259,10 +262,7 @@ describe('Composer', () => {
 
   it('a join with a timeout names the children still running; the next join gets the answer and nothing is delivered', async () => {
     const path = join(folder, 'timeout', 'main.jsonl');
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { promise: gate, release } = latch();
     const worker = policyModel(
       'worker',
       () => ({ text: 'slow answer' }),
@@ -317,10 +317,7 @@ describe('Composer', () => {
 
   it('refuses spawns past maxConcurrent as error results, and offers no spawn tools at maxDepth', async () => {
     const path = join(folder, 'limits', 'main.jsonl');
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { promise: gate, release } = latch();
     const worker = policyModel(
       'worker',
       () => ({ text: 'done' }),
