@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { APICallError, createProviderRegistry, customProvider } from 'ai';
 import { classifyModelError } from '../../src/loop/call-model.ts';
 import { Loop, RUN_ERROR_EXTRA } from '../../src/loop/loop.ts';
-import { collectEvents, freshSession, recordsOf, shapeOf } from './support/harness.ts';
+import { collectEvents, recordsOf, shapeOf, withFreshSession } from './support/harness.ts';
 import { httpError, ScriptedModel } from './support/scripted-model.ts';
 
 function instantSleep() {
@@ -41,9 +41,8 @@ for (const failure of [
   { name: 'a network error', step: { fail: 'network' as const } },
   { name: 'an error mid-stream', step: { fail: 'mid-stream' as const, text: 'Hal', status: 502 } },
 ]) {
-  test(`failover on ${failure.name}: the next backend answers, nothing half-written`, async () => {
-    const fixture = await freshSession();
-    try {
+  test(`failover on ${failure.name}: the next backend answers, nothing half-written`, () =>
+    withFreshSession(async (fixture) => {
       const first = new ScriptedModel([failure.step], 'first');
       const second = new ScriptedModel([{ text: 'Hello from the second.' }], 'second');
       const { sleep, slept } = instantSleep();
@@ -68,15 +67,11 @@ for (const failure of [
         'user(text)',
         'assistant(text)',
       ]);
-    } finally {
-      await fixture.close();
-    }
-  });
+    }));
 }
 
-test('after a whole round fails the loop backs off, then tries the list again', async () => {
-  const fixture = await freshSession();
-  try {
+test('after a whole round fails the loop backs off, then tries the list again', () =>
+  withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 500 }, { text: 'Back.' }], 'first');
     const second = new ScriptedModel([{ fail: 'http', status: 429 }], 'second');
     const { sleep, slept } = instantSleep();
@@ -90,14 +85,10 @@ test('after a whole round fails the loop backs off, then tries the list again', 
     assert.equal(result.status, 'finished');
     assert.equal(result.text, 'Back.');
     assert.deepEqual(slept, [1000]);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('when every backend fails the run ends failed, with the error written as a final turn', async () => {
-  const fixture = await freshSession();
-  try {
+test('when every backend fails the run ends failed, with the error written as a final turn', () =>
+  withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 500 }, { fail: 'network' }], 'first');
     const second = new ScriptedModel(
       [
@@ -131,14 +122,10 @@ test('when every backend fails the run ends failed, with the error written as a 
     const error = last.extras?.[RUN_ERROR_EXTRA] as { kind: string; attempts: number };
     assert.equal(error.kind, 'model-unavailable');
     assert.equal(error.attempts, 4);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('a request the provider refuses (400) is not retried on other backends', async () => {
-  const fixture = await freshSession();
-  try {
+test('a request the provider refuses (400) is not retried on other backends', () =>
+  withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 400, message: 'bad request' }]);
     const second = new ScriptedModel([{ text: 'never' }]);
     const loop = new Loop({ backends: [first.model, second.model], session: fixture.session });
@@ -146,14 +133,10 @@ test('a request the provider refuses (400) is not retried on other backends', as
     assert.equal(result.status, 'failed');
     assert.match(result.error ?? '', /HTTP 400: bad request/);
     assert.equal(second.prompts.length, 0);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('a run whose transcript cannot be written ends failed, never rejects', async () => {
-  const fixture = await freshSession();
-  try {
+test('a run whose transcript cannot be written ends failed, never rejects', () =>
+  withFreshSession(async (fixture) => {
     const model = new ScriptedModel([{ text: 'unwritten' }]);
     const loop = new Loop({ backends: [model.model], session: fixture.session });
     await fixture.session.close();
@@ -162,14 +145,10 @@ test('a run whose transcript cannot be written ends failed, never rejects', asyn
     ]);
     assert.equal(result.status, 'failed');
     assert.match(result.error ?? '', /could not be written|closed/);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('a throwing hook (takeDeliveries) ends the run failed with the reason, never a rejection', async () => {
-  const fixture = await freshSession();
-  try {
+test('a throwing hook (takeDeliveries) ends the run failed with the reason, never a rejection', () =>
+  withFreshSession(async (fixture) => {
     const model = new ScriptedModel([{ text: 'never asked' }]);
     const loop = new Loop({
       backends: [model.model],
@@ -182,14 +161,10 @@ test('a throwing hook (takeDeliveries) ends the run failed with the reason, neve
     assert.equal(result.status, 'failed');
     assert.match(result.error ?? '', /unexpected error: delivery queue broke/);
     assert.equal(model.prompts.length, 0);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('string backends are resolved through the provider (an AI SDK registry), in order', async () => {
-  const fixture = await freshSession();
-  try {
+test('string backends are resolved through the provider (an AI SDK registry), in order', () =>
+  withFreshSession(async (fixture) => {
     const down = new ScriptedModel([{ fail: 'http', status: 503 }], 'down');
     const up = new ScriptedModel([{ text: 'Resolved.' }], 'up');
     const registry = createProviderRegistry({
@@ -207,14 +182,10 @@ test('string backends are resolved through the provider (an AI SDK registry), in
       () => new Loop({ backends: ['nope:model'], provider: registry, session: fixture.session }),
       /cannot resolve the backend "nope:model"/,
     );
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('a backend that goes silent past modelIdleTimeout counts as a transport failure', async () => {
-  const fixture = await freshSession();
-  try {
+test('a backend that goes silent past modelIdleTimeout counts as a transport failure', () =>
+  withFreshSession(async (fixture) => {
     const silent = new ScriptedModel([{ hang: true }], 'silent');
     const up = new ScriptedModel([{ text: 'Here.' }], 'up');
     const loop = new Loop({
@@ -231,7 +202,4 @@ test('a backend that goes silent past modelIdleTimeout counts as a transport fai
     assert.ok(error?.type === 'model-error');
     assert.match(error.message, /ModelTimeoutError: the backend sent nothing for 50 ms/);
     assert.equal(silent.prompts.length, 1);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));

@@ -148,6 +148,27 @@ export async function freshSession(fileSystem?: FileSystem) {
   };
 }
 
+/**
+ * Runs `body` with a fresh session (see {@link freshSession}) and always closes it after.
+ *
+ * @example
+ * test('…', () =>
+ *   withFreshSession(async (fixture) => {
+ *     const result = await new Loop({ backends, session: fixture.session }).start('Hi');
+ *   }));
+ */
+export async function withFreshSession<T>(
+  body: (fixture: Awaited<ReturnType<typeof freshSession>>) => Promise<T>,
+  fileSystem?: FileSystem,
+): Promise<T> {
+  const fixture = await freshSession(fileSystem);
+  try {
+    return await body(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
 /** Every record of a transcript. */
 export async function recordsOf(path: string): Promise<TranscriptRecord[]> {
   const records: TranscriptRecord[] = [];
