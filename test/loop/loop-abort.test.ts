@@ -4,12 +4,11 @@ import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { freshSession, recordsOf, shapeOf } from './support/harness.ts';
+import { recordsOf, shapeOf, withFreshSession } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
 
-test('abort while a tool runs: the tool gets the signal, no result or settle is invented, the dispatch stays open for revival', async () => {
-  const fixture = await freshSession();
-  try {
+test('abort while a tool runs: the tool gets the signal, no result or settle is invented, the dispatch stays open for revival', () =>
+  withFreshSession(async (fixture) => {
     let started: () => void = () => undefined;
     const running = new Promise<void>((resolve) => {
       started = resolve;
@@ -89,14 +88,10 @@ test('abort while a tool runs: the tool gets the signal, no result or settle is 
     } finally {
       await reopened.close();
     }
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('a tool that answers despite the abort has its answer recorded: it is the truth', async () => {
-  const fixture = await freshSession();
-  try {
+test('a tool that answers despite the abort has its answer recorded: it is the truth', () =>
+  withFreshSession(async (fixture) => {
     let started: () => void = () => undefined;
     const running = new Promise<void>((resolve) => {
       started = resolve;
@@ -125,14 +120,10 @@ test('a tool that answers despite the abort has its answer recorded: it is the t
       'tool-settled:s',
     ]);
     assert.equal(model.prompts.length, 1, 'no model call after the abort');
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('abort while the model is thinking: nothing after the user turn, the run stays revivable', async () => {
-  const fixture = await freshSession();
-  try {
+test('abort while the model is thinking: nothing after the user turn, the run stays revivable', () =>
+  withFreshSession(async (fixture) => {
     const model = new ScriptedModel([{ hang: true }]);
     const loop = new Loop({ backends: [model.model], session: fixture.session });
     const run = loop.start('Think hard');
@@ -144,7 +135,4 @@ test('abort while the model is thinking: nothing after the user turn, the run st
     assert.equal(result.stopReason, 'aborted');
     assert.deepEqual(shapeOf(await recordsOf(fixture.path)), ['session-meta', 'user(text)']);
     assert.equal(fixture.session.state.lastMessage?.role, 'user');
-  } finally {
-    await fixture.close();
-  }
-});
+  }));

@@ -7,7 +7,7 @@ import type { LoopMessage } from '../../src/loop/types.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { TranscriptRecord } from '../../src/transcript/records.ts';
-import { echoTool, freshSession, recordsOf } from './support/harness.ts';
+import { echoTool, recordsOf, withFreshSession } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
 
 /** Every call and its result lie on the same side of every compaction's range. */
@@ -35,9 +35,8 @@ function assertNoSplitPairs(records: readonly TranscriptRecord[]): number {
   return compactions;
 }
 
-test('past the budget, older turns become a compaction record; the next prompt uses its summary', async () => {
-  const fixture = await freshSession();
-  try {
+test('past the budget, older turns become a compaction record; the next prompt uses its summary', () =>
+  withFreshSession(async (fixture) => {
     const long = 'x'.repeat(400);
     const model = new ScriptedModel([
       { calls: [{ id: 'c1', name: 'echo', input: { text: `1${long}` } }] },
@@ -107,10 +106,7 @@ test('past the budget, older turns become a compaction record; the next prompt u
     // The current turn was never summarised: the final prompt still ends with the last call's result.
     assert.equal(view.at(-1)?.role, 'tool');
     assert.equal(view.at(-2)?.role, 'assistant');
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
 test('planCompaction never splits a call from its results, keeps the current turn, and only names persisted seqs', () => {
   const seed = Number(process.env.SEED ?? Date.now());

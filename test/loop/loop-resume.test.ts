@@ -16,6 +16,7 @@ import {
   RecordingFileSystem,
   recordsOf,
   shapeOf,
+  withFreshSession,
 } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
 
@@ -261,9 +262,8 @@ test('a conversation that already ended is finished without a model call', async
   }
 });
 
-test('background deliveries wait for a safe point: never between a call and its result', async () => {
-  const fixture = await freshSession();
-  try {
+test('background deliveries wait for a safe point: never between a call and its result', () =>
+  withFreshSession(async (fixture) => {
     const pending = [
       {
         role: 'user' as const,
@@ -298,10 +298,7 @@ test('background deliveries wait for a safe point: never between a call and its 
       'assistant(text)',
     ]);
     assert.deepEqual(model.violations, []);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
 test('resume, mixed tail: a pending join and a never-dispatched sibling are answered together, each once', async () => {
   const log: LogEntry[] = [];

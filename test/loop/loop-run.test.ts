@@ -15,6 +15,7 @@ import {
   RecordingFileSystem,
   recordsOf,
   shapeOf,
+  withFreshSession,
 } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
 
@@ -160,9 +161,8 @@ test('parallel calls run concurrently; each result is its own record; the model 
   }
 });
 
-test('a throwing tool and a ToolFailure become error results the model reads; settles say failed', async () => {
-  const fixture = await freshSession();
-  try {
+test('a throwing tool and a ToolFailure become error results the model reads; settles say failed', () =>
+  withFreshSession(async (fixture) => {
     const throwing: ToolDefinition<Record<string, never>> = {
       name: 'explode',
       description: 'Throws',
@@ -219,10 +219,7 @@ test('a throwing tool and a ToolFailure become error results the model reads; se
       ends.map((event) => (event.type === 'tool-call-end' ? event.isError : null)),
       [true, true],
     );
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
 test('invalid input, malformed JSON and unknown tools are answered with errors, never dispatched, never run', async () => {
   const log: LogEntry[] = [];
@@ -295,9 +292,8 @@ test('invalid input, malformed JSON and unknown tools are answered with errors, 
   }
 });
 
-test('a run stops after maxTurns with its last results recorded, and the transcript can carry on', async () => {
-  const fixture = await freshSession();
-  try {
+test('a run stops after maxTurns with its last results recorded, and the transcript can carry on', () =>
+  withFreshSession(async (fixture) => {
     const model = new ScriptedModel([
       { calls: [{ id: 'c1', name: 'echo', input: { text: '1' } }] },
       { calls: [{ id: 'c2', name: 'echo', input: { text: '2' } }] },
@@ -312,14 +308,10 @@ test('a run stops after maxTurns with its last results recorded, and the transcr
     assert.equal(result.status, 'max-turns');
     const shape = shapeOf(await recordsOf(fixture.path));
     assert.equal(shape.at(-1), 'tool-settled:c2');
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
-test('start refuses a session that already holds a conversation', async () => {
-  const fixture = await freshSession();
-  try {
+test('start refuses a session that already holds a conversation', () =>
+  withFreshSession(async (fixture) => {
     await fixture.session.appendDurable({
       type: 'message',
       role: 'user',
@@ -328,7 +320,4 @@ test('start refuses a session that already holds a conversation', async () => {
     const loop = new Loop({ backends: [new ScriptedModel([]).model], session: fixture.session });
     assert.throws(() => loop.start('again'), TypeError);
     assert.throws(() => new Loop({ backends: [], session: fixture.session }), TypeError);
-  } finally {
-    await fixture.close();
-  }
-});
+  }));

@@ -13,7 +13,7 @@ import {
 } from '../../src/loop/model-messages.ts';
 import { validateInput } from '../../src/loop/run-tool-call.ts';
 import type { Message } from '../../src/transcript/records.ts';
-import { echoTool, freshSession, recordsOf } from './support/harness.ts';
+import { echoTool, recordsOf, withFreshSession } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
 
 const conversation: Message[] = [
@@ -146,9 +146,8 @@ test('inputDigest is the sha256 of canonical JSON: member order does not matter'
   );
 });
 
-test('reasoning and its signature go to disk and back to the model unchanged on the next turn', async () => {
-  const fixture = await freshSession();
-  try {
+test('reasoning and its signature go to disk and back to the model unchanged on the next turn', () =>
+  withFreshSession(async (fixture) => {
     const model = new ScriptedModel([
       {
         reasoning: { text: 'Think first.', signature: 'sig-123' },
@@ -179,10 +178,7 @@ test('reasoning and its signature go to disk and back to the model unchanged on 
       text: 'Think first.',
       providerOptions: { scripted: { signature: 'sig-123' } },
     });
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
 
 test('checkJsonSchema: the common subset, with paths in its messages', () => {
   const schema = {
@@ -257,9 +253,8 @@ test('toModelPrompt: leading system turns join the instructions; a later one bec
   });
 });
 
-test('a recorded conversation with system turns runs (the AI SDK refuses them in messages)', async () => {
-  const fixture = await freshSession();
-  try {
+test('a recorded conversation with system turns runs (the AI SDK refuses them in messages)', () =>
+  withFreshSession(async (fixture) => {
     const bodies = [
       { role: 'system' as const, text: 'Recorded rules.' },
       { role: 'user' as const, text: 'Hi' },
@@ -276,7 +271,4 @@ test('a recorded conversation with system turns runs (the AI SDK refuses them in
     );
     assert.equal(result.status, 'finished', result.error);
     assert.deepEqual(model.prompts[0]?.[0], { role: 'system', content: 'Recorded rules.' });
-  } finally {
-    await fixture.close();
-  }
-});
+  }));
