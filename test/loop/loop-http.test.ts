@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { z } from 'zod';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
-import type { ToolDefinition } from '../../src/loop/types.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {
@@ -16,6 +14,7 @@ import {
   RecordingFileSystem,
   recordsOf,
   shapeOf,
+  waitTool,
 } from './support/harness.ts';
 import { startAnthropicServer, startChatServer } from './support/provider-servers.ts';
 
@@ -25,17 +24,6 @@ const chatModel = (url: string) =>
   );
 const anthropicModel = (url: string) =>
   createAnthropic({ baseURL: url, apiKey: 'test' })('claude-scripted');
-
-const waitTool: ToolDefinition<{ agentIds: string[] }> = {
-  name: 'task_wait',
-  description: 'Wait for agents',
-  inputSchema: z.object({ agentIds: z.array(z.string()) }),
-  idempotency: 'read-only',
-  joins: ({ agentIds }) => agentIds,
-  async execute() {
-    throw new Error('a pending-again join must not run again');
-  },
-};
 
 test('the scripted servers really refuse broken pairings with the providers’ 400 texts', async () => {
   const chat = await startChatServer([]);

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { z } from 'zod';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
-import type { JoinResolver, ToolDefinition } from '../../src/loop/types.ts';
+import type { JoinResolver } from '../../src/loop/types.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { JsonValue, RecordBody } from '../../src/transcript/records.ts';
@@ -16,6 +15,7 @@ import {
   RecordingFileSystem,
   recordsOf,
   shapeOf,
+  waitTool,
   withFreshSession,
 } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
@@ -52,17 +52,6 @@ const dispatched = (
   idempotency: 'read-only',
   ...(joins === undefined ? {} : { joins }),
 });
-
-const waitTool: ToolDefinition<{ agentIds: string[] }> = {
-  name: 'task_wait',
-  description: 'Wait for agents',
-  inputSchema: z.object({ agentIds: z.array(z.string()) }),
-  idempotency: 'read-only',
-  joins: ({ agentIds }) => agentIds,
-  async execute() {
-    throw new Error('a pending-again join must not be executed again');
-  },
-};
 
 /**
  * Write `bodies` after a session-meta, close the writer (the process "dies"), reopen the

@@ -203,6 +203,24 @@ export async function collectEvents(run: AsyncIterable<LoopEvent>): Promise<Loop
   return events;
 }
 
+/**
+ * `task_wait` for resume tests: it only joins. A pending-again join is awaited through the
+ * join resolver, so its execute must never run.
+ *
+ * @example
+ * const loop = new Loop({ backends, session, tools: [waitTool], resolveJoin });
+ */
+export const waitTool: ToolDefinition<{ agentIds: string[] }> = {
+  name: 'task_wait',
+  description: 'Wait for agents',
+  inputSchema: z.object({ agentIds: z.array(z.string()) }),
+  idempotency: 'read-only',
+  joins: ({ agentIds }) => agentIds,
+  async execute() {
+    throw new Error('a pending-again join must not be executed again');
+  },
+};
+
 /** A tool that logs its side effect into the shared log and echoes its input. */
 export function echoTool(log: LogEntry[], name = 'echo'): ToolDefinition<{ text: string }> {
   return {
