@@ -54,3 +54,40 @@ export class SessionError extends Error {
     );
   }
 }
+
+/**
+ * Run one file-system step of a session, turning its failure into a {@link SessionError}
+ * (`io`) that names the file, the step and the cause. A SessionError passes through as it is.
+ *
+ * @example
+ * const fd = await sessionIo(path, 'open for appending', () => fileSystem.open(path, 'append'));
+ */
+export async function sessionIo<T>(
+  path: string,
+  what: string,
+  operation: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (SessionError.isInstance(error)) throw error;
+    throw new SessionError('io', path, `${path}: cannot ${what} (${describeError(error)})`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * One line about an error, with the system's code when it has one.
+ *
+ * @example
+ * describeError(Object.assign(new Error('no space left'), { code: 'ENOSPC' }));
+ * // 'ENOSPC: no space left'
+ */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === undefined ? error.message : `${code}: ${error.message}`;
+  }
+  return String(error);
+}
