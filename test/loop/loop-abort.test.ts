@@ -4,15 +4,13 @@ import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { latch } from '../support/latch.ts';
 import { recordsOf, shapeOf, withFreshSession } from './support/harness.ts';
 import { ScriptedModel } from './support/scripted-model.ts';
 
 test('abort while a tool runs: the tool gets the signal, no result or settle is invented, the dispatch stays open for revival', () =>
   withFreshSession(async (fixture) => {
-    let started: () => void = () => undefined;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const { promise: running, release: started } = latch();
     let sawAbort = false;
     const wait: ToolDefinition<Record<string, never>> = {
       name: 'wait',
@@ -92,10 +90,7 @@ test('abort while a tool runs: the tool gets the signal, no result or settle is 
 
 test('a tool that answers despite the abort has its answer recorded: it is the truth', () =>
   withFreshSession(async (fixture) => {
-    let started: () => void = () => undefined;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const { promise: running, release: started } = latch();
     const stubborn: ToolDefinition<Record<string, never>> = {
       name: 'stubborn',
       description: 'Finishes its work',

@@ -7,6 +7,7 @@ import { Revival } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { FaultyFileSystem, type Operation } from '../support/fault-file-system.ts';
+import { latch } from '../support/latch.ts';
 import {
   assertWriteOrder,
   echoTool,
@@ -98,10 +99,7 @@ test('an I/O failure at any write or sync: the run ends failed (never rejects), 
 test('abort mid-tool, revive, run again: the interrupted call is answered honestly, never replayed, the run finishes', async () => {
   const fixture = await freshSession();
   let executions = 0;
-  let started: () => void = () => undefined;
-  const running = new Promise<void>((resolve) => {
-    started = resolve;
-  });
+  const { promise: running, release: started } = latch();
   const deploy: ToolDefinition<{ target: string }> = {
     name: 'deploy',
     description: 'Deploys',

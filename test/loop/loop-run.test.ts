@@ -6,6 +6,7 @@ import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
+import { latch } from '../support/latch.ts';
 import {
   assertWriteOrder,
   collectEvents,
@@ -95,10 +96,7 @@ test('parallel calls run concurrently; each result is its own record; the model 
   const log: LogEntry[] = [];
   const fixture = await freshSession(new RecordingFileSystem(log));
   try {
-    let releaseSlow: () => void = () => undefined;
-    const fastStarted = new Promise<void>((resolve) => {
-      releaseSlow = resolve;
-    });
+    const { promise: fastStarted, release: releaseSlow } = latch();
     const slow: ToolDefinition<{ text: string }> = {
       name: 'slow',
       description: 'Waits until fast has run',

@@ -11,6 +11,7 @@ import { Composer, type ComposerEvent } from '../../src/subagents/composer.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { isAgentId } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { latch } from '../support/latch.ts';
 import { makeTempFolder, removeFolder, steppingClock } from '../support/transcripts.ts';
 import { policyModel, resultsOf, taskOf } from './support/policy-model.ts';
 import {
@@ -61,15 +62,6 @@ function delegatingModel(name: string, childType: string) {
 
 function answeringModel(name: string) {
   return policyModel(name, (turns) => ({ text: `${name} answers "${taskOf(turns)}"` }));
-}
-
-/** A promise the test resolves when it chooses (a gate, or a signal that a state was reached). */
-function latch(): { promise: Promise<void>; release: () => void } {
-  let release: () => void = () => undefined;
-  const promise = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return { promise, release };
 }
 
 describe('Composer', () => {
@@ -189,10 +181,7 @@ describe('Composer', () => {
 
   it('delivers a child that ends while nobody waits as a background turn, at a safe point, once', async () => {
     const path = join(folder, 'background', 'main.jsonl');
-    let childEnded: () => void = () => undefined;
-    const ended = new Promise<void>((resolve) => {
-      childEnded = resolve;
-    });
+    const { promise: ended, release: childEnded } = latch();
     const { promise: workerGate, release: releaseWorker } = latch();
     const pause: ToolDefinition<Record<string, never>> = {
       name: 'pause',

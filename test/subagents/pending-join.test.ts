@@ -14,6 +14,7 @@ import { Composer } from '../../src/subagents/composer.ts';
 import { Family } from '../../src/subagents/family.ts';
 import type { Message, RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { latch } from '../support/latch.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 import { policyModel, resultsOf, taskOf } from './support/policy-model.ts';
 import { messagesOf } from './support/tree.ts';
@@ -102,10 +103,7 @@ describe('a revived parent’s pending join', () => {
       text('user', 'the revived task'),
     ]);
 
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { promise: gate, release } = latch();
     const registry: AgentRegistry = {
       main: {
         description: 'coordinates',
