@@ -6,6 +6,7 @@ import { seededRandom } from '../test/support/seeded-random.ts';
 import { newWorld, type World } from './agents.ts';
 import {
   acknowledgedPrefix,
+  type BreachFigures,
   checkInvariants,
   FIGURES,
   type FinalTranscript,
@@ -31,7 +32,7 @@ import { record, type Scenario, type Start, transcriptsOf, treeOptions } from '.
  */
 
 /** The figures of one scenario. */
-export interface ImageFigures {
+export interface ImageFigures extends BreachFigures {
   scenario: string;
   boundaries: number;
   /** Distinct images checked. */
@@ -42,11 +43,6 @@ export interface ImageFigures {
   revived: number;
   /** Reordered images that left a transcript damaged mid-file: refused, nothing lost. */
   refusedDamaged: number;
-  lost: number;
-  doubled: number;
-  pairing: number;
-  throws: number;
-  failed: number;
   milliseconds: number;
 }
 

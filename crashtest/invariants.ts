@@ -33,6 +33,9 @@ export type PartBreaches = Breaches & { throws: string[] };
 /** The figures every part reports, in the order their lines are listed. */
 export const FIGURES = ['lost', 'doubled', 'pairing', 'throws', 'failed'] as const;
 
+/** A part's count of breaches under each figure (all must be zero). */
+export type BreachFigures = Record<(typeof FIGURES)[number], number>;
+
 /**
  * No breaches yet, for a harness part.
  *
@@ -50,10 +53,7 @@ export function noPartBreaches(): PartBreaches {
  * @example
  * figures.failures = tallyBreaches(figures, breaches).slice(0, 20);
  */
-export function tallyBreaches(
-  figures: Record<(typeof FIGURES)[number], number>,
-  breaches: PartBreaches,
-): string[] {
+export function tallyBreaches(figures: BreachFigures, breaches: PartBreaches): string[] {
   for (const figure of FIGURES) figures[figure] = breaches[figure].length;
   return FIGURES.flatMap((figure) => breaches[figure]);
 }

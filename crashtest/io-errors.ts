@@ -7,6 +7,7 @@ import { newWorld } from './agents.ts';
 import { checkImage } from './crash-images.ts';
 import {
   acknowledgedPrefix,
+  type BreachFigures,
   noPartBreaches,
   type PartBreaches,
   tallyBreaches,
@@ -45,17 +46,12 @@ function targets(fault: IoFault, operation: string): boolean {
 }
 
 /** The figures of the I/O-error loop. */
-export interface IoFigures {
+export interface IoFigures extends BreachFigures {
   runs: number;
   /** Runs in which the fault fired (the rest completed before call N: the loop's end). */
   fired: number;
   /** Runs that ended with a clear refusal (a failed run or a thrown SessionError). */
   refused: number;
-  lost: number;
-  doubled: number;
-  pairing: number;
-  throws: number;
-  failed: number;
   failures: string[];
 }
 

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ImageFigures } from './crash-images.ts';
 import { runFuzz } from './fuzz.ts';
+import { type BreachFigures, FIGURES } from './invariants.ts';
 import { runIoErrors } from './io-errors.ts';
 import { runReviverRace } from './reviver-race.ts';
 import { SCENARIOS } from './scenarios.ts';
@@ -28,18 +29,8 @@ const quotas = long
 console.log(`crashtest: seed ${seed}${long ? ' (long)' : ''} — replay with --seed ${seed}`);
 const totals = { lost: 0, doubled: 0, pairing: 0, throws: 0, failed: 0 };
 const failures: string[] = [];
-const add = (figures: {
-  lost: number;
-  doubled: number;
-  pairing: number;
-  throws: number;
-  failed: number;
-}) => {
-  totals.lost += figures.lost;
-  totals.doubled += figures.doubled;
-  totals.pairing += figures.pairing;
-  totals.throws += figures.throws;
-  totals.failed += figures.failed;
+const add = (figures: BreachFigures) => {
+  for (const figure of FIGURES) totals[figure] += figures[figure];
 };
 const counts = { images: 0, sigkills: 0, races: 0, fuzz: 0 };
 process.on('unhandledRejection', (error) => {

@@ -9,7 +9,12 @@ import { peek } from '../src/transcript/peek.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
 import { type Execution, newWorld } from './agents.ts';
 import { checkImage, type ImageFiles } from './crash-images.ts';
-import { acknowledgedPrefix, noPartBreaches, tallyBreaches } from './invariants.ts';
+import {
+  acknowledgedPrefix,
+  type BreachFigures,
+  noPartBreaches,
+  tallyBreaches,
+} from './invariants.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 /*
@@ -20,18 +25,13 @@ import { SCENARIOS } from './scenarios.ts';
  */
 
 /** The figures of the SIGKILL loop. */
-export interface KillFigures {
+export interface KillFigures extends BreachFigures {
   kills: number;
   /** Kills whose process exited by SIGKILL (must be all). */
   bySigkill: number;
   /** Kills that landed before the tree had finished. */
   midRun: number;
   baselineMilliseconds: number;
-  lost: number;
-  doubled: number;
-  pairing: number;
-  throws: number;
-  failed: number;
   failures: string[];
   delays: number[];
 }

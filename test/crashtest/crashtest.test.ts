@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runScenarioImages } from '../../crashtest/crash-images.ts';
 import { runFuzz } from '../../crashtest/fuzz.ts';
+import type { BreachFigures } from '../../crashtest/invariants.ts';
 import { runIoErrors } from '../../crashtest/io-errors.ts';
 import { runReviverRace } from '../../crashtest/reviver-race.ts';
 import { SCENARIOS } from '../../crashtest/scenarios.ts';
@@ -16,13 +17,7 @@ import { runSigkillLoop } from '../../crashtest/sigkill-loop.ts';
 const seed = Number(process.env.SEED ?? Date.now() % 2 ** 31);
 console.log('crashtest seed', seed, `(replay with SEED=${seed})`);
 
-const zero = (figures: {
-  lost: number;
-  doubled: number;
-  pairing: number;
-  throws: number;
-  failed: number;
-}) => {
+const zero = (figures: BreachFigures) => {
   assert.deepEqual(
     {
       lost: figures.lost,
