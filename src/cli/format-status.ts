@@ -204,6 +204,13 @@ export function statusText(roots: RunNode[], style: Style): string {
   );
   lines.push('');
   lines.push(`${plural(summary.total, 'run')}: ${counts.join(', ')}.`);
+  // The table says only that a run is unreadable; the person needs the file, line and cause.
+  const unreadable = roots.flatMap(function collect(node): RunNode[] {
+    return [...(node.state === 'unreadable' ? [node] : []), ...node.children.flatMap(collect)];
+  });
+  for (const node of unreadable) {
+    lines.push(`${style.red('Unreadable:')} ${node.inspection.detail ?? node.displayPath}`);
+  }
   if (summary.revivable > 0) {
     lines.push(
       `Reviving would send about ${formatCount(summary.resumeTokens)} tokens. ` +
