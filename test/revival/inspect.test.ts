@@ -7,11 +7,10 @@ import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { FaultyFileSystem } from '../support/fault-file-system.ts';
-import { tempFolder } from './support/temp-folder.ts';
+import { freshPaths, tempFolder } from './support/temp-folder.ts';
 import {
   assistant,
-  call,
-  dispatch,
+  inFlightCall,
   META,
   parallelBatch,
   result,
@@ -21,9 +20,8 @@ import {
 } from './support/transcripts.ts';
 
 const folder = await tempFolder();
-let counter = 0;
-const fresh = () => join(folder, `run-${counter++}.jsonl`);
-const inFlight = [user('Write a.txt'), assistant('', [call('c1')]), dispatch('c1')];
+const fresh = freshPaths(folder);
+const inFlight = inFlightCall();
 
 /** Inspect through a recording file system and fail on any call that could change a file. */
 async function inspectWritingNothing(path: string, maxRevivals = 2) {

@@ -14,12 +14,13 @@ import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { FaultyFileSystem } from '../support/fault-file-system.ts';
-import { tempFolder } from './support/temp-folder.ts';
+import { freshPaths, tempFolder } from './support/temp-folder.ts';
 import {
   assistant,
   call,
   dispatch,
   fixedClock,
+  inFlightCall,
   META,
   ofType,
   parallelBatch,
@@ -31,8 +32,7 @@ import {
 } from './support/transcripts.ts';
 
 const folder = await tempFolder();
-let counter = 0;
-const fresh = () => join(folder, `run-${counter++}.jsonl`);
+const fresh = freshPaths(folder);
 
 async function reviveOk(path: string, maxRevivals = 3): Promise<Revived> {
   const revived = await Revival.revive({
@@ -62,7 +62,7 @@ async function appendedBy(
   return (await recordsOf(path)).slice(before);
 }
 
-const inFlight = [user('Write a.txt'), assistant('', [call('c1')]), dispatch('c1')];
+const inFlight = inFlightCall();
 
 /** Revive appended no tool message for c1, only its outcome-unknown settle with `reason`. */
 function assertSettledWithoutMessage(

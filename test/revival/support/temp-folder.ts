@@ -23,3 +23,9 @@ export async function tempFolder(prefix = 'revival-', memoryBacked = false): Pro
   after(() => rm(folder, { recursive: true, force: true }));
   return folder;
 }
+
+/** A new path in `folder` on each call (`run-0.jsonl`, `run-1.jsonl`, …): one transcript per test. */
+export function freshPaths(folder: string): () => string {
+  let counter = 0;
+  return () => join(folder, `run-${counter++}.jsonl`);
+}

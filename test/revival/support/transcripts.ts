@@ -130,6 +130,11 @@ export function ofType<T extends TranscriptRecord['type']>(
   >[];
 }
 
+/** A run that died with one side-effect call, c1, dispatched and never answered. */
+export function inFlightCall(): RecordBody[] {
+  return [user('Write a.txt'), assistant('', [call('c1')]), dispatch('c1')];
+}
+
 /**
  * A run that died in a parallel batch: `done` completed and settled, `unpersisted` answered but
  * never settled, `inFlight` dispatched with no answer, `join` a task_wait still waiting, and
