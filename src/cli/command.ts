@@ -46,7 +46,9 @@ export function parseCommandLine<O extends Options>(command: string, argv: strin
       strict: true,
     });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    // parseArgs puts its advice on later lines ("use '--max-revivals=-XYZ'"): keep it, on one.
+    const message =
+      error instanceof Error ? error.message.replace(/\s*\n\s*/g, ' ') : String(error);
     throw new UserError(`${command}: ${message} (see llm-agent ${command} --help)`);
   }
 }
