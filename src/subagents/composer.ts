@@ -113,6 +113,10 @@ export class Composer {
    * turn, durable) and run it. Throws a `SessionError` when the transcript cannot be created,
    * a `ModelSpecError` for a definition's unusable model, a TypeError for an unknown type or
    * an unsafe id. The composer closes the session when the run ends.
+   *
+   * @example
+   * const { run } = await composer.start({ path: 'runs/main.jsonl', agentType: 'main', task });
+   * console.log((await run).text);
    */
   async start(request: {
     path: string;
@@ -151,6 +155,10 @@ export class Composer {
    * ({@link reviveChild}); a parent is told about children whose `spawn_agent` result the
    * crash lost, and children that ended unreported are delivered. Revive children first.
    * The composer closes the session when the run ends.
+   *
+   * @example
+   * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
+   * if (revived.ok) await (await composer.resume(revived)).run;
    */
   async resume(revived: { session: Session; messages: LoopMessage[] }): Promise<StartedRun> {
     const { session } = revived;
@@ -225,6 +233,9 @@ export class Composer {
    * The options of a loop for `session` with everything the composer adds: the definition's
    * backends, system prompt and tools, `spawn_agent` and `task_wait` within the limits, and
    * the `resolveJoin` / `takeDeliveries` hooks. For callers that build loops themselves.
+   *
+   * @example
+   * const loop = new Loop(await composer.loopOptionsFor(session, 'researcher'));
    */
   async loopOptionsFor(session: Session, agentType?: string): Promise<LoopOptions> {
     const meta = session.state.meta;
@@ -248,7 +259,12 @@ export class Composer {
     this.#tree.abort(reason);
   }
 
-  /** Resolves once every run this composer started, resumed or took back has ended. */
+  /**
+   * Resolves once every run this composer started, resumed or took back has ended.
+   *
+   * @example
+   * await composer.idle(); // every child has ended and its session is closed
+   */
   async idle(): Promise<void> {
     await this.#tree.idle();
   }
