@@ -23,13 +23,7 @@ import {
   modelSpecOf,
 } from './agent-definition.ts';
 import { type AgentIdFactory, agentIdForSpawn } from './agent-id.ts';
-import { childTranscriptPath } from './child-layout.ts';
-import {
-  appendTask,
-  type ChildSessionResult,
-  createChildSession,
-  describe,
-} from './child-session.ts';
+import { appendTask } from './child-session.ts';
 import { depthOf } from './child-transcript.ts';
 import type {
   ComposerEvent,
@@ -38,19 +32,13 @@ import type {
   RevivedChild,
   StartedRun,
 } from './composer-types.ts';
-import type { ChildRecord } from './family.ts';
 import { resolveModelSpec } from './model-spec.ts';
-import { planSpawn } from './plan-spawn.ts';
 import { RunTree } from './run-tree.ts';
+import { type RunInfo, type SpawnContext, spawnChild } from './spawn-child.ts';
 import { type SpawnInput, spawnAgentTool } from './spawn-agent-tool.ts';
 import { type TaskWaitInput, taskWaitTool } from './task-wait-tool.ts';
 
 export type { ComposerEvent, ComposerOptions, LoopFactory, RevivedChild, StartedRun };
-
-interface RunInfo {
-  agentId: string;
-  depth: number;
-}
 
 /**
  * Gives runs children. A parent run built by the composer has `spawn_agent` (start a child
@@ -79,7 +67,7 @@ export class Composer {
   readonly #sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
   readonly #runs = new Map<string, RunInfo>();
   readonly #tree: RunTree;
-  #reserved = 0;
+  readonly #spawnContext: SpawnContext;
 
   constructor(options: ComposerOptions) {
     this.#registry = options.registry;
@@ -106,6 +94,19 @@ export class Composer {
     if (options.fileSystem !== undefined) treeOptions.fileSystem = options.fileSystem;
     if (options.onEvent !== undefined) treeOptions.onEvent = options.onEvent;
     this.#tree = new RunTree(treeOptions);
+    this.#spawnContext = {
+      registry: this.#registry,
+      ids: this.#ids,
+      maxDepth: this.#maxDepth,
+      maxConcurrent: this.#maxConcurrent,
+      tree: this.#tree,
+      runs: this.#runs,
+      slots: { reserved: 0 },
+      resolveModel: this.#resolveModel,
+      sessionOptions: this.#sessionOptions,
+      runLoop: (session, definition, backends, depth, messages) =>
+        this.#runLoop(session, definition, backends, depth, messages),
+    };
   }
 
   /**
@@ -326,85 +327,12 @@ export class Composer {
     return options;
   }
 
-  async #spawn(
+  #spawn(
     parentPath: string,
     input: SpawnInput,
     context: ToolContext,
   ): Promise<JsonValue | ToolFailure> {
-    const parent = this.#runs.get(resolve(parentPath));
-    const depth = parent?.depth ?? 0;
-    const plan = planSpawn({
-      registry: this.#registry,
-      ids: this.#ids,
-      maxDepth: this.#maxDepth,
-      parentDepth: depth,
-      parentAgentId: parent?.agentId ?? 'main',
-      callId: context.callId,
-      input,
-    });
-    if (!plan.ok) return failure(plan.refusal);
-    const { agentId, definition, label } = plan;
-    const started = { agentId, agentType: input.agentType, label };
-    const known = this.#tree.familyOf(parentPath).child(agentId);
-    if (known !== undefined) {
-      return { ...started, status: known.outcome === null ? 'running' : 'ended' };
-    }
-    if (this.#tree.running + this.#reserved >= this.#maxConcurrent) {
-      return failure(
-        `Cannot spawn: ${this.#maxConcurrent} children are already running, the most allowed at once. Wait for one with task_wait, then try again.`,
-      );
-    }
-    let backends: LanguageModel[];
-    try {
-      backends = backendsOf(definition, this.#resolveModel);
-    } catch (error) {
-      return failure(`Cannot start a ${input.agentType}: ${describe(error)}`);
-    }
-    const child: ChildRecord = {
-      ...started,
-      callId: context.callId,
-      sessionPath: childTranscriptPath(parentPath, agentId),
-    };
-    this.#reserved += 1;
-    let created: ChildSessionResult;
-    try {
-      created = await createChildSession({
-        child,
-        parentPath,
-        model: modelSpecOf(definition),
-        task: input.task,
-        sessionOptions: this.#sessionOptions,
-      });
-    } finally {
-      this.#reserved -= 1;
-    }
-    if (!created.ok) {
-      // The id is derived from this very call, so an existing transcript is this call's child,
-      // made before a crash lost the call's result: the same child, never a second one.
-      return created.existing
-        ? {
-            ...started,
-            status: 'already-started',
-            note: `This call had already started ${agentId}; join it with task_wait.`,
-          }
-        : failure(`Cannot start ${agentId}: ${created.detail}`);
-    }
-    const { session, first } = created;
-    this.#runs.set(resolve(child.sessionPath), { agentId, depth: depth + 1 });
-    let run: RunHandle;
-    try {
-      run = this.#runLoop(session, definition, backends, depth + 1, [first]);
-    } catch (error) {
-      await session.close().catch(() => undefined);
-      return failure(`Cannot start ${agentId}: ${describe(error)}`);
-    }
-    this.#tree.track(
-      child,
-      run,
-      run.result.then(() => session.close()),
-      false,
-    );
-    return { ...started, status: 'running' };
+    return spawnChild(this.#spawnContext, parentPath, input, context);
   }
 
   async #wait(
@@ -429,8 +357,4 @@ export class Composer {
   #depthOf(path: string): Promise<number> {
     return depthOf(path, (candidate) => this.#runs.get(candidate)?.depth, this.#fileSystem);
   }
-}
-
-function failure(text: string): ToolFailure {
-  return { isError: true, output: text };
 }
