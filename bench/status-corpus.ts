@@ -1,6 +1,7 @@
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { Session } from '../src/transcript/index.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 
 /** Bump when the corpus changes shape, so that a reused folder is regenerated. */
 const CORPUS_VERSION = 3;
@@ -27,21 +28,13 @@ export interface CorpusManifest {
 }
 
 /**
- * A deterministic generator (mulberry32), so that every run measures the same files.
+ * A deterministic generator (mulberry32, shared with the tests), so that every run measures the
+ * same files.
  *
  * @example
  * const next = random(42); next(); // 0 <= x < 1
  */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const random: (seed: number) => () => number = seededRandom;
 
 function pick<T extends string>(next: () => number, weights: Record<T, number>): T {
   const entries = Object.entries(weights) as [T, number][];
