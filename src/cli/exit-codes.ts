@@ -14,7 +14,10 @@ export const EXIT = {
   usage: 2,
   /** `status`: at least one run is revivable. */
   revivable: 3,
-  /** `status`: at least one transcript is unreadable (takes precedence over 3). */
+  /**
+   * `status`: at least one transcript is unreadable (takes precedence over 3); `revive`: nothing
+   * to revive, and a transcript is unreadable.
+   */
   unreadable: 4,
   /** `status`: runs stopped at their revival cap, and nothing is revivable or unreadable. */
   capped: 5,

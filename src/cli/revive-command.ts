@@ -63,8 +63,8 @@ Options:
   -h, --help         show this help
 
 Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
-revived run failed; 2 a mistake in the command, or --yes missing off a terminal;
-6 declined at the prompt (nothing was written); 130 stopped by Ctrl-C (every run aborted
+revived run failed; 2 a mistake in the command, or --yes missing off a terminal; 4 nothing
+to revive but a transcript is unreadable; 6 declined at the prompt (nothing was written); 130 stopped by Ctrl-C (every run aborted
 cleanly and stays revivable).
 `,
   async run(argv, io) {
@@ -90,7 +90,11 @@ cleanly and stays revivable).
     const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
     const plan = planRevival(roots);
     io.stdout.write(planText(plan, io.out));
-    if (plan.revivals.length === 0) return EXIT.ok;
+    if (plan.revivals.length === 0) {
+      // Nothing to revive is only good news when nothing is unreadable either.
+      const unreadable = plan.leftAlone.some((left) => left.node.state === 'unreadable');
+      return unreadable ? EXIT.unreadable : EXIT.ok;
+    }
     const registries = await registriesFor(plan, roots, values.agents as string | undefined, io);
     if (values.yes !== true) {
       const question = `Revive ${plural(plan.revivals.length, 'run')}, sending about ${formatCount(plan.estimatedTokens)} tokens? [y/N] `;
