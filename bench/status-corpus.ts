@@ -4,7 +4,7 @@ import { Session } from '../src/transcript/index.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
 
 /** Bump when the corpus changes shape, so that a reused folder is regenerated. */
-const CORPUS_VERSION = 3;
+const CORPUS_VERSION = 4;
 
 /** The states a transcript of the corpus is written to be in. */
 export type CorpusState =
