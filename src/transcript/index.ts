@@ -36,6 +36,7 @@ export {
 export { isKnownRecord, type RecordProblem, validateRecord } from './validate-record.ts';
 export { acquireWriterLock, type LockHolder, lockPathOf, type WriterLock } from './writer-lock.ts';
 export { conversationView, type ViewMessage } from './conversation-view.ts';
+export { ConversationViewBuilder } from './conversation-view-builder.ts';
 export { normalizeConversation } from './normalize-conversation.ts';
 export {
   ANTHROPIC_TOOL_ID_MAX_LENGTH,
