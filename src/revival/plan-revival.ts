@@ -1,6 +1,6 @@
-import { conversationView } from '../transcript/conversation-view.ts';
 import type {
   ForeignRecord,
+  Message,
   MessageBody,
   RunRevivedBody,
   ToolSettledBody,
@@ -28,7 +28,7 @@ export const REVIVAL_SETTLE_REASONS: ReadonlySet<string> = new Set([
  * What a revive appends, in order.
  *
  * @example
- * const plan: RevivalPlan = planRevival({ records, state, maxRevivals: 2 });
+ * const plan: RevivalPlan = planRevival({ records, lastMessage, state, maxRevivals: 2 });
  */
 export interface RevivalPlan {
   /** One tool message per call answered as interrupted; made durable before any settle. */
@@ -42,7 +42,29 @@ export interface RevivalPlan {
 }
 
 /**
- * Decide what a revive appends to a revivable transcript. Pure: the same records give the same
+ * What {@link planRevival} decides from. It needs none of the conversation before the run's last
+ * record: a revive streaming a transcript of any length keeps only these.
+ *
+ * @example
+ * const input: RevivalInput = { records: tail.records, lastMessage: view.at(-1), state, maxRevivals: 2 };
+ */
+export interface RevivalInput {
+  /**
+   * The transcript's records from the last one the run wrote itself — the last that
+   * {@link isRevivalWrite} does not claim — to the end ({@link RunTail} keeps exactly these
+   * while streaming; all of them when there is no such record). All the records, or any
+   * suffix holding that one, give the same plan.
+   */
+  records: readonly (TranscriptRecord | ForeignRecord)[];
+  /** The last message of the whole transcript's conversation view (undefined for none). */
+  lastMessage: Message | undefined;
+  /** The folded state of the whole transcript. */
+  state: TailState;
+  maxRevivals: number;
+}
+
+/**
+ * Decide what a revive appends to a revivable transcript. Pure: the same input gives the same
  * plan, which is what makes a revive killed half-way and run again end where an uninterrupted
  * one does.
  *
@@ -60,14 +82,12 @@ export interface RevivalPlan {
  *   start-up from reviving for ever.
  *
  * @example
- * const plan = planRevival({ records, state: session.state, maxRevivals: 2 });
+ * const plan = planRevival({
+ *   records: tail.records, lastMessage: view.at(-1), state: session.state, maxRevivals: 2,
+ * });
  * for (const message of plan.interruptedMessages) await session.append(message);
  */
-export function planRevival(input: {
-  records: readonly (TranscriptRecord | ForeignRecord)[];
-  state: TailState;
-  maxRevivals: number;
-}): RevivalPlan {
+export function planRevival(input: RevivalInput): RevivalPlan {
   const { records, state } = input;
   const afterIndex = lastRunRecordIndex(records);
   const afterSeq = records[afterIndex]?.seq ?? -1;
@@ -90,7 +110,7 @@ export function planRevival(input: {
     settles.push(settle);
     lists[LIST[shape]].push(dispatch.callId);
   }
-  const last = conversationView(records).at(-1);
+  const last = input.lastMessage;
   const told = last?.role === 'user' && last.extras?.injected === 'revival';
   return {
     interruptedMessages,

@@ -1,13 +1,17 @@
-import { type ViewMessage, conversationView } from '../transcript/conversation-view.ts';
+import {
+  ConversationViewBuilder,
+  type ViewMessage,
+} from '../transcript/conversation-view-builder.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { peek } from '../transcript/peek.ts';
 import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
-import { Session, type SessionOptions } from '../transcript/session.ts';
+import { scanRecords } from '../transcript/scan-transcript.ts';
+import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
+import { RunTail } from './run-tail.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -33,7 +37,7 @@ export type ReviveOptions = ReviveTarget & {
   /** Stamps `at` on what revive writes; tests pass a fixed one. */
   clock?: () => Date;
   /** For the session opened from a path (durability, checkpoint interval). */
-  sessionOptions?: Omit<SessionOptions, 'fileSystem' | 'clock'>;
+  sessionOptions?: Omit<SessionOpenOptions, 'fileSystem' | 'clock' | 'onRecord'>;
 };
 
 /**
@@ -95,7 +99,7 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   checkRequest(options);
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   if (options.session !== undefined) {
-    return reviveOpen(options.session, options, fileSystem, false);
+    return reviveOpen(options.session, options, fileSystem, null);
   }
   const path = options.path as string;
   const before = await inspectTranscript({ path, maxRevivals: options.maxRevivals, fileSystem });
@@ -105,8 +109,15 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   // Refusals decided before opening write nothing: opening would take the lock and repair.
   if (!before.revivable) return refused(before.reason ?? 'unreadable', before.detail ?? path);
   let session: Session;
+  // Opening reads every record (damage anywhere refuses the revive): what the revive needs of
+  // them is kept on the way, so the file is read once and never held whole.
+  const read = new TranscriptReading();
   try {
-    const sessionOptions: SessionOptions = { ...options.sessionOptions, fileSystem };
+    const sessionOptions: SessionOpenOptions = {
+      ...options.sessionOptions,
+      fileSystem,
+      onRecord: (record) => read.add(record),
+    };
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
     session = await Session.open(path, sessionOptions);
   } catch (error) {
@@ -116,32 +127,45 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     }
     return refused('io-error', `${path}: cannot open to revive (${describe(error)})`);
   }
-  return reviveOpen(session, options, fileSystem, true);
+  return reviveOpen(session, options, fileSystem, read);
 }
 
+/**
+ * What a revive keeps of the records as they stream past: the conversation view (what
+ * survives compaction) and the run's tail (what the planner needs) — never the records.
+ */
+class TranscriptReading {
+  readonly view = new ConversationViewBuilder();
+  readonly tail = new RunTail();
+
+  add(record: TranscriptRecord | ForeignRecord): void {
+    this.view.add(record);
+    this.tail.add(record);
+  }
+}
+
+/** `read` is what opening the session read, or null for a caller's session (read it now). */
 async function reviveOpen(
   session: Session,
   options: ReviveOptions,
   fileSystem: FileSystem,
-  owned: boolean,
+  opened: TranscriptReading | null,
 ): Promise<Revived | ReviveRefused> {
   const path = session.path;
   const release = async (): Promise<void> => {
-    if (owned) await session.close().catch(() => undefined);
+    if (opened !== null) await session.close().catch(() => undefined);
   };
-  let records: (TranscriptRecord | ForeignRecord)[];
-  try {
-    // A caller's session may hold appends in memory (durability 'none'): read them back too.
-    await session.barrier();
-    const read = await peek(path, { fileSystem });
-    if (!read.ok) {
-      await release();
-      return refused('unreadable', read.detail);
+  let read = opened;
+  if (read === null) {
+    try {
+      // A caller's session may hold appends in memory (durability 'none'): read them back too.
+      await session.barrier();
+      read = new TranscriptReading();
+      const failure = await streamRecords(path, fileSystem, read);
+      if (failure !== null) return refused('unreadable', failure);
+    } catch (error) {
+      return refused('io-error', `${path}: cannot read to revive (${describe(error)})`);
     }
-    records = read.records;
-  } catch (error) {
-    await release();
-    return refused('io-error', `${path}: cannot read to revive (${describe(error)})`);
   }
   const state = session.state;
   const mismatch = agentMismatch(path, state.meta?.agentId, options.agentId);
@@ -154,17 +178,21 @@ async function reviveOpen(
     await release();
     return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);
   }
-  const plan = planRevival({ records, state, maxRevivals: options.maxRevivals });
-  const appended: TranscriptRecord[] = [];
+  const plan = planRevival({
+    records: read.tail.records,
+    lastMessage: read.view.view().at(-1),
+    state,
+    maxRevivals: options.maxRevivals,
+  });
   let revival: RecordOf<'run-revived'>;
   try {
-    for (const message of plan.interruptedMessages) appended.push(await session.append(message));
+    for (const message of plan.interruptedMessages) read.add(await session.append(message));
     // The answer is durable before the settle that points at it (SPEC §3.3).
     if (plan.interruptedMessages.length > 0) await session.barrier();
-    for (const settle of plan.settles) appended.push(await session.append(settle));
-    if (plan.notice !== null) appended.push(await session.append(plan.notice));
+    for (const settle of plan.settles) read.add(await session.append(settle));
+    if (plan.notice !== null) read.add(await session.append(plan.notice));
     revival = (await session.append(plan.envelope)) as RecordOf<'run-revived'>;
-    appended.push(revival);
+    read.add(revival);
     await session.barrier();
   } catch (error) {
     await release();
@@ -176,7 +204,7 @@ async function reviveOpen(
   return {
     ok: true,
     session,
-    messages: conversationView([...records, ...appended]),
+    messages: read.view.view(),
     agentId: state.meta?.agentId ?? options.agentId,
     agentType: state.meta?.agentType ?? options.agentId,
     label: state.meta?.label ?? options.agentId,
@@ -215,6 +243,23 @@ function checkRequest(options: ReviveOptions): void {
     throw new RangeError(
       `Revival.revive: maxRevivals must be a non-negative integer (got ${options.maxRevivals})`,
     );
+  }
+}
+
+/** Feed a transcript's records to `read`, in constant memory; the reason it is unreadable, or null. */
+async function streamRecords(
+  path: string,
+  fileSystem: FileSystem,
+  read: TranscriptReading,
+): Promise<string | null> {
+  const iterator = scanRecords(path, { fileSystem });
+  for (;;) {
+    const step = await iterator.next();
+    if (step.done !== true) {
+      read.add(step.value.record);
+      continue;
+    }
+    return step.value.ok ? null : step.value.detail;
   }
 }
 

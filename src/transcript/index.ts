@@ -22,7 +22,13 @@ export {
   type TornTail,
   type UnreadableReason,
 } from './scan-transcript.ts';
-export { type Durability, Session, type SessionMeta, type SessionOptions } from './session.ts';
+export {
+  type Durability,
+  Session,
+  type SessionMeta,
+  type SessionOpenOptions,
+  type SessionOptions,
+} from './session.ts';
 export { SessionError, type SessionErrorCode } from './session-error.ts';
 export {
   emptyTailState,

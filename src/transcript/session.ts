@@ -3,13 +3,14 @@ import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { encodeLine } from './line-codec.ts';
 import {
   FORMAT_VERSION,
+  type ForeignRecord,
   type RecordBody,
   type SessionMetaBody,
   type TailRepair,
   type TranscriptRecord,
 } from './records.ts';
 import { repairTornTail } from './repair-torn-tail.ts';
-import { scanTranscript } from './scan-transcript.ts';
+import { type LineInfo, scanTranscript } from './scan-transcript.ts';
 import { describeError, SessionError, sessionIo as io } from './session-error.ts';
 import { emptyTailState, foldTailState, type TailState, tailStateToJson } from './tail-state.ts';
 import { acquireWriterLock, describeHolder, type WriterLock } from './writer-lock.ts';
@@ -36,6 +37,18 @@ export interface SessionOptions {
    * most that much after the last one, and a checkpoint of a few hundred bytes costs ~1–2%).
    */
   checkpointBytes?: number;
+}
+
+/** Options of {@link Session.open}. */
+export interface SessionOpenOptions extends SessionOptions {
+  /**
+   * Called with every good record in file order while `open` reads the transcript (not for a
+   * torn tail, nor for the checkpoint a repair writes): a caller that needs the records — a
+   * revive building the conversation view — reads the file once instead of twice. Records of a
+   * transcript found damaged further on have been passed by the time `open` throws. It must
+   * not throw.
+   */
+  onRecord?: (record: TranscriptRecord | ForeignRecord, info: LineInfo) => void;
 }
 
 /** The fields of a `session-meta` record. */
@@ -148,7 +161,7 @@ export class Session {
    * synced, the repair named in a checkpoint written at once). Damage anywhere else is never
    * repaired: it throws `unreadable` with the line and reason, and nothing is written.
    */
-  static async open(path: string, options: SessionOptions = {}): Promise<Session> {
+  static async open(path: string, options: SessionOpenOptions = {}): Promise<Session> {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const clock = options.clock ?? (() => new Date());
     const lock = await takeLock(fileSystem, path, clock());
@@ -158,6 +171,7 @@ export class Session {
         fileSystem,
         onRecord: (record, info) => {
           state = foldTailState(state, record, info.length);
+          options.onRecord?.(record, info);
         },
       });
       if (!scan.ok) {
