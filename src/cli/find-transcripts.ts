@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Dirent, promises as fs } from 'node:fs';
+import { type Dirent, promises as fs, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { childrenFolder } from '../subagents/child-layout.ts';
 import { lockPathOf } from '../transcript/writer-lock.ts';
@@ -48,38 +48,36 @@ export async function findTranscripts(
       if (lockFiles !== undefined && (await exists(lockPathOf(path)))) {
         lockFiles.add(lockPathOf(path));
       }
-      await walk(childrenFolder(path), found, lockFiles);
+      walk(childrenFolder(path), found, lockFiles);
     } else {
-      await walk(path, found, lockFiles);
+      walk(path, found, lockFiles);
     }
   }
   return [...found].sort();
 }
 
-async function walk(
-  folder: string,
-  found: Set<string>,
-  lockFiles: Set<string> | undefined,
-): Promise<void> {
+/**
+ * Reads folders synchronously: a walk over thousands of folders is thousands of small calls,
+ * and a thread-pool round trip costs more than listing a cached folder.
+ */
+function walk(folder: string, found: Set<string>, lockFiles: Set<string> | undefined): void {
   let entries: Dirent[];
   try {
-    entries = await fs.readdir(folder, { withFileTypes: true });
+    entries = readdirSync(folder, { withFileTypes: true });
   } catch {
     return;
   }
-  const below: Promise<void>[] = [];
   for (const entry of entries) {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      below.push(walk(path, found, lockFiles));
+      walk(path, found, lockFiles);
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
     } else if (lockFiles !== undefined && entry.name.endsWith('.jsonl.lock')) {
       lockFiles.add(path);
     }
   }
-  await Promise.all(below);
 }
 
 function exists(path: string): Promise<boolean> {

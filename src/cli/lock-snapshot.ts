@@ -7,10 +7,14 @@
  * started, which is what `status` shows anyway; `revive` takes locks for real. Given the lock
  * files a folder walk saw (`lockFiles`), a transcript without one costs no I/O at all.
  *
+ * Its reads block (by default it wraps {@link blockingReadFileSystem}): `status` reads
+ * thousands of small files one after another and does nothing else meanwhile, and a blocking
+ * read of a cached file costs a fraction of a thread-pool round trip.
+ *
  * @module
  */
-import { readFile, stat } from 'node:fs/promises';
-import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
+import { readFileSync, statSync } from 'node:fs';
+import { blockingReadFileSystem, type FileSystem } from '../transcript/file-system.ts';
 
 /**
  * A file system that answers `isLocked` from one snapshot of `/proc/locks`, falling back to
@@ -21,12 +25,12 @@ import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
  * await Revival.inspect({ path, maxRevivals: 3, fileSystem });
  */
 export async function lockSnapshotFileSystem(
-  base: FileSystem = nodeFileSystem,
+  base: FileSystem = blockingReadFileSystem,
   lockFiles?: ReadonlySet<string>,
 ): Promise<FileSystem> {
   let table: string;
   try {
-    table = await readFile('/proc/locks', 'latin1');
+    table = readFileSync('/proc/locks', 'latin1');
   } catch {
     return {
       ...base,
@@ -45,7 +49,7 @@ export async function lockSnapshotFileSystem(
       if (lockFiles !== undefined && !lockFiles.has(path)) return false;
       let inode: string;
       try {
-        inode = String((await stat(path, { bigint: true })).ino);
+        inode = String(statSync(path, { bigint: true }).ino);
       } catch (error) {
         // No lock file: nobody has ever written it, or nobody can hold it now.
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;

@@ -79,7 +79,8 @@ export function buildTree(
 }
 
 /**
- * Inspect every path (a bounded number at a time) and arrange the answers as trees.
+ * Inspect every path (one at a time unless `concurrency` says otherwise) and arrange the
+ * answers as trees.
  *
  * @example
  * const lockFiles = new Set<string>();
@@ -91,7 +92,9 @@ export async function inspectTree(
   cwd: string,
   options: { lockFiles?: ReadonlySet<string>; concurrency?: number } = {},
 ): Promise<RunNode[]> {
-  const concurrency = options.concurrency ?? 64;
+  // The reads block (see lock-snapshot.ts): inspecting several at once would only interleave
+  // them and hold more windows in memory at a time.
+  const concurrency = options.concurrency ?? 1;
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
   const fileSystem = await lockSnapshotFileSystem(undefined, options.lockFiles);

@@ -1,6 +1,12 @@
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { decodeLine } from '../transcript/line-codec.ts';
-import { scanRecords, type UnreadableReason } from '../transcript/scan-transcript.ts';
+import { LineScanner } from '../transcript/line-scanner.ts';
+import {
+  type ScanResult,
+  type ScanStart,
+  scanRecords,
+  type UnreadableReason,
+} from '../transcript/scan-transcript.ts';
 import {
   emptyTailState,
   foldTailState,
@@ -36,14 +42,14 @@ export interface ReadTailOptions {
   fileSystem?: FileSystem;
   /** `tail` (default): start from the last checkpoint when there is one; `full`: from byte 0. */
   strategy?: 'tail' | 'full';
-  /** Bytes per backward read while looking for the last checkpoint (tests lower it). */
-  chunkBytes?: number;
   /**
-   * Below this size (default 256 KiB) a file is simply read from the start: it is cheaper than
-   * a search backwards that would mostly find no checkpoint. Tests set 0 to take the fast path
-   * on small files.
+   * Bytes read in one go from the end of the file (default 64 KiB), where the last checkpoint
+   * is looked for first: the writer puts one every 32 KiB, so it is almost always there, and a
+   * smaller file is read whole at once. Tests lower it.
    */
-  fullScanBelowBytes?: number;
+  windowBytes?: number;
+  /** Bytes per backward read when the window holds no checkpoint (tests lower it). */
+  chunkBytes?: number;
 }
 
 /** A checkpoint line starts with exactly these bytes, then its seq, then its type. */
@@ -51,18 +57,19 @@ const LINE_START = Buffer.from('{"v":1,"seq":');
 const CHECKPOINT_TYPE = Buffer.from(',"type":"checkpoint"');
 /** Room for the line start, a seq of up to 16 digits and the type member. */
 const HEAD_BYTES = LINE_START.length + 16 + CHECKPOINT_TYPE.length;
+const WINDOW_BYTES = 64 * 1024;
 const CHUNK_BYTES = 256 * 1024;
-const FULL_SCAN_BELOW_BYTES = 256 * 1024;
 /** A checkpoint holds a small state; a longer line is not one this reader will trust. */
 const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
 /**
  * Fold a transcript into its {@link TailState} at a cost that does not grow with its length:
- * find the last checkpoint by reading backwards from the end, check it (its CRC, its seq, a
- * state this version wrote), and fold forward from it; with no usable checkpoint, fold from
- * the start. The answer is the one a full fold gives — the writer's checkpoint is the state
- * of everything before it — except that damage before the checkpoint goes unseen (a full
- * read, as `Session.open` does, still finds it). Never writes; never throws.
+ * read the last 64 KiB (one read; a smaller file whole), find the last checkpoint there — or,
+ * rarely, further back, reading backwards — check it (its CRC, its seq, a state this version
+ * wrote), and fold forward from it, decoding the bytes already read; with no usable
+ * checkpoint, fold from the start. The answer is the one a full fold gives — the writer's
+ * checkpoint is the state of everything before it — except that damage before the checkpoint
+ * goes unseen (a full read, as `Session.open` does, still finds it). Never writes; never throws.
  *
  * @example
  * const read = await readTailState('runs/a.jsonl');
@@ -73,49 +80,47 @@ export async function readTailState(
   options: ReadTailOptions = {},
 ): Promise<TailRead> {
   const fileSystem = options.fileSystem ?? nodeFileSystem;
+  if (options.strategy === 'full') return fold(scanRecords(path, { fileSystem }), null);
+  let fd: number;
   try {
-    const checkpoint =
-      options.strategy === 'full'
-        ? null
-        : await findLastCheckpoint(
-            fileSystem,
-            path,
-            options.chunkBytes ?? CHUNK_BYTES,
-            options.fullScanBelowBytes ?? FULL_SCAN_BELOW_BYTES,
-          );
-    let state = checkpoint?.state ?? emptyTailState();
-    const iterator = scanRecords(
-      path,
-      checkpoint === null
-        ? { fileSystem }
-        : {
-            fileSystem,
-            start: { offset: checkpoint.offset, seq: checkpoint.seq, line: checkpoint.seq + 1 },
-          },
-    );
-    for (;;) {
-      const step = await iterator.next();
-      if (step.done !== true) {
-        state = foldTailState(state, step.value.record, step.value.info.length);
-        continue;
-      }
-      const result = step.value;
-      if (!result.ok) {
-        const failure: TailRead = { ok: false, reason: result.reason, detail: result.detail };
-        if (result.line !== undefined) failure.line = result.line;
-        return failure;
-      }
-      return {
-        ok: true,
-        state,
-        bytes: result.validBytes + (result.torn?.tornBytes ?? 0),
-        torn: result.state === 'torn-tail',
-        fromCheckpoint: checkpoint?.seq ?? null,
-      };
+    fd = await fileSystem.open(path, 'read');
+  } catch {
+    // The scan opens it again and names the cause (missing, a folder, …).
+    return fold(scanRecords(path, { fileSystem }), null);
+  }
+  try {
+    const windowBytes = Math.max(1, options.windowBytes ?? WINDOW_BYTES);
+    const window = await readWindow(fileSystem, fd, windowBytes);
+    const found = lastCheckpointIn(window.bytes, window.offset);
+    if (found !== null || window.offset === 0) {
+      const bytes =
+        found === null ? window.bytes : window.bytes.subarray(found.offset - window.offset);
+      const start = found === null ? undefined : startOf(found);
+      // Everything to fold is in memory: fold it without a promise per record.
+      if (window.atEnd) return foldBytes(path, bytes, start, found);
+      return await fold(
+        scanRecords(
+          path,
+          start === undefined
+            ? { fileSystem, fd, prefetched: { bytes, atEnd: false } }
+            : { fileSystem, fd, start, prefetched: { bytes, atEnd: false } },
+        ),
+        found,
+      );
     }
+    const further = await findLastCheckpoint(fileSystem, fd, options.chunkBytes ?? CHUNK_BYTES);
+    return await fold(
+      scanRecords(
+        path,
+        further === null ? { fileSystem, fd } : { fileSystem, fd, start: startOf(further) },
+      ),
+      further,
+    );
   } catch (error) {
     // The scanner reports its own failures; this guards the never-throws promise.
     return { ok: false, reason: 'io-error', detail: `${path}: cannot read (${String(error)})` };
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
   }
 }
 
@@ -126,26 +131,124 @@ interface FoundCheckpoint {
   state: TailState;
 }
 
+function startOf(checkpoint: FoundCheckpoint): { offset: number; seq: number; line: number } {
+  return { offset: checkpoint.offset, seq: checkpoint.seq, line: checkpoint.seq + 1 };
+}
+
+/** Fold what a scan yields, starting from a checkpoint's state (or from nothing). */
+async function fold(
+  iterator: ReturnType<typeof scanRecords>,
+  checkpoint: FoundCheckpoint | null,
+): Promise<TailRead> {
+  let state = checkpoint?.state ?? emptyTailState();
+  for (;;) {
+    const step = await iterator.next();
+    if (step.done !== true) {
+      state = foldTailState(state, step.value.record, step.value.info.length);
+      continue;
+    }
+    return tailRead(step.value, state, checkpoint);
+  }
+}
+
+/** {@link fold} for bytes that reach the end of the file. */
+function foldBytes(
+  path: string,
+  bytes: Buffer,
+  start: ScanStart | undefined,
+  checkpoint: FoundCheckpoint | null,
+): TailRead {
+  const scanner = new LineScanner(path, start);
+  scanner.feed(bytes);
+  let state = checkpoint?.state ?? emptyTailState();
+  for (const { record, info } of scanner.take()) state = foldTailState(state, record, info.length);
+  return tailRead(scanner.finish(), state, checkpoint);
+}
+
+function tailRead(
+  result: ScanResult,
+  state: TailState,
+  checkpoint: FoundCheckpoint | null,
+): TailRead {
+  if (!result.ok) {
+    const failure: TailRead = { ok: false, reason: result.reason, detail: result.detail };
+    if (result.line !== undefined) failure.line = result.line;
+    return failure;
+  }
+  return {
+    ok: true,
+    state,
+    bytes: result.validBytes + (result.torn?.tornBytes ?? 0),
+    torn: result.state === 'torn-tail',
+    fromCheckpoint: checkpoint?.seq ?? null,
+  };
+}
+
 /**
- * The last good checkpoint of a file, or null (none, or the file cannot be opened — the full
+ * The last `windowBytes` of the file, in one read (a smaller file whole). `atEnd`: the bytes
+ * reach the end of the file as its size was then, so the scan reads nothing after them.
+ */
+async function readWindow(
+  fileSystem: FileSystem,
+  fd: number,
+  windowBytes: number,
+): Promise<{ bytes: Buffer; offset: number; atEnd: boolean }> {
+  const size = await fileSystem.size(fd);
+  const offset = Math.max(0, size - windowBytes);
+  const buffer = Buffer.allocUnsafe(size - offset);
+  const read = await readFully(fileSystem, fd, buffer, offset);
+  return { bytes: buffer.subarray(0, read), offset, atEnd: read === buffer.length };
+}
+
+async function readFully(
+  fileSystem: FileSystem,
+  fd: number,
+  buffer: Buffer,
+  position: number,
+): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const read = await fileSystem.read(fd, buffer.subarray(filled), position + filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return filled;
+}
+
+/**
+ * The last good checkpoint whose whole line lies in `bytes` (which start at file offset
+ * `offset`), or null. A candidate at the very start of the bytes is skipped unless it is the
+ * file's start: whether a line begins there is unknown.
+ */
+function lastCheckpointIn(bytes: Buffer, offset: number): FoundCheckpoint | null {
+  for (
+    let at = bytes.lastIndexOf(LINE_START);
+    at !== -1;
+    at = at === 0 ? -1 : bytes.lastIndexOf(LINE_START, at - 1)
+  ) {
+    if (at === 0 ? offset !== 0 : bytes[at - 1] !== 0x0a) continue;
+    const seq = checkpointSeq(bytes, at + LINE_START.length);
+    if (seq === null) continue;
+    const newline = bytes.indexOf(0x0a, at);
+    if (newline === -1) continue; // a torn tail, not a record
+    const found = checkpointFromLine(bytes.subarray(at, newline), offset + at, seq);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * The last good checkpoint of a file, or null (none, or the file cannot be read — the full
  * scan that follows says why). Reads backwards in chunks; each chunk carries the first bytes
  * of the one after it, so a line start split across two reads is still seen whole.
  */
 async function findLastCheckpoint(
   fileSystem: FileSystem,
-  path: string,
+  fd: number,
   chunkBytes: number,
-  fullScanBelowBytes: number,
 ): Promise<FoundCheckpoint | null> {
-  let fd: number;
-  try {
-    fd = await fileSystem.open(path, 'read');
-  } catch {
-    return null;
-  }
   try {
     const size = await fileSystem.size(fd);
-    if (size < fullScanBelowBytes) return null;
     let end = size;
     let carry: Buffer = Buffer.alloc(0);
     while (end > 0) {
@@ -171,8 +274,6 @@ async function findLastCheckpoint(
     return null;
   } catch {
     return null;
-  } finally {
-    await fileSystem.close(fd).catch(() => undefined);
   }
 }
 
@@ -227,7 +328,12 @@ async function readCheckpoint(
     if (newline !== -1) break;
     position += read;
   }
-  const decoded = decodeLine(Buffer.concat(parts, length));
+  return checkpointFromLine(Buffer.concat(parts, length), offset, seq);
+}
+
+/** The checkpoint a line (without its newline) holds, when it is a good one of this seq. */
+function checkpointFromLine(line: Buffer, offset: number, seq: number): FoundCheckpoint | null {
+  const decoded = decodeLine(line);
   if (!decoded.ok || decoded.record.type !== 'checkpoint' || decoded.record.seq !== seq) {
     return null;
   }

@@ -137,6 +137,25 @@ export const nodeFileSystem: FileSystem = {
   },
 };
 
+/**
+ * {@link nodeFileSystem} with `open`, `read`, `size` and `close` done synchronously, for a
+ * command that reads thousands of small files one after another (`llm-agent status`): each
+ * asynchronous call costs a thread-pool round trip — about sixteen system calls, waking a
+ * thread and the event loop — several times what reading a cached file costs. Each call blocks
+ * the event loop while it runs, so a server keeps {@link nodeFileSystem}. Failures still
+ * arrive as rejected promises, as the interface promises.
+ *
+ * @example
+ * const found = await Revival.inspect({ path, maxRevivals: 3, fileSystem: blockingReadFileSystem });
+ */
+export const blockingReadFileSystem: FileSystem = {
+  ...nodeFileSystem,
+  open: async (path, mode) => fs.openSync(path, FLAGS[mode], 0o600),
+  read: async (fd, buffer, position) => fs.readSync(fd, buffer, 0, buffer.length, position),
+  size: async (fd) => fs.fstatSync(fd).size,
+  close: async (fd) => fs.closeSync(fd),
+};
+
 async function lockFileNamesLivePid(path: string): Promise<boolean> {
   try {
     const text = await fs.promises.readFile(path, 'utf8');

@@ -6,8 +6,14 @@
  *
  * @module
  */
-export { type FileSystem, nodeFileSystem, type OpenMode } from './file-system.ts';
+export {
+  blockingReadFileSystem,
+  type FileSystem,
+  nodeFileSystem,
+  type OpenMode,
+} from './file-system.ts';
 export { decodeLine, type EncodedLine, encodeLine } from './line-codec.ts';
+export { LineScanner, type ScanStart } from './line-scanner.ts';
 export { type PeekResult, peek } from './peek.ts';
 export { readRecords } from './read-records.ts';
 export * from './records.ts';

@@ -76,26 +76,38 @@ export function decodeLine(line: Uint8Array): DecodeResult {
       return { ok: false, kind: 'checksum', message: 'the line has no checksum' };
     }
   }
-  const hexStart = suffixStart + CRC_PREFIX.length;
-  const stored = Buffer.from(line.buffer, line.byteOffset + hexStart, 8).toString('latin1');
-  if (!/^[0-9a-f]{8}$/.test(stored)) {
+  const stored = storedChecksum(line, suffixStart + CRC_PREFIX.length);
+  if (stored === -1) {
     return { ok: false, kind: 'checksum', message: 'the checksum is not 8 hex digits' };
   }
   const body = line.subarray(0, suffixStart);
-  const computed = crc32(CLOSING_BRACE, crc32(body));
-  if (computed !== Number.parseInt(stored, 16)) {
+  if (crc32(CLOSING_BRACE, crc32(body)) !== stored) {
     return { ok: false, kind: 'checksum', message: 'the checksum does not match the line' };
   }
+  // The record is the checksummed bytes themselves: the line without its `crc` member.
   let value: unknown;
   try {
-    value = JSON.parse(decoder.decode(line));
+    value = JSON.parse(`${decoder.decode(body)}}`);
   } catch (error) {
     return { ok: false, kind: 'parse', message: `not valid UTF-8 JSON (${describe(error)})` };
   }
-  if (typeof value === 'object' && value !== null) delete (value as { crc?: unknown }).crc;
   const result = validateRecord(value);
   if (!result.ok) return problemResult(result.problem);
   return result;
+}
+
+/** The 8 lower-case hex digits at `from` as a number, or -1 when they are not that. */
+function storedChecksum(line: Uint8Array, from: number): number {
+  let value = 0;
+  for (let index = from; index < from + 8; index++) {
+    const byte = line[index] as number;
+    let digit: number;
+    if (byte >= 0x30 && byte <= 0x39) digit = byte - 0x30;
+    else if (byte >= 0x61 && byte <= 0x66) digit = byte - 0x57;
+    else return -1;
+    value = value * 16 + digit;
+  }
+  return value;
 }
 
 function problemResult(problem: RecordProblem): DecodeResult {

@@ -144,7 +144,9 @@ describe('inspect: its answer is the same whether it reads the whole file or onl
         fc.array(action, { minLength: 0, maxLength: 80 }),
         fc.integer({ min: 150, max: 4000 }),
         tornTail,
-        async (actions, checkpointBytes, torn) => {
+        // From a window too small to hold any checkpoint (the backward search) to whole files.
+        fc.integer({ min: 1, max: 6000 }),
+        async (actions, checkpointBytes, torn, windowBytes) => {
           const fileSystem = new MemoryFileSystem();
           const path = '/runs/a.jsonl';
           const written = await play(fileSystem, path, actions, checkpointBytes);
@@ -158,7 +160,7 @@ describe('inspect: its answer is the same whether it reads the whole file or onl
           const fast = await readTailState(path, {
             fileSystem,
             chunkBytes: 97,
-            fullScanBelowBytes: 0,
+            windowBytes,
           });
           assert.ok(
             full.ok && fast.ok,
