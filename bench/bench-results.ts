@@ -8,7 +8,13 @@ export type InspectSection =
   | {
       ok: true;
       source: string;
-      sizes: { bytes: number; inspectMs: number; fullParseMs: number; ratio: number }[];
+      sizes: {
+        bytes: number;
+        inspectMs: number;
+        firstInspectMs?: number;
+        fullParseMs: number;
+        ratio: number;
+      }[];
     }
   | { ok: false; reason: string };
 

@@ -34,9 +34,12 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
   const maxRevivals = validCap ? options.maxRevivals : 0;
   try {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
-    const read = await readTailState(path, { fileSystem });
+    // Both at once: each is a few file-system round trips, and inspect's latency is theirs.
+    const [read, holder] = await Promise.all([
+      readTailState(path, { fileSystem }),
+      probeWriterLock(fileSystem, path),
+    ]);
     if (!read.ok) return unreadableInspection(path, maxRevivals, read.detail);
-    const holder = await probeWriterLock(fileSystem, path);
     const context: Parameters<typeof assessTail>[1] = { maxRevivals, running: holder !== null };
     if (holder !== null) {
       context.runningDetail = `a live process holds the writer lock (${describeHolder(holder)})`;

@@ -120,7 +120,8 @@ export async function readTailState(
     // The scanner reports its own failures; this guards the never-throws promise.
     return { ok: false, reason: 'io-error', detail: `${path}: cannot read (${String(error)})` };
   } finally {
-    await fileSystem.close(fd).catch(() => undefined);
+    // Not awaited: the answer does not depend on it, and waiting would add a round trip.
+    void fileSystem.close(fd).catch(() => undefined);
   }
 }
 
