@@ -12,8 +12,8 @@ interface CommandLike {
   run(argv: string[], io: unknown): Promise<number>;
 }
 
-const STATUS_MODULE = '../src/cli/status-command.ts';
-const STYLE_MODULE = '../src/cli/terminal-style.ts';
+const STATUS_MODULE = '../dist/cli/status-command.js';
+const STYLE_MODULE = '../dist/cli/terminal-style.js';
 
 /** Count every `state` member anywhere in the JSON the command printed. */
 export function countStates(

@@ -22,7 +22,8 @@ export interface StatusSection {
   coldProcessMs: number | null;
 }
 
-const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
+// The command as installed: the compiled bin (bench/run.ts builds it first).
+const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
 const DRIVER = new URL('./status-driver.ts', import.meta.url).pathname;
 
 function dropPageCache(): boolean {
