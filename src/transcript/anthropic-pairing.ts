@@ -8,9 +8,20 @@ import {
 } from './pairing-violation.ts';
 import type { Message, ToolResultPart } from './records.ts';
 
-/** Anthropic's pattern for `tool_use.id` (`messages.N.content.M.tool_use.id`). */
+/**
+ * Anthropic's pattern for `tool_use.id` (`messages.N.content.M.tool_use.id`).
+ *
+ * @example
+ * ANTHROPIC_TOOL_ID_PATTERN.test('call_s1'); // true
+ * ANTHROPIC_TOOL_ID_PATTERN.test('call.1'); // false: Anthropic refuses the request
+ */
 export const ANTHROPIC_TOOL_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
-/** The longest tool id Anthropic takes. */
+/**
+ * The longest tool id Anthropic takes.
+ *
+ * @example
+ * const fits = callId.length <= ANTHROPIC_TOOL_ID_MAX_LENGTH;
+ */
 export const ANTHROPIC_TOOL_ID_MAX_LENGTH = 64;
 
 /** One turn as Anthropic sees it, its content tagged with the message each part came from. */

@@ -6,7 +6,12 @@ import { decodeLine, LINE_END } from './line-codec.ts';
  * crash's torn tail, or damage — and the shapes a scan answers with.
  */
 
-/** Where a record stands in its file. */
+/**
+ * Where a record stands in its file.
+ *
+ * @example
+ * const info: LineInfo = { line: 7, offset: 1893, length: 212 };
+ */
 export interface LineInfo {
   /** 1-based line number. */
   line: number;
@@ -16,7 +21,14 @@ export interface LineInfo {
   length: number;
 }
 
-/** What lies after the last good record when the file ends in a crash's leftovers. */
+/**
+ * What lies after the last good record when the file ends in a crash's leftovers.
+ *
+ * @example
+ * const torn: TornTail = {
+ *   validBytes: 3439, tornBytes: 54, line: 14, reason: 'the line has no checksum',
+ * };
+ */
 export interface TornTail {
   /** The byte length of the good prefix. */
   validBytes: number;
@@ -28,7 +40,12 @@ export interface TornTail {
   reason: string;
 }
 
-/** Why a transcript cannot be read. */
+/**
+ * Why a transcript cannot be read.
+ *
+ * @example
+ * const reason: UnreadableReason = 'newer-version';
+ */
 export type UnreadableReason =
   | 'missing'
   | 'not-a-transcript'
@@ -36,7 +53,13 @@ export type UnreadableReason =
   | 'newer-version'
   | 'io-error';
 
-/** The outcome of scanning a transcript. */
+/**
+ * The outcome of scanning a transcript.
+ *
+ * @example
+ * const result: ScanResult = await scanTranscript('runs/a.jsonl');
+ * if (!result.ok) console.error(result.detail); // 'runs/a.jsonl:7: the line has no checksum'
+ */
 export type ScanResult =
   | {
       ok: true;
@@ -56,12 +79,28 @@ export type ScanResult =
       line?: number;
     };
 
-/** A line longer than this is bad without being buffered, so junk cannot exhaust memory. */
+/**
+ * A line longer than this is bad without being buffered, so junk cannot exhaust memory.
+ *
+ * @example
+ * const tooLong = lineBytes > MAX_LINE_BYTES; // bad at once, never buffered
+ */
 export const MAX_LINE_BYTES = 256 * 1024 * 1024;
-/** More trailing bytes than one write could have left are damage, not a torn tail. */
+/**
+ * More trailing bytes than one write could have left are damage, not a torn tail.
+ *
+ * @example
+ * const mayBeTorn = badBytes <= MAX_TORN_BYTES;
+ */
 export const MAX_TORN_BYTES = MAX_LINE_BYTES + 1024 * 1024;
 
-/** A line that is not a good record, kept until the file shows whether it is damage or a torn tail. */
+/**
+ * A line that is not a good record, kept until the file shows whether it is damage or a torn
+ * tail.
+ *
+ * @example
+ * const bad: BadLine = { info, bytes, reason: 'the line has no checksum', terminated: false };
+ */
 export interface BadLine {
   info: LineInfo;
   bytes: Buffer | null;
@@ -205,7 +244,13 @@ function looksLikeFirstRecordStart(tail: Buffer): boolean {
   return tail.every((byte) => byte === 0);
 }
 
-/** The answer for damage at a line. */
+/**
+ * The answer for damage at a line.
+ *
+ * @example
+ * damaged('runs/a.jsonl', 7, 'seq 9 where 6 was expected').detail;
+ * // 'runs/a.jsonl:7: seq 9 where 6 was expected'
+ */
 export function damaged(path: string, line: number, reason: string): ScanResult {
   return { ok: false, reason: 'damaged', detail: `${path}:${line}: ${reason}`, line };
 }

@@ -9,7 +9,12 @@ import {
 } from './pairing-violation.ts';
 import type { Message } from './records.ts';
 
-/** The longest `tool_calls[].id` OpenAI Chat Completions takes. */
+/**
+ * The longest `tool_calls[].id` OpenAI Chat Completions takes.
+ *
+ * @example
+ * const fits = callId.length <= OPENAI_CHAT_TOOL_ID_MAX_LENGTH;
+ */
 export const OPENAI_CHAT_TOOL_ID_MAX_LENGTH = 40;
 
 /**

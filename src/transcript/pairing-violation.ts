@@ -1,9 +1,20 @@
 import type { Message, ToolResultPart } from './records.ts';
 
-/** A provider's pairing rules. */
+/**
+ * A provider's pairing rules.
+ *
+ * @example
+ * const rules: PairingRules = 'openai-responses';
+ */
 export type PairingRules = 'anthropic' | 'openai-chat' | 'openai-responses';
 
-/** What kind of breach a {@link PairingViolation} is. */
+/**
+ * What kind of breach a {@link PairingViolation} is.
+ *
+ * @example
+ * const code: PairingViolationCode = 'unanswered-call';
+ * const unanswered = violations.filter((violation) => violation.code === code);
+ */
 export type PairingViolationCode =
   /** A call with no answer where the rules want one. */
   | 'unanswered-call'
@@ -28,6 +39,12 @@ export type PairingViolationCode =
  * the message at fault: the assistant turn for a call, the tool (or user) message for a
  * result. `message` mirrors the provider's own error text where one is known (without its
  * `messages.N:` prefix, whose numbering is the provider's, not ours).
+ *
+ * @example
+ * const violation: PairingViolation = {
+ *   rules: 'anthropic', code: 'duplicate-call-id', index: 3, callId: 'call_1',
+ *   message: '`tool_use` ids must be unique',
+ * };
  */
 export interface PairingViolation {
   rules: PairingRules;
@@ -37,7 +54,12 @@ export interface PairingViolation {
   message: string;
 }
 
-/** A call, with the index of the message that asked it and its place among its calls. */
+/**
+ * A call, with the index of the message that asked it and its place among its calls.
+ *
+ * @example
+ * const [first]: Call[] = callsOf(assistantTurn, 3); // { callId: 'call_1', index: 3, position: 0 }
+ */
 export interface Call {
   callId: string;
   index: number;

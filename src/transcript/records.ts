@@ -8,10 +8,21 @@
  * @module
  */
 
-/** The format version this library writes. Readers refuse records with a larger `v`. */
+/**
+ * The format version this library writes. Readers refuse records with a larger `v`.
+ *
+ * @example
+ * if (record.v > FORMAT_VERSION) throw new Error('written by a newer llm-agent');
+ */
 export const FORMAT_VERSION = 1;
 
-/** A JSON value, as it is stored on disk. */
+/**
+ * A JSON value, as it is stored on disk: what a tool's input and output must be so that a
+ * transcript replays them exactly.
+ *
+ * @example
+ * const input: JsonValue = { path: 'notes.txt', lines: [1, 2], recursive: false };
+ */
 export type JsonValue =
   | string
   | number
@@ -20,13 +31,28 @@ export type JsonValue =
   | JsonValue[]
   | { [key: string]: JsonValue };
 
-/** A JSON object. */
+/**
+ * A JSON object.
+ *
+ * @example
+ * const provider: JsonObject = { signature: 'c2ln' };
+ */
 export type JsonObject = { [key: string]: JsonValue };
 
-/** Who speaks a message. */
+/**
+ * Who speaks a message.
+ *
+ * @example
+ * const role: Role = 'assistant';
+ */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 
-/** Plain text. */
+/**
+ * Plain text.
+ *
+ * @example
+ * const part: TextPart = { type: 'text', text: 'Reading it.' };
+ */
 export interface TextPart {
   type: 'text';
   text: string;
@@ -34,14 +60,28 @@ export interface TextPart {
   provider?: JsonObject;
 }
 
-/** Model reasoning, kept so that providers that require it replayed get it back unmodified. */
+/**
+ * Model reasoning, kept so that providers that require it replayed get it back unmodified.
+ *
+ * @example
+ * const part: ReasoningPart = {
+ *   type: 'reasoning', text: 'I should read the file.', provider: { signature: 'c2ln' },
+ * };
+ */
 export interface ReasoningPart {
   type: 'reasoning';
   text: string;
   provider?: JsonObject;
 }
 
-/** A tool call requested by the assistant. */
+/**
+ * A tool call requested by the assistant.
+ *
+ * @example
+ * const part: ToolCallPart = {
+ *   type: 'tool-call', callId: 'call-1', toolName: 'read_file', input: { path: 'notes.txt' },
+ * };
+ */
 export interface ToolCallPart {
   type: 'tool-call';
   callId: string;
@@ -50,7 +90,15 @@ export interface ToolCallPart {
   provider?: JsonObject;
 }
 
-/** The answer to one tool call. `output` is what the model reads. */
+/**
+ * The answer to one tool call. `output` is what the model reads.
+ *
+ * @example
+ * const part: ToolResultPart = {
+ *   type: 'tool-result', callId: 'call-1', toolName: 'read_file', output: { lines: 3 },
+ *   isError: false,
+ * };
+ */
 export interface ToolResultPart {
   type: 'tool-result';
   callId: string;
@@ -60,17 +108,30 @@ export interface ToolResultPart {
   provider?: JsonObject;
 }
 
-/** One piece of a message's content. */
+/**
+ * One piece of a message's content.
+ *
+ * @example
+ * const calls = message.content.filter((part: ContentPart) => part.type === 'tool-call');
+ */
 export type ContentPart = TextPart | ReasoningPart | ToolCallPart | ToolResultPart;
 
 /**
  * Who wrote a turn that no person wrote: `revival` for the resume notice and the interrupted
  * results revival answers with, `background` for a child's result delivered while nobody waited,
  * `compaction` for a compaction summary in a conversation view.
+ *
+ * @example
+ * const injected: Injected = 'background'; // a child's result that arrived while nobody waited
  */
 export type Injected = 'revival' | 'background' | 'compaction';
 
-/** Free-form data carried with a message; `injected` marks turns the system wrote. */
+/**
+ * Free-form data carried with a message; `injected` marks turns the system wrote.
+ *
+ * @example
+ * const extras: MessageExtras = { injected: 'background', childId: 'worker-call_s1' };
+ */
 export interface MessageExtras {
   injected?: Injected;
   [key: string]: JsonValue | undefined;
@@ -89,13 +150,29 @@ export interface Message {
   extras?: MessageExtras;
 }
 
-/** What a tool declares about repeating it. Recorded, never used to replay a call. */
+/**
+ * What a tool declares about repeating it. Recorded, never used to replay a call.
+ *
+ * @example
+ * const idempotency: Idempotency = 'side-effect'; // write_file: a second run writes again
+ */
 export type Idempotency = 'read-only' | 'idempotent' | 'side-effect';
 
-/** How a settled tool call ended. */
+/**
+ * How a settled tool call ended: `outcome-unknown` when the process died while the tool ran
+ * and nobody can say whether it acted.
+ *
+ * @example
+ * const status: SettleStatus = 'outcome-unknown';
+ */
 export type SettleStatus = 'completed' | 'failed' | 'outcome-unknown';
 
-/** The parent of a child run, as its `session-meta` names it. */
+/**
+ * The parent of a child run, as its `session-meta` names it.
+ *
+ * @example
+ * const parent: ParentLink = { transcript: '../main.jsonl', callId: 'call_s1' };
+ */
 export interface ParentLink {
   /** The parent transcript, relative to the child transcript's folder. */
   transcript: string;
@@ -103,7 +180,12 @@ export interface ParentLink {
   callId: string;
 }
 
-/** Fields every record carries, written by the session, never by its caller. */
+/**
+ * Fields every record carries, written by the session, never by its caller.
+ *
+ * @example
+ * const header: RecordHeader = { v: 1, seq: 6, at: '2026-01-01T09:00:07.000Z' };
+ */
 export interface RecordHeader {
   v: number;
   seq: number;
@@ -112,7 +194,14 @@ export interface RecordHeader {
   tailRepair?: TailRepair;
 }
 
-/** What a torn-tail repair removed and where it kept the bytes. */
+/**
+ * What a torn-tail repair removed and where it kept the bytes.
+ *
+ * @example
+ * const repair: TailRepair = {
+ *   validBytes: 3439, tornBytes: 54, sidecar: 'normal.jsonl.torn-3439',
+ * };
+ */
 export interface TailRepair {
   /** The byte length the file was truncated to. */
   validBytes: number;
@@ -122,7 +211,15 @@ export interface TailRepair {
   sidecar: string;
 }
 
-/** First record of a transcript written by a host: who this run is. */
+/**
+ * First record of a transcript written by a host: who this run is.
+ *
+ * @example
+ * const meta: SessionMetaBody = {
+ *   type: 'session-meta', agentId: 'researcher-1', agentType: 'researcher', label: 'look',
+ *   model: 'openai:gpt-5', parent: { transcript: '../main.jsonl', callId: 'call-9' },
+ * };
+ */
 export interface SessionMetaBody {
   type: 'session-meta';
   agentId: string;
@@ -133,12 +230,26 @@ export interface SessionMetaBody {
   parent?: ParentLink;
 }
 
-/** One conversation turn. */
+/**
+ * One conversation turn.
+ *
+ * @example
+ * await session.append({ type: 'message', role: 'user', content: [{ type: 'text', text: 'Hi' }] });
+ */
 export interface MessageBody extends Message {
   type: 'message';
 }
 
-/** Written and made durable before a tool starts. */
+/**
+ * Written and made durable before a tool starts, so that a run killed while the tool runs
+ * is known to have started it.
+ *
+ * @example
+ * const dispatch: ToolDispatchedBody = {
+ *   type: 'tool-dispatched', callId: 'call-1', toolName: 'read_file',
+ *   inputDigest: inputDigest({ path: 'notes.txt' }), idempotency: 'read-only',
+ * };
+ */
 export interface ToolDispatchedBody {
   type: 'tool-dispatched';
   callId: string;
@@ -150,7 +261,14 @@ export interface ToolDispatchedBody {
   joins?: string[];
 }
 
-/** Closes one dispatch. */
+/**
+ * Closes one dispatch.
+ *
+ * @example
+ * const settled: ToolSettledBody = {
+ *   type: 'tool-settled', callId: 'call-3', status: 'outcome-unknown', reason: 'interrupted',
+ * };
+ */
 export interface ToolSettledBody {
   type: 'tool-settled';
   callId: string;
@@ -159,7 +277,14 @@ export interface ToolSettledBody {
   reason?: string;
 }
 
-/** Replaces records `fromSeq..toSeq` (inclusive) in the conversation view by a summary. */
+/**
+ * Replaces records `fromSeq..toSeq` (inclusive) in the conversation view by a summary.
+ *
+ * @example
+ * const compaction: CompactionBody = {
+ *   type: 'compaction', fromSeq: 2, toSeq: 7, summary: 'notes.txt has 3 lines.',
+ * };
+ */
 export interface CompactionBody {
   type: 'compaction';
   fromSeq: number;
@@ -167,7 +292,15 @@ export interface CompactionBody {
   summary: string;
 }
 
-/** One per revival: what the revival cap counts. */
+/**
+ * One per revival: what the revival cap counts.
+ *
+ * @example
+ * const revived: RunRevivedBody = {
+ *   type: 'run-revived', ordinal: 1, maxRevivals: 3, afterSeq: 13,
+ *   interrupted: ['call-3'], completedUnpersisted: [], orphaned: [],
+ * };
+ */
 export interface RunRevivedBody {
   type: 'run-revived';
   /** 1 for the first revival of this transcript, 2 for the second, … */
@@ -185,19 +318,33 @@ export interface RunRevivedBody {
  * A summary of everything before it, so that a reader can start from the last checkpoint
  * instead of the first line. Its `state` is opaque to this layer's validation beyond being an
  * object; its meaning is defined by {@link ../transcript/tail-state.ts}.
+ *
+ * @example
+ * const checkpoint: CheckpointBody = { type: 'checkpoint', state: tailStateToJson(state) };
  */
 export interface CheckpointBody {
   type: 'checkpoint';
   state: JsonObject;
 }
 
-/** A record of a type this version does not know: kept and ignored. */
+/**
+ * A record of a type this version does not know: kept and ignored.
+ *
+ * @example
+ * const note: UnknownBody = { type: 'x-future-note', text: 'written by a newer version' };
+ */
 export interface UnknownBody {
   type: string;
   [key: string]: JsonValue | undefined;
 }
 
-/** Any known record body (what a caller appends). */
+/**
+ * Any known record body (what a caller appends).
+ *
+ * @example
+ * const body: RecordBody = { type: 'tool-settled', callId: 'call-1', status: 'completed' };
+ * await session.append(body);
+ */
 export type RecordBody =
   | SessionMetaBody
   | MessageBody
@@ -207,17 +354,38 @@ export type RecordBody =
   | RunRevivedBody
   | CheckpointBody;
 
-/** A record as read from or written to a transcript. */
+/**
+ * A record as read from or written to a transcript.
+ *
+ * @example
+ * for await (const record of readRecords('runs/a.jsonl')) console.log(record.seq, record.type);
+ */
 export type TranscriptRecord = RecordHeader & RecordBody;
 
-/** A record of a type this reader does not know. */
+/**
+ * A record of a type this reader does not know.
+ *
+ * @example
+ * if ('unknown' in record) return; // a newer writer's record: kept on disk, skipped here
+ */
 export type ForeignRecord = RecordHeader & UnknownBody & { unknown: true };
 
-/** Narrow a record to one type. */
+/**
+ * Narrow a record to one type.
+ *
+ * @example
+ * const meta = records[0] as RecordOf<'session-meta'>;
+ * console.log(meta.agentId);
+ */
 export type RecordOf<T extends RecordBody['type']> = RecordHeader &
   Extract<RecordBody, { type: T }>;
 
-/** The record types this version knows. */
+/**
+ * The record types this version knows.
+ *
+ * @example
+ * RECORD_TYPES.has('x-future-note'); // false: read as a ForeignRecord, kept and ignored
+ */
 export const RECORD_TYPES: ReadonlySet<string> = new Set([
   'session-meta',
   'message',
@@ -228,7 +396,13 @@ export const RECORD_TYPES: ReadonlySet<string> = new Set([
   'checkpoint',
 ]);
 
-/** Agent ids that may become file names. Nothing from model output becomes a path unchecked. */
+/**
+ * Agent ids that may become file names. Nothing from model output becomes a path unchecked.
+ * {@link isAgentId} also refuses `..` inside an id.
+ *
+ * @example
+ * AGENT_ID_PATTERN.test('worker-call_s1'); // true
+ */
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**

@@ -8,6 +8,10 @@ import type { LockHolder } from './writer-lock.ts';
  * - `poisoned`: an earlier write or sync failed; reopen the session (which repairs) to go on;
  * - `closed`: the session was closed;
  * - `io`: the file system refused an operation (see `cause`).
+ *
+ * @example
+ * const code: SessionErrorCode = error.code; // once SessionError.isInstance(error)
+ * if (code === 'locked') console.error(`held by pid ${error.holder?.pid}`);
  */
 export type SessionErrorCode = 'locked' | 'exists' | 'unreadable' | 'poisoned' | 'closed' | 'io';
 

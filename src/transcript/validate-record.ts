@@ -6,7 +6,14 @@ import {
   type TranscriptRecord,
 } from './records.ts';
 
-/** Why a parsed line is not a valid record: the field at fault and what is wrong with it. */
+/**
+ * Why a parsed line is not a valid record: the field at fault and what is wrong with it.
+ *
+ * @example
+ * const problem: RecordProblem = {
+ *   kind: 'invalid', field: 'content.2.callId', message: 'must be a string',
+ * };
+ */
 export interface RecordProblem {
   /** `newer-version` for a record from a newer writer; `invalid` for anything else. */
   kind: 'invalid' | 'newer-version';
@@ -15,7 +22,13 @@ export interface RecordProblem {
   message: string;
 }
 
-/** The outcome of {@link validateRecord}. */
+/**
+ * The outcome of {@link validateRecord}.
+ *
+ * @example
+ * const result: ValidateResult = validateRecord(JSON.parse(text));
+ * if (!result.ok) console.error(`${result.problem.field} ${result.problem.message}`);
+ */
 export type ValidateResult =
   | { ok: true; record: TranscriptRecord | ForeignRecord }
   | { ok: false; problem: RecordProblem };

@@ -1,20 +1,37 @@
 import { hostname } from 'node:os';
 import type { FileSystem } from './file-system.ts';
 
-/** Who holds a transcript's writer lock, as the holder wrote it into the lock file. */
+/**
+ * Who holds a transcript's writer lock, as the holder wrote it into the lock file.
+ *
+ * @example
+ * const holder: LockHolder = { pid: 4242, since: '2026-01-01T09:00:00.000Z', host: 'build-1' };
+ */
 export interface LockHolder {
   pid: number | null;
   since: string | null;
   host: string | null;
 }
 
-/** A held writer lock: the kernel drops it if the process dies, so it is never stale. */
+/**
+ * A held writer lock: the kernel drops it if the process dies, so it is never stale.
+ *
+ * @example
+ * const lock: WriterLock = result.lock; // acquireWriterLock(…) answered ok
+ * await lock.release(); // the lock file stays, unlocked
+ */
 export interface WriterLock {
   readonly path: string;
   release(): Promise<void>;
 }
 
-/** The outcome of {@link acquireWriterLock}. */
+/**
+ * The outcome of {@link acquireWriterLock}.
+ *
+ * @example
+ * const result: AcquireResult = await acquireWriterLock(fileSystem, 'runs/a.jsonl', new Date());
+ * if (result.ok) await result.lock.release();
+ */
 export type AcquireResult = { ok: true; lock: WriterLock } | { ok: false; holder: LockHolder };
 
 /**
