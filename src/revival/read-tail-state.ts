@@ -1,5 +1,6 @@
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { decodeLine } from '../transcript/line-codec.ts';
+import { damaged } from '../transcript/classify-tail.ts';
+import { checksumProblem, decodeLine } from '../transcript/line-codec.ts';
 import { LineScanner } from '../transcript/line-scanner.ts';
 import {
   type ScanResult,
@@ -92,6 +93,8 @@ export async function readTailState(
     const windowBytes = Math.max(1, options.windowBytes ?? WINDOW_BYTES);
     const window = await readWindow(fileSystem, fd, windowBytes);
     const found = lastCheckpointIn(window.bytes, window.offset);
+    const damage = found === null ? null : damageBefore(path, window.bytes, window.offset, found);
+    if (damage !== null) return damage;
     if (found !== null || window.offset === 0) {
       const bytes =
         found === null ? window.bytes : window.bytes.subarray(found.offset - window.offset);
@@ -236,6 +239,86 @@ function lastCheckpointIn(bytes: Buffer, offset: number): FoundCheckpoint | null
     if (found !== null) return found;
   }
   return null;
+}
+
+/**
+ * Damage in the lines the window holds before the checkpoint, or null. They were read anyway:
+ * checking them — checksums and seq order, no parse, a few microseconds — means that damage
+ * near the end of a file is seen even though the fold starts after it. Damage further back
+ * stays unseen (docs/crash-safety.md). The line is counted from the first whole line's seq,
+ * as a full scan counts it when nothing before the window was lost.
+ */
+function damageBefore(
+  path: string,
+  bytes: Buffer,
+  offset: number,
+  checkpoint: FoundCheckpoint,
+): TailRead | null {
+  const end = checkpoint.offset - offset;
+  // The first whole line: the window's first byte starts one only at the file's start.
+  let at = offset === 0 ? 0 : bytes.indexOf(0x0a) + 1;
+  const lines: Buffer[] = [];
+  while (at < end) {
+    const newline = bytes.indexOf(0x0a, at);
+    lines.push(bytes.subarray(at, newline));
+    at = newline + 1;
+  }
+  const problems = lines.map((line) => checksumProblem(line));
+  const seqs = lines.map((line, index) => (problems[index] === null ? writtenSeq(line) : null));
+  // Lines are counted from the first whole line's seq; when that line is the bad one, from
+  // the next one's, taking it for a changed record (it may have been added bytes: a full scan,
+  // which saw the line before it, then counts one more).
+  const firstSeq = seqs[0] ?? (seqs.length > 1 && seqs[1] != null ? seqs[1] - 1 : null);
+  const base = firstSeq ?? checkpoint.seq - lines.length;
+  for (let index = 0; index < lines.length; index++) {
+    const line = base + 1 + index;
+    const problem = problems[index];
+    if (problem !== null && problem !== undefined) {
+      // As the scan words it: a record following with the seq this line should have had means
+      // bytes were added; any other seq, that this line was a record and was changed.
+      const expected = index === 0 ? base : (seqs[index - 1] ?? Number.NaN) + 1;
+      const following = index + 1 < lines.length ? seqs[index + 1] : checkpoint.seq;
+      const reason =
+        following === expected ? problem : `${problem}, yet a complete record follows it`;
+      return failure(damaged(path, line, reason));
+    }
+    const seq = seqs[index];
+    const expected = index === 0 ? seq : (seqs[index - 1] ?? Number.NaN) + 1;
+    if (seq !== null && seq !== undefined && seq !== expected) {
+      return failure(damaged(path, line, `seq ${seq} where ${expected} was expected`));
+    }
+  }
+  const last = seqs.at(-1);
+  if (last !== null && last !== undefined && last + 1 !== checkpoint.seq) {
+    return failure(
+      damaged(
+        path,
+        base + 1 + lines.length,
+        `seq ${checkpoint.seq} where ${last + 1} was expected`,
+      ),
+    );
+  }
+  return null;
+}
+
+/** The seq a version-1 line starts with, or null when it does not start like one. */
+function writtenSeq(line: Buffer): number | null {
+  if (line.length <= LINE_START.length || !line.subarray(0, LINE_START.length).equals(LINE_START)) {
+    return null;
+  }
+  let index = LINE_START.length;
+  let value = 0;
+  while (index < line.length && index - LINE_START.length < 16) {
+    const byte = line[index] as number;
+    if (byte < 0x30 || byte > 0x39) break;
+    value = value * 10 + (byte - 0x30);
+    index += 1;
+  }
+  return index === LINE_START.length || line[index] !== 0x2c ? null : value;
+}
+
+function failure(result: ScanResult): TailRead {
+  return tailRead(result, emptyTailState(), null);
 }
 
 /**

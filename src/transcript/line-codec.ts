@@ -66,24 +66,9 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * if (result.ok) console.log(result.record.type);
  */
 export function decodeLine(line: Uint8Array): DecodeResult {
-  const length = line.length;
-  if (length < CRC_SUFFIX_LENGTH + 2 || line[length - 1] !== 0x7d || line[length - 2] !== 0x22) {
-    return { ok: false, kind: 'checksum', message: 'the line has no checksum' };
-  }
-  const suffixStart = length - CRC_SUFFIX_LENGTH;
-  for (let index = 0; index < CRC_PREFIX.length; index++) {
-    if (line[suffixStart + index] !== CRC_PREFIX[index]) {
-      return { ok: false, kind: 'checksum', message: 'the line has no checksum' };
-    }
-  }
-  const stored = storedChecksum(line, suffixStart + CRC_PREFIX.length);
-  if (stored === -1) {
-    return { ok: false, kind: 'checksum', message: 'the checksum is not 8 hex digits' };
-  }
-  const body = line.subarray(0, suffixStart);
-  if (crc32(CLOSING_BRACE, crc32(body)) !== stored) {
-    return { ok: false, kind: 'checksum', message: 'the checksum does not match the line' };
-  }
+  const problem = checksumProblem(line);
+  if (problem !== null) return { ok: false, kind: 'checksum', message: problem };
+  const body = line.subarray(0, line.length - CRC_SUFFIX_LENGTH);
   // The record is the checksummed bytes themselves: the line without its `crc` member.
   let value: unknown;
   try {
@@ -94,6 +79,31 @@ export function decodeLine(line: Uint8Array): DecodeResult {
   const result = validateRecord(value);
   if (!result.ok) return problemResult(result.problem);
   return result;
+}
+
+/**
+ * Why a line (without its newline) fails its checksum, or null when the checksum matches: the
+ * check alone, without parsing — what a reader needs to tell whether bytes are exactly as
+ * written. Pure; never throws.
+ *
+ * @example
+ * if (checksumProblem(bytes) !== null) console.log('changed or torn since it was written');
+ */
+export function checksumProblem(line: Uint8Array): string | null {
+  const length = line.length;
+  if (length < CRC_SUFFIX_LENGTH + 2 || line[length - 1] !== 0x7d || line[length - 2] !== 0x22) {
+    return 'the line has no checksum';
+  }
+  const suffixStart = length - CRC_SUFFIX_LENGTH;
+  for (let index = 0; index < CRC_PREFIX.length; index++) {
+    if (line[suffixStart + index] !== CRC_PREFIX[index]) return 'the line has no checksum';
+  }
+  const stored = storedChecksum(line, suffixStart + CRC_PREFIX.length);
+  if (stored === -1) return 'the checksum is not 8 hex digits';
+  if (crc32(CLOSING_BRACE, crc32(line.subarray(0, suffixStart))) !== stored) {
+    return 'the checksum does not match the line';
+  }
+  return null;
 }
 
 /** The 8 lower-case hex digits at `from` as a number, or -1 when they are not that. */
