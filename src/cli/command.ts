@@ -2,7 +2,16 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Style } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
 
-/** What a command reads and writes: injected, so that tests and the demo can run commands in-process. */
+/**
+ * What a command reads and writes: injected, so that tests and the demo can run commands
+ * in-process.
+ *
+ * @example
+ * const io: CommandIo = {
+ *   stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env,
+ *   cwd: process.cwd(), out: createStyle(false), err: createStyle(false),
+ * };
+ */
 export interface CommandIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
@@ -19,7 +28,12 @@ export interface CommandIo {
   onInterrupt?: (handler: () => void) => () => void;
 }
 
-/** One subcommand of `llm-agent`. */
+/**
+ * One subcommand of `llm-agent`.
+ *
+ * @example
+ * process.exitCode = await statusCommand.run(['runs/', '--json'], io);
+ */
 export interface Command {
   name: string;
   /** The full `--help` text. */

@@ -27,5 +27,10 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-/** One of {@link EXIT}'s values. */
+/**
+ * One of {@link EXIT}'s values.
+ *
+ * @example
+ * const code: ExitCode = statusExitCode(summarize(roots)); // EXIT.revivable when one is
+ */
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

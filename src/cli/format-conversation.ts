@@ -7,7 +7,13 @@ import type { ViewMessage } from '../transcript/conversation-view.ts';
 import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/records.ts';
 import type { Style } from './terminal-style.ts';
 
-/** Options of {@link conversationText}. */
+/**
+ * Options of {@link conversationText}.
+ *
+ * @example
+ * // `llm-agent show --envelopes --full`:
+ * conversationText(view, style, { envelopes: records, maxValueLength: 0 });
+ */
 export interface ConversationTextOptions {
   /** Envelopes to interleave by seq (dispatch, settle, revival, meta, checkpoint…). */
   envelopes?: (TranscriptRecord | ForeignRecord)[];

@@ -7,7 +7,13 @@ import { EXIT, type ExitCode } from './exit-codes.ts';
 import type { RunNode, RunState } from './run-tree.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
 
-/** One run in `status --json`. */
+/**
+ * One run in `status --json`.
+ *
+ * @example
+ * const [first]: StatusJsonRun[] = statusJson(roots, 3).runs;
+ * if (first?.state === 'revivable') console.log(first.path, first.openCalls);
+ */
 export interface StatusJsonRun {
   path: string;
   agentId: string | null;
@@ -30,7 +36,13 @@ export interface StatusJsonRun {
   children: StatusJsonRun[];
 }
 
-/** The whole of `status --json`. */
+/**
+ * The whole of `status --json`.
+ *
+ * @example
+ * const json: StatusJson = JSON.parse(stdout); // `llm-agent status --json`
+ * if (json.summary.revivable > 0) console.log(`${json.summary.resumeTokens} tokens to resume`);
+ */
 export interface StatusJson {
   maxRevivals: number;
   runs: StatusJsonRun[];

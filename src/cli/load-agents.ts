@@ -11,7 +11,14 @@ import { pathToFileURL } from 'node:url';
 import type { AgentDefinition, AgentRegistry } from '../subagents/agent-definition.ts';
 import { UserError } from './user-error.ts';
 
-/** What a function default export is given. */
+/**
+ * What a function default export is given.
+ *
+ * @example
+ * // agents.ts: put the tools' workspace beside the transcript
+ * export default (context: AgentsContext) =>
+ *   agentsWorkingIn(join(dirname(context.transcript), 'workspace'));
+ */
 export interface AgentsContext {
   /** The root transcript the command works on (absolute). */
   transcript: string;

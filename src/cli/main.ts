@@ -13,7 +13,15 @@ import { EXIT } from './exit-codes.ts';
 import { colourEnabled, createStyle } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
 
-/** A subcommand, loaded only when it is used: `--version` and `status` stay quick to start. */
+/**
+ * A subcommand, loaded only when it is used: `--version` and `status` stay quick to start.
+ *
+ * @example
+ * const entry: CommandEntry = {
+ *   name: 'show', summary: 'print a run’s conversation',
+ *   load: async () => (await import('./show-command.ts')).showCommand,
+ * };
+ */
 export interface CommandEntry {
   name: string;
   /** One line for the top-level help. */
@@ -21,7 +29,12 @@ export interface CommandEntry {
   load(): Promise<Command>;
 }
 
-/** Every subcommand, in the order the help lists them. */
+/**
+ * Every subcommand, in the order the help lists them.
+ *
+ * @example
+ * const command = await COMMANDS.find((entry) => entry.name === 'status')?.load();
+ */
 export const COMMANDS: CommandEntry[] = [
   {
     name: 'status',

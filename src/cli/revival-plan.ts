@@ -10,7 +10,14 @@ import { walkChildrenFirst, walkTree } from './run-tree.ts';
 import { formatCount, plural } from './format-status.ts';
 import type { Style } from './terminal-style.ts';
 
-/** One run the plan revives. */
+/**
+ * One run the plan revives.
+ *
+ * @example
+ * for (const revival of planRevival(roots).revivals) {
+ *   console.log(revival.node.displayPath, revival.interrupt.map((call) => call.toolName));
+ * }
+ */
 export interface PlannedRevival {
   node: RunNode;
   /** Calls in flight that will be answered as interrupted (never replayed). */
@@ -25,13 +32,24 @@ export interface PlannedRevival {
   joins: { callId: string; children: { agentId: string; state: string }[] }[];
 }
 
-/** A run the plan leaves alone, and why. */
+/**
+ * A run the plan leaves alone, and why.
+ *
+ * @example
+ * for (const { node, why } of plan.leftAlone) console.log(`${node.displayPath}: ${why}`);
+ */
 export interface LeftAlone {
   node: RunNode;
   why: string;
 }
 
-/** The whole plan. */
+/**
+ * The whole plan.
+ *
+ * @example
+ * const plan: RevivalPlan = planRevival(await inspectTree(['runs/main.jsonl'], 3, process.cwd()));
+ * process.stdout.write(planText(plan, style));
+ */
 export interface RevivalPlan {
   /** Children before parents. */
   revivals: PlannedRevival[];

@@ -25,7 +25,12 @@ import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
 
-/** The model spec the demo's transcripts record: such runs can be revived without `--agents`. */
+/**
+ * The model spec the demo's transcripts record: such runs can be revived without `--agents`.
+ *
+ * @example
+ * const isDemoRun = (await readSessionMeta(path))?.model === DEMO_MODEL_SPEC;
+ */
 export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
 
 /**
@@ -123,7 +128,13 @@ cleanly and stays revivable).
   },
 };
 
-/** How one planned revival went. */
+/**
+ * How one planned revival went.
+ *
+ * @example
+ * const outcomes: RevivalOutcome[] = await executePlan(plan, roots, registries, 3, io, stopper);
+ * const unfinished = outcomes.filter((outcome) => outcome.result?.status !== 'finished');
+ */
 export interface RevivalOutcome {
   node: RunNode;
   /** Set when `Revival.revive` refused. */

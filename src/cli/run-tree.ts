@@ -11,10 +11,21 @@ import { inspectTranscript } from './inspect-transcript.ts';
 import { lockSnapshotFileSystem } from './lock-snapshot.ts';
 import { parentTranscriptPath } from '../subagents/child-layout.ts';
 
-/** What the CLI calls a run's state: `inspect`'s reasons, named for people. */
+/**
+ * What the CLI calls a run's state: `inspect`'s reasons, named for people.
+ *
+ * @example
+ * const state: RunState = stateOf(inspection); // 'capped' for a run at its revival cap
+ */
 export type RunState = 'running' | 'finished' | 'revivable' | 'capped' | 'unreadable' | 'empty';
 
-/** One run of the tree. */
+/**
+ * One run of the tree.
+ *
+ * @example
+ * const [root]: RunNode[] = await inspectTree(['runs/main.jsonl'], 3, process.cwd());
+ * for (const child of root?.children ?? []) console.log(child.displayPath, child.state);
+ */
 export interface RunNode {
   /** Absolute path of the transcript. */
   path: string;

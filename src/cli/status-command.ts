@@ -4,7 +4,12 @@ import { findTranscripts } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { inspectTree } from './run-tree.ts';
 
-/** The revival cap the CLI assumes when `--max-revivals` is not given. */
+/**
+ * The revival cap the CLI assumes when `--max-revivals` is not given.
+ *
+ * @example
+ * integerOption('status', '--max-revivals', values['max-revivals'], DEFAULT_MAX_REVIVALS);
+ */
 export const DEFAULT_MAX_REVIVALS = 3;
 
 /**

@@ -6,7 +6,13 @@
  * @module
  */
 
-/** The few styles the CLI uses; each returns its input unchanged when colour is off. */
+/**
+ * The few styles the CLI uses; each returns its input unchanged when colour is off.
+ *
+ * @example
+ * const style: Style = createStyle(colourEnabled(process.env, process.stdout.isTTY === true));
+ * process.stdout.write(`${style.bold('main.jsonl')} ${style.yellow('revivable')}\n`);
+ */
 export interface Style {
   readonly enabled: boolean;
   bold(text: string): string;

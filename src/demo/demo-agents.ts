@@ -15,7 +15,15 @@ import { DEMO_REPORT, LEAD_MARKER, WRITER_MARKER, demoScript } from './demo-scri
 import { createDemoTools, type HalfWriteHook } from './demo-tools.ts';
 import { createScriptedModel } from './scripted-model.ts';
 
-/** Options of {@link createDemoRegistry}. */
+/**
+ * Options of {@link createDemoRegistry}.
+ *
+ * @example
+ * const options: DemoRegistryOptions = {
+ *   workspace: '/tmp/demo/workspace',
+ *   haltWriting: 'section-2.md',
+ * };
+ */
 export interface DemoRegistryOptions {
   /** The folder the tools read and write. */
   workspace: string;
@@ -24,7 +32,12 @@ export interface DemoRegistryOptions {
   onHalfWrite?: HalfWriteHook;
 }
 
-/** The demo's model id, recorded in each transcript's `session-meta`. */
+/**
+ * The demo's model id, recorded in each transcript's `session-meta`.
+ *
+ * @example
+ * const model = createScriptedModel({ script: demoScript, modelId: DEMO_MODEL_ID });
+ */
 export const DEMO_MODEL_ID = 'demo-script';
 
 /**
@@ -53,7 +66,12 @@ export function createDemoRegistry(options: DemoRegistryOptions): AgentRegistry 
   };
 }
 
-/** What an `--agents` module's default export may be given when it is a function. */
+/**
+ * What an `--agents` module's default export may be given when it is a function.
+ *
+ * @example
+ * const registry = demoAgents({ transcript: '/tmp/demo/lead.jsonl', cwd: '/tmp/demo', env: {} });
+ */
 export interface AgentsContext {
   /** The root transcript the command works on. */
   transcript: string;

@@ -10,18 +10,38 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import type { ScriptAnswer, ScriptPrompt, ScriptToolResult } from './scripted-model.ts';
 
-/** The marker in the lead's system prompt. */
+/**
+ * The marker in the lead's system prompt.
+ *
+ * @example
+ * if (prompt.system.includes(LEAD_MARKER)) return leadScript(prompt);
+ */
 export const LEAD_MARKER = 'You are the lead of a small writing team.';
-/** The marker in a writer's system prompt. */
+/**
+ * The marker in a writer's system prompt.
+ *
+ * @example
+ * if (prompt.system.includes(WRITER_MARKER)) return writerScript(prompt);
+ */
 export const WRITER_MARKER = 'You are a writer.';
 
-/** The two sections the lead delegates: file name, title. */
+/**
+ * The two sections the lead delegates: file name, title.
+ *
+ * @example
+ * for (const { file, title } of DEMO_SECTIONS) console.log(file, sectionContent(title).length);
+ */
 export const DEMO_SECTIONS: readonly { file: string; title: string }[] = [
   { file: 'section-1.md', title: 'Why runs die' },
   { file: 'section-2.md', title: 'Coming back honestly' },
 ];
 
-/** The report the lead assembles from the sections. */
+/**
+ * The report the lead assembles from the sections.
+ *
+ * @example
+ * const report = await readFile(join(workspace, DEMO_REPORT), 'utf8');
+ */
 export const DEMO_REPORT = 'report.md';
 
 const PARAGRAPHS: Record<string, string[]> = {

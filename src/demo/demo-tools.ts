@@ -11,14 +11,27 @@ import { z } from 'zod';
 import type { ToolDefinition, ToolFailure } from '../loop/types.ts';
 import type { JsonValue } from '../transcript/records.ts';
 
-/** Called by `write_file` once half of a file is on disk; the rest is written when it resolves. */
+/**
+ * Called by `write_file` once half of a file is on disk; the rest is written when it resolves.
+ *
+ * @example
+ * const onHalfWrite: HalfWriteHook = async ({ path, bytesWritten, bytesTotal }) => {
+ *   console.error(`${path}: ${bytesWritten} of ${bytesTotal} bytes on disk; kill me now`);
+ * };
+ */
 export type HalfWriteHook = (write: {
   path: string;
   bytesWritten: number;
   bytesTotal: number;
 }) => Promise<void>;
 
-/** Options of {@link createDemoTools}. */
+/**
+ * Options of {@link createDemoTools}.
+ *
+ * @example
+ * const options: DemoToolsOptions = { workspace: '/tmp/demo/workspace', haltWriting: 'a.md' };
+ * const tools = createDemoTools({ ...options, onHalfWrite });
+ */
 export interface DemoToolsOptions {
   /** The folder the tools work in; paths outside it are refused. */
   workspace: string;

@@ -11,7 +11,14 @@ import { dirname, join } from 'node:path';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { type AgentsContext, createDemoRegistry } from './demo-agents.ts';
 
-/** What the halted process tells its parent. */
+/**
+ * What the halted process tells its parent.
+ *
+ * @example
+ * child.on('message', (message: HalfWrittenMessage) => {
+ *   if (message.type === 'half-written') child.kill('SIGKILL'); // the write is truly in flight
+ * });
+ */
 export interface HalfWrittenMessage {
   type: 'half-written';
   path: string;

@@ -22,14 +22,26 @@ import type {
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 
-/** One tool call as a script sees it in the prompt. */
+/**
+ * One tool call as a script sees it in the prompt.
+ *
+ * @example
+ * const calls: ScriptToolCall[] = prompt.turns.flatMap((turn) => turn.toolCalls);
+ */
 export interface ScriptToolCall {
   callId: string;
   toolName: string;
   input: unknown;
 }
 
-/** One tool result as a script sees it in the prompt: `output` is text or parsed JSON. */
+/**
+ * One tool result as a script sees it in the prompt: `output` is text or parsed JSON.
+ *
+ * @example
+ * const results: ScriptToolResult[] = prompt.turns.flatMap((turn) => turn.toolResults);
+ * const last = results.at(-1);
+ * if (last?.isError) return { text: `the ${last.toolName} call failed` };
+ */
 export interface ScriptToolResult {
   callId: string;
   toolName: string;
@@ -37,7 +49,12 @@ export interface ScriptToolResult {
   isError: boolean;
 }
 
-/** One turn of the prompt, flattened to what a script decides on. */
+/**
+ * One turn of the prompt, flattened to what a script decides on.
+ *
+ * @example
+ * const asked = prompt.turns.filter((turn: ScriptTurn) => turn.role === 'user').at(-1)?.text;
+ */
 export interface ScriptTurn {
   role: 'system' | 'user' | 'assistant' | 'tool';
   text: string;
@@ -45,23 +62,47 @@ export interface ScriptTurn {
   toolResults: ScriptToolResult[];
 }
 
-/** What a script is given: the system prompt, the turns, and the names of the offered tools. */
+/**
+ * What a script is given: the system prompt, the turns, and the names of the offered tools.
+ *
+ * @example
+ * const script = (prompt: ScriptPrompt): ScriptAnswer =>
+ *   prompt.toolNames.includes('read_file') ? { text: 'I can read files' } : { text: 'hello' };
+ */
 export interface ScriptPrompt {
   system: string;
   turns: ScriptTurn[];
   toolNames: string[];
 }
 
-/** What a script answers: some text, some tool calls (ids are assigned by the model), or both. */
+/**
+ * What a script answers: some text, some tool calls (ids are assigned by the model), or both.
+ *
+ * @example
+ * const answer: ScriptAnswer = {
+ *   text: 'Reading it.',
+ *   toolCalls: [{ toolName: 'read_file', input: { path: 'a.md' } }],
+ * };
+ */
 export interface ScriptAnswer {
   text?: string;
   toolCalls?: { toolName: string; input: JSONValue }[];
 }
 
-/** A script: must be pure — the same prompt always gives the same answer. */
+/**
+ * A script: must be pure — the same prompt always gives the same answer.
+ *
+ * @example
+ * const echo: Script = (prompt) => ({ text: prompt.turns.at(-1)?.text ?? '' });
+ */
 export type Script = (prompt: ScriptPrompt) => ScriptAnswer;
 
-/** Options of {@link createScriptedModel}. */
+/**
+ * Options of {@link createScriptedModel}.
+ *
+ * @example
+ * const model = createScriptedModel({ script: echo, modelId: 'echo' });
+ */
 export interface ScriptedModelOptions {
   script: Script;
   /** Shown as the model id (default `scripted`). */
