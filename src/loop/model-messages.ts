@@ -121,19 +121,34 @@ export function toModelPrompt(
     head.push(textOf((messages[start] as Message).content));
     start += 1;
   }
-  const rest = messages.slice(start).map(
-    (message): Message =>
-      message.role === 'system'
-        ? {
-            role: 'user',
-            content: [{ type: 'text', text: `[system] ${textOf(message.content)}` }],
-          }
-        : message,
-  );
-  const converted = toModelMessages(rest);
+  const converted = toModelPromptBody(messages.slice(start));
   return head.length === 0
     ? { messages: converted }
     : { instructions: head.join('\n\n'), messages: converted };
+}
+
+/**
+ * The messages of a prompt after its leading system turns: {@link toModelMessages}, with
+ * each system turn as a user turn opening with `[system]`. For a normalized view whose first
+ * message is not a tool message, the body of a concatenation is the concatenation of the
+ * bodies: what lets a run convert only the turns it added (see `RunConversation`).
+ *
+ * @example
+ * toModelPromptBody([{ role: 'system', content: [{ type: 'text', text: 'Budget is low.' }] }]);
+ * // [{ role: 'user', content: [{ type: 'text', text: '[system] Budget is low.' }] }]
+ */
+export function toModelPromptBody(messages: readonly Message[]): ModelMessage[] {
+  return toModelMessages(
+    messages.map(
+      (message): Message =>
+        message.role === 'system'
+          ? {
+              role: 'user',
+              content: [{ type: 'text', text: `[system] ${textOf(message.content)}` }],
+            }
+          : message,
+    ),
+  );
 }
 
 /**

@@ -1,6 +1,4 @@
 import type { ToolSet } from 'ai';
-import { normalizeConversation } from '../transcript/normalize-conversation.ts';
-import { pairingViolations } from '../transcript/pairing-violations.ts';
 import type { Message, MessageExtras } from '../transcript/records.ts';
 import { callModel, type ModelTurnResult } from './call-model.ts';
 import {
@@ -9,7 +7,8 @@ import {
   renderForSummary,
   SUMMARY_INSTRUCTIONS,
 } from './compaction.ts';
-import { callsOf, toModelMessages, toModelPrompt } from './model-messages.ts';
+import { callsOf, toModelMessages } from './model-messages.ts';
+import { RunConversation } from './run-conversation.ts';
 import { type CallOutcome, resolvePendingJoin, runToolCall } from './run-tool-call.ts';
 import { classifyTailCalls } from './tail-calls.ts';
 import type { LoopEvent, LoopMessage, LoopOptions, RunResult, ToolDefinition } from './types.ts';
@@ -38,7 +37,7 @@ export class RunState {
   readonly #tools: ReadonlyMap<string, ToolDefinition<unknown>>;
   readonly #signal: AbortSignal;
   readonly #emit: (event: LoopEvent) => void;
-  #conversation: LoopMessage[] = [];
+  #conversation = new RunConversation([]);
   #usage = { inputTokens: 0, outputTokens: 0 };
   #turns = 0;
   #finishReason = '';
@@ -56,7 +55,7 @@ export class RunState {
   }
 
   async execute(conversation: LoopMessage[], sdkTools: () => Promise<ToolSet>): Promise<RunResult> {
-    this.#conversation = conversation;
+    this.#conversation = new RunConversation(conversation);
     const session = this.#options.session;
     const maxTurns = this.#options.maxTurns ?? DEFAULT_MAX_TURNS;
     while (true) {
@@ -67,11 +66,11 @@ export class RunState {
       const deliveries = this.#options.takeDeliveries?.() ?? [];
       for (const delivery of deliveries) {
         const record = await session.append({ type: 'message', ...delivery });
-        this.#conversation.push({ ...delivery, seq: record.seq });
+        this.#conversation.append({ ...delivery, seq: record.seq });
       }
       // The subagents layer forgets what it handed over: make it durable before going on.
       if (deliveries.length > 0) await session.barrier();
-      const last = this.#conversation.at(-1);
+      const last = this.#conversation.last;
       if (last === undefined)
         return this.ended('failed', 'error', 'there is no conversation to run');
       if (last.role === 'assistant' && callsOf(last).length === 0) {
@@ -82,16 +81,16 @@ export class RunState {
         const compacted = await this.#compact();
         if (compacted === 'aborted') return this.ended('aborted', 'aborted');
       }
-      const view = normalizeConversation(this.#conversation);
-      const broken = unsendable(view);
-      if (broken !== null) {
+      // Normalized, checked and converted incrementally: only what was appended since the
+      // last model call (see RunConversation).
+      const prompt = this.#conversation.prepare(this.#options.system);
+      if (!prompt.ok) {
         // Nothing is written: the conversation is not one this loop made, and a provider
         // would refuse it with a 400 (or the AI SDK before it).
-        return this.ended('failed', 'error', `the conversation cannot be sent: ${broken}`);
+        return this.ended('failed', 'error', `the conversation cannot be sent: ${prompt.detail}`);
       }
       this.#turns += 1;
       this.#emit({ type: 'turn-start', turn: this.#turns });
-      const prompt = toModelPrompt(view, this.#options.system);
       const turn = await this.#callModel(prompt.messages, await sdkTools(), prompt.instructions);
       if (!turn.ok) {
         if (turn.reason === 'aborted') return this.ended('aborted', 'aborted');
@@ -103,14 +102,14 @@ export class RunState {
       this.#finishReason = turn.finishReason;
       const message = turn.message.content.length > 0 ? turn.message : emptyTurn();
       const record = await session.append({ type: 'message', ...message });
-      this.#conversation.push({ ...message, seq: record.seq });
+      this.#conversation.append({ ...message, seq: record.seq });
       this.#emit({ type: 'turn-end', turn: this.#turns, finishReason: turn.finishReason });
     }
   }
 
   /** Build the result; `status` decides which text is reported. */
   ended(status: RunResult['status'], stopReason: string, error?: string): RunResult {
-    const last = this.#conversation.findLast((message) => message.role === 'assistant');
+    const last = this.#conversation.messages.findLast((message) => message.role === 'assistant');
     const finalText =
       status === 'finished' && last !== undefined
         ? last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
@@ -131,7 +130,7 @@ export class RunState {
    * revival may touch.
    */
   async #answerTail(): Promise<RunResult | null> {
-    const calls = classifyTailCalls(this.#conversation, this.#options.session.state);
+    const calls = classifyTailCalls(this.#conversation.messages, this.#options.session.state);
     const blocked = calls.find(
       (entry) => entry.state === 'in-flight' || entry.state === 'settled-unanswered',
     );
@@ -157,7 +156,7 @@ export class RunState {
       tools: this.#tools,
       signal: this.#signal,
       emit: this.#emit,
-      onResult: (message: LoopMessage) => this.#conversation.push(message),
+      onResult: (message: LoopMessage) => this.#conversation.append(message),
     };
     const work: Promise<CallOutcome>[] = [];
     for (const entry of calls) {
@@ -203,9 +202,12 @@ export class RunState {
   async #compact(): Promise<'done' | 'skipped' | 'aborted'> {
     const options = this.#options.compaction;
     if (options === undefined) return 'skipped';
-    const plan = planCompaction(this.#conversation, options, this.#options.system ?? '');
+    const system = this.#options.system ?? '';
+    // planCompaction's own first test, without re-measuring every message at every turn.
+    if (this.#conversation.estimatedTokens(system) <= options.maxTokens) return 'skipped';
+    const plan = planCompaction(this.#conversation.messages, options, system);
     if (plan === null) return 'skipped';
-    const replaced = this.#conversation.slice(plan.start, plan.start + plan.count);
+    const replaced = this.#conversation.messages.slice(plan.start, plan.start + plan.count);
     const prompt: Message = {
       role: 'user',
       content: [
@@ -238,11 +240,7 @@ export class RunState {
       extras,
       seq: record.seq,
     };
-    this.#conversation = [
-      ...this.#conversation.slice(0, plan.start),
-      summaryMessage,
-      ...this.#conversation.slice(plan.start + plan.count),
-    ];
+    this.#conversation.replace(plan.start, plan.count, summaryMessage);
     this.#emit({ type: 'compaction-end', fromSeq: plan.fromSeq, toSeq: plan.toSeq });
     return 'done';
   }
@@ -254,20 +252,8 @@ export class RunState {
       extras: { [RUN_ERROR_EXTRA]: { kind: 'model-unavailable', detail, attempts } },
     };
     const record = await this.#options.session.append({ type: 'message', ...message });
-    this.#conversation.push({ ...message, seq: record.seq });
+    this.#conversation.append({ ...message, seq: record.seq });
   }
-}
-
-/**
- * The first breach of the pairing rules every provider shares (a call without its answer, an
- * answer without its call, a duplicate answer, results not first), or null. Provider-specific
- * id formats are left to the provider: the ids are the model's own.
- */
-function unsendable(view: readonly Message[]): string | null {
-  const problem = pairingViolations(view, 'anthropic').find(
-    (violation) => violation.code !== 'invalid-call-id',
-  );
-  return problem === undefined ? null : `message ${problem.index}: ${problem.message}`;
 }
 
 function emptyTurn(): Message {
