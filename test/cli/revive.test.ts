@@ -1,21 +1,15 @@
 import assert from 'node:assert/strict';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
 import { createStyle } from '../../src/cli/terminal-style.ts';
 import { INTERRUPTED_MESSAGE, Revival } from '../../src/revival/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';
-import {
-  FIXTURE,
-  hasStackTrace,
-  runCli,
-  temporaryFolder,
-  writeFixtureAgents,
-  writeFixtureTree,
-} from './support/cli-fixtures.ts';
+import { FIXTURE, hasStackTrace, runCli } from './support/cli-fixtures.ts';
+import { fixtureFolder } from './support/fixture-folder.ts';
 
 async function snapshot(folder: string): Promise<string[]> {
   return Promise.all(
@@ -28,20 +22,12 @@ async function snapshot(folder: string): Promise<string[]> {
 }
 
 describe('llm-agent revive', () => {
-  let folder = '';
-  before(async () => {
-    folder = await temporaryFolder();
-    await writeFixtureTree(folder);
-    await writeFixtureAgents(folder);
-  });
-  after(async () => {
-    await rm(folder, { recursive: true, force: true });
-  });
+  const fixture = fixtureFolder({ agents: true });
 
   test('off a terminal and without --yes it prints the plan, refuses and writes nothing', async () => {
-    const before = await snapshot(folder);
+    const before = await snapshot(fixture.path);
     const result = await runCli(['revive', 'runs/main.jsonl', '--agents', 'agents.ts'], {
-      cwd: folder,
+      cwd: fixture.path,
     });
     assert.equal(result.code, 2);
     assert.match(result.stdout, /Plan \(children before parents\):/);
@@ -67,29 +53,29 @@ describe('llm-agent revive', () => {
       result.stderr,
       'llm-agent: revive: stdin is not a terminal, so nobody can confirm: pass --yes to revive without asking (nothing was written)\n',
     );
-    assert.deepEqual(await snapshot(folder), before);
+    assert.deepEqual(await snapshot(fixture.path), before);
   });
 
   test('without an agents module for non-demo runs: one line, nothing written', async () => {
-    const before = await snapshot(folder);
-    const result = await runCli(['revive', 'runs', '--yes'], { cwd: folder });
+    const before = await snapshot(fixture.path);
+    const result = await runCli(['revive', 'runs', '--yes'], { cwd: fixture.path });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^llm-agent: revive: --agents MODULE is needed .*\n$/);
     assert.equal(hasStackTrace(result.stderr), false);
-    assert.deepEqual(await snapshot(folder), before);
+    assert.deepEqual(await snapshot(fixture.path), before);
   });
 
   test('a model that cannot be used is found before anything is written', async () => {
-    const before = await snapshot(folder);
+    const before = await snapshot(fixture.path);
     await writeFile(
-      join(folder, 'keyed-agents.ts'),
+      join(fixture.path, 'keyed-agents.ts'),
       `export default {
   main: { description: 'parent', system: 'main', model: 'openai:gpt-5' },
   worker: { description: 'child', system: 'worker', model: 'openai:gpt-5', canSpawn: false },
 };\n`,
     );
     const result = await runCli(['revive', 'runs', '--agents', 'keyed-agents.ts', '--yes'], {
-      cwd: folder,
+      cwd: fixture.path,
       env: { OPENAI_API_KEY: '' },
     });
     assert.equal(result.code, 2);
@@ -97,11 +83,11 @@ describe('llm-agent revive', () => {
       result.stderr,
       /^llm-agent: keyed-agents\.ts: agent type "worker": model spec "openai:gpt-5": .*set OPENAI_API_KEY\n$/,
     );
-    assert.deepEqual(await snapshot(folder), before);
+    assert.deepEqual(await snapshot(fixture.path), before);
   });
 
   test('a human who answers no at the prompt: exit 6, nothing written', async () => {
-    const before = await snapshot(folder);
+    const before = await snapshot(fixture.path);
     const stdin = Object.assign(new PassThrough(), { isTTY: true });
     stdin.end('n\n');
     const stdout = new PassThrough();
@@ -119,7 +105,7 @@ describe('llm-agent revive', () => {
       stdout,
       stderr,
       env: {},
-      cwd: folder,
+      cwd: fixture.path,
       out: createStyle(false),
       err: createStyle(false),
     });
@@ -127,12 +113,12 @@ describe('llm-agent revive', () => {
     assert.match(printed, /Plan \(children before parents\)/);
     assert.match(asked, /Revive 2 runs, sending about [\d,]+ tokens\? \[y\/N\] /);
     assert.match(asked, /Declined; nothing was written\./);
-    assert.deepEqual(await snapshot(folder), before);
+    assert.deepEqual(await snapshot(fixture.path), before);
   });
 
   test('--yes revives children first and runs the tree to the end; the child answers the pending join', async () => {
     const result = await runCli(['revive', 'runs/main.jsonl', '--agents', 'agents.ts', '--yes'], {
-      cwd: folder,
+      cwd: fixture.path,
     });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /Revived runs:/);
@@ -151,10 +137,10 @@ describe('llm-agent revive', () => {
       `runs/main.agents/${FIXTURE.interruptedChild}.jsonl`,
     ];
     for (const path of paths) {
-      const inspection = await Revival.inspect({ path: join(folder, path), maxRevivals: 3 });
+      const inspection = await Revival.inspect({ path: join(fixture.path, path), maxRevivals: 3 });
       assert.equal(inspection.reason, 'finished', path);
     }
-    const child = await peek(join(folder, paths[2] as string));
+    const child = await peek(join(fixture.path, paths[2] as string));
     assert.ok(child.ok);
     const childView = conversationView(child.records);
     const interrupted = childView.flatMap((message) =>
@@ -178,7 +164,7 @@ describe('llm-agent revive', () => {
       'the interrupted call was never dispatched again',
     );
 
-    const parent = await peek(join(folder, paths[0] as string));
+    const parent = await peek(join(fixture.path, paths[0] as string));
     assert.ok(parent.ok);
     const joinResults = conversationView(parent.records).flatMap((message) =>
       message.content.filter(
@@ -189,7 +175,7 @@ describe('llm-agent revive', () => {
     const output = JSON.stringify(joinResults[0]);
     assert.match(output, /answer A/);
     assert.match(output, /B checked after the interruption/);
-    const finished = await peek(join(folder, paths[1] as string));
+    const finished = await peek(join(fixture.path, paths[1] as string));
     assert.ok(finished.ok);
     assert.equal(
       finished.records.filter((record) => record.type === 'run-revived').length,
@@ -198,7 +184,7 @@ describe('llm-agent revive', () => {
     );
 
     const again = await runCli(['revive', 'runs/main.jsonl', '--agents', 'agents.ts'], {
-      cwd: folder,
+      cwd: fixture.path,
     });
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout, 'Nothing to revive.\n');

@@ -1,30 +1,17 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import {
-  FIXTURE,
-  hasStackTrace,
-  runCli,
-  temporaryFolder,
-  writeFixtureTree,
-} from './support/cli-fixtures.ts';
+import { describe, test } from 'node:test';
+import { FIXTURE, hasStackTrace, runCli } from './support/cli-fixtures.ts';
+import { fixtureFolder } from './support/fixture-folder.ts';
 
 describe('llm-agent show', () => {
-  let folder = '';
+  const fixture = fixtureFolder();
   const child = join('runs', 'main.agents', `${FIXTURE.interruptedChild}.jsonl`);
-  before(async () => {
-    folder = await temporaryFolder();
-    await writeFixtureTree(folder);
-  });
-  after(async () => {
-    await rm(folder, { recursive: true, force: true });
-  });
 
   test('prints the conversation by role, with tool calls and results', async () => {
     const [plain, withEnvelopes] = await Promise.all([
-      runCli(['show', join('runs', 'main.jsonl')], { cwd: folder }),
-      runCli(['show', child, '--envelopes'], { cwd: folder }),
+      runCli(['show', join('runs', 'main.jsonl')], { cwd: fixture.path }),
+      runCli(['show', child, '--envelopes'], { cwd: fixture.path }),
     ]);
     assert.equal(plain.code, 0, plain.stderr);
     const headings = plain.stdout.split('\n').filter((line) => line.startsWith('── '));
@@ -52,7 +39,7 @@ describe('llm-agent show', () => {
   });
 
   test('marks the turns the system wrote', async () => {
-    const result = await runCli(['show', join('other', 'noticed.jsonl')], { cwd: folder });
+    const result = await runCli(['show', join('other', 'noticed.jsonl')], { cwd: fixture.path });
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
@@ -63,8 +50,8 @@ describe('llm-agent show', () => {
 
   test('--json gives the messages, and the envelopes when asked', async () => {
     const [messagesOnly, withEnvelopes] = await Promise.all([
-      runCli(['show', child, '--json'], { cwd: folder }),
-      runCli(['show', child, '--json', '--envelopes'], { cwd: folder }),
+      runCli(['show', child, '--json'], { cwd: fixture.path }),
+      runCli(['show', child, '--json', '--envelopes'], { cwd: fixture.path }),
     ]);
     assert.equal(messagesOnly.code, 0, messagesOnly.stderr);
     const shown = JSON.parse(messagesOnly.stdout) as {
@@ -93,9 +80,9 @@ describe('llm-agent show', () => {
 
   test('a file that is not a transcript, or no file: one line, no stack', async () => {
     const [broken, missing, two] = await Promise.all([
-      runCli(['show', join('other', 'broken.jsonl')], { cwd: folder }),
-      runCli(['show', 'nothing.jsonl'], { cwd: folder }),
-      runCli(['show'], { cwd: folder }),
+      runCli(['show', join('other', 'broken.jsonl')], { cwd: fixture.path }),
+      runCli(['show', 'nothing.jsonl'], { cwd: fixture.path }),
+      runCli(['show'], { cwd: fixture.path }),
     ]);
     assert.equal(broken.code, 4);
     assert.match(

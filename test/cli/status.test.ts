@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { rm } from 'node:fs/promises';
+import { describe, test } from 'node:test';
 import { stripColour } from '../../src/cli/terminal-style.ts';
 import { Session } from '../../src/transcript/session.ts';
-import {
-  FIXTURE,
-  hasStackTrace,
-  runCli,
-  temporaryFolder,
-  writeFixtureTree,
-} from './support/cli-fixtures.ts';
+import { FIXTURE, hasStackTrace, runCli } from './support/cli-fixtures.ts';
+import { fixtureFolder } from './support/fixture-folder.ts';
 
 interface JsonRun {
   path: string;
@@ -33,17 +27,10 @@ interface JsonRun {
 }
 
 describe('llm-agent status', () => {
-  let folder = '';
-  before(async () => {
-    folder = await temporaryFolder();
-    await writeFixtureTree(folder);
-  });
-  after(async () => {
-    await rm(folder, { recursive: true, force: true });
-  });
+  const fixture = fixtureFolder();
 
   test('--json shows the tree with every state, reason and count', async () => {
-    const result = await runCli(['status', 'runs', 'other', '--json'], { cwd: folder });
+    const result = await runCli(['status', 'runs', 'other', '--json'], { cwd: fixture.path });
     assert.equal(result.code, 4, result.stderr);
     const status = JSON.parse(result.stdout) as {
       maxRevivals: number;
@@ -110,7 +97,7 @@ describe('llm-agent status', () => {
   });
 
   test('the text view is a tree, and says what to do next', async () => {
-    const result = await runCli(['status'], { cwd: join(folder, 'runs') });
+    const result = await runCli(['status'], { cwd: join(fixture.path, 'runs') });
     assert.equal(result.code, 3, result.stderr);
     const lines = result.stdout.split('\n');
     assert.match(
@@ -138,13 +125,13 @@ describe('llm-agent status', () => {
     const finished = await runCli(
       ['status', join('runs', 'main.agents', `${FIXTURE.finishedChild}.jsonl`)],
       {
-        cwd: folder,
+        cwd: fixture.path,
       },
     );
     assert.equal(finished.code, 0, finished.stderr);
     assert.match(finished.stdout, /1 run: 1 finished\./);
     const capped = await runCli(['status', 'runs', '--max-revivals', '0', '--json'], {
-      cwd: folder,
+      cwd: fixture.path,
     });
     assert.equal(capped.code, 5, capped.stderr);
     const status = JSON.parse(capped.stdout) as { summary: Record<string, number> };
@@ -153,7 +140,7 @@ describe('llm-agent status', () => {
   });
 
   test('a run held by a live writer is running, and nothing needs doing', async () => {
-    const path = join(folder, 'live', 'held.jsonl');
+    const path = join(fixture.path, 'live', 'held.jsonl');
     const session = await Session.create(path, {
       agentId: 'held',
       agentType: 'main',
@@ -166,7 +153,7 @@ describe('llm-agent status', () => {
         role: 'user',
         content: [{ type: 'text', text: 'working' }],
       });
-      const result = await runCli(['status', 'live', '--json'], { cwd: folder });
+      const result = await runCli(['status', 'live', '--json'], { cwd: fixture.path });
       assert.equal(result.code, 0, result.stderr);
       const status = JSON.parse(result.stdout) as { runs: JsonRun[] };
       assert.equal(status.runs[0]?.state, 'running');
@@ -176,15 +163,15 @@ describe('llm-agent status', () => {
   });
 
   test('a user mistake is one line naming the path, exit 2, no stack trace', async () => {
-    const missing = await runCli(['status', 'no-such-folder'], { cwd: folder });
+    const missing = await runCli(['status', 'no-such-folder'], { cwd: fixture.path });
     assert.equal(missing.code, 2);
     assert.equal(missing.stdout, '');
     assert.equal(missing.stderr, 'llm-agent: no-such-folder: no such file or folder\n');
-    const badOption = await runCli(['status', '--max-revivals', 'many'], { cwd: folder });
+    const badOption = await runCli(['status', '--max-revivals', 'many'], { cwd: fixture.path });
     assert.equal(badOption.code, 2);
     assert.equal(badOption.stderr.trim().split('\n').length, 1);
     assert.match(badOption.stderr, /--max-revivals/);
-    const unknown = await runCli(['status', '--colour'], { cwd: folder });
+    const unknown = await runCli(['status', '--colour'], { cwd: fixture.path });
     assert.equal(unknown.code, 2);
     assert.equal(unknown.stderr.trim().split('\n').length, 1);
     for (const result of [missing, badOption, unknown])
@@ -192,11 +179,14 @@ describe('llm-agent status', () => {
   });
 
   test('colour only when asked for, and never with NO_COLOR', async () => {
-    const forced = await runCli(['status', 'runs'], { cwd: folder, env: { FORCE_COLOR: '1' } });
+    const forced = await runCli(['status', 'runs'], {
+      cwd: fixture.path,
+      env: { FORCE_COLOR: '1' },
+    });
     assert.equal(forced.code, 3);
     assert.ok(forced.stdout.includes('\u001b[33mrevivable\u001b[39m'), forced.stdout);
     const plain = await runCli(['status', 'runs'], {
-      cwd: folder,
+      cwd: fixture.path,
       env: { FORCE_COLOR: '1', NO_COLOR: '1' },
     });
     assert.equal(plain.code, 3);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import fc from 'fast-check';
 import { EXIT } from '../../src/cli/exit-codes.ts';
@@ -25,7 +24,7 @@ import {
 import { createScriptedModel, type ScriptPrompt } from '../../src/demo/scripted-model.ts';
 import type { Inspection } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
-import { temporaryFolder, writeFixtureTree } from './support/cli-fixtures.ts';
+import { fixtureFolder } from './support/fixture-folder.ts';
 
 function inspection(path: string, fields: Partial<Inspection>): Inspection {
   return {
@@ -272,14 +271,7 @@ describe('the scripted model', () => {
 });
 
 describe('main never throws', () => {
-  let folder = '';
-  before(async () => {
-    folder = await temporaryFolder();
-    await writeFixtureTree(folder);
-  });
-  after(async () => {
-    await rm(folder, { recursive: true, force: true });
-  });
+  const fixture = fixtureFolder();
 
   test('any arguments to status and show: an exit code, and a mistake is one line', async () => {
     const seed = Number(process.env.SEED ?? Date.now());
@@ -320,7 +312,7 @@ describe('main never throws', () => {
             stdout,
             stderr,
             env: {},
-            cwd: folder,
+            cwd: fixture.path,
             out: createStyle(false),
             err: createStyle(false),
           });
