@@ -30,7 +30,7 @@ export interface RevivalSection {
   sizes: RevivalSize[];
 }
 
-const CHILD = new URL('./revival-child.ts', import.meta.url).pathname;
+const CHILD = new URL('./revival-child.mjs', import.meta.url).pathname;
 
 /**
  * Goal 4: for each size, `Revival.inspect` five times and `Revival.revive` once on a

@@ -8,7 +8,7 @@ export type ChildAnswer<T> = { ok: true; value: T; ms: number } | { ok: false; r
  * last line it prints as JSON. The wall time includes the process's start-up.
  *
  * @example
- * const answer = await runChild<{ ms: number }>('bench/revival-child.ts', ['inspect', path]);
+ * const answer = await runChild<{ ms: number }>('bench/revival-child.mjs', ['inspect', path]);
  */
 export function runChild<T>(
   script: string,

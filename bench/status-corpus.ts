@@ -1,5 +1,6 @@
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { COMPACTION_PREFIX } from '../src/loop/compaction.ts';
 import { Session } from '../src/transcript/index.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
 
@@ -87,6 +88,17 @@ function prose(next: () => number, bytes: number): string {
   return text.slice(0, bytes);
 }
 
+/** Options of {@link writeTranscript}. */
+export interface WriteTranscriptOptions {
+  /**
+   * Compact as the Loop does when its context outgrows its budget: whenever the conversation
+   * since the last compaction (its turns' bytes, about) exceeds this, append a `compaction`
+   * replacing everything from the first user turn up to the last turn, with a short summary.
+   * Without it (the status corpus) nothing is compacted.
+   */
+  compactAboveBytes?: number;
+}
+
 /**
  * Write one transcript through a real Session (so it has the writer's checkpoints), grown to
  * about `bytes` with realistic turns, and left in `state`.
@@ -100,6 +112,7 @@ export async function writeTranscript(
   bytes: number,
   next: () => number,
   meta: { agentId: string; parent?: { transcript: string; callId: string } },
+  options: WriteTranscriptOptions = {},
 ): Promise<void> {
   if (state === 'unreadable' && next() < 0.4) {
     await mkdir(dirname(path), { recursive: true });
@@ -127,18 +140,19 @@ export async function writeTranscript(
     await session.close();
     return;
   }
-  await session.append({
+  const firstUser = await session.append({
     type: 'message',
     role: 'user',
     content: [{ type: 'text', text: prose(next, 200 + Math.floor(next() * 800)) }],
   });
   let written = 0;
   let step = 0;
+  let uncompacted = 0;
   const callTurn = async (answer: boolean) => {
     step += 1;
     const callId = `call_${step}_${Math.floor(next() * 1e9).toString(36)}`;
     const input = { path: `src/module-${step}.ts`, note: prose(next, 40) };
-    await session.append({
+    const turn = await session.append({
       type: 'message',
       role: 'assistant',
       content: [
@@ -162,6 +176,18 @@ export async function writeTranscript(
     });
     await session.append({ type: 'tool-settled', callId, status: 'completed' });
     written += 1280 + output.length;
+    uncompacted += 1280 + output.length;
+    if (options.compactAboveBytes !== undefined && uncompacted > options.compactAboveBytes) {
+      // The Loop's shape: a prefix from the first user turn to a clean cut, the last turn kept.
+      const summary = `${COMPACTION_PREFIX} ${prose(next, 300 + Math.floor(next() * 500))}`;
+      await session.append({
+        type: 'compaction',
+        fromSeq: firstUser.seq,
+        toSeq: turn.seq - 1,
+        summary,
+      });
+      uncompacted = 1280 + output.length + summary.length;
+    }
   };
   while (written < bytes) await callTurn(true);
   if (state === 'finished' || state === 'unreadable') {

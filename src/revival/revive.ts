@@ -1,12 +1,10 @@
-import {
-  ConversationViewBuilder,
-  type ViewMessage,
-} from '../transcript/conversation-view-builder.ts';
+import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
-import { scanRecords } from '../transcript/scan-transcript.ts';
+import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { SessionError } from '../transcript/session-error.ts';
+import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
@@ -116,7 +114,7 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     const sessionOptions: SessionOpenOptions = {
       ...options.sessionOptions,
       fileSystem,
-      onRecord: (record) => read.add(record),
+      onRecord: (record, info) => read.add(record, info),
     };
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
     session = await Session.open(path, sessionOptions);
@@ -131,15 +129,16 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
 }
 
 /**
- * What a revive keeps of the records as they stream past: the conversation view (what
- * survives compaction) and the run's tail (what the planner needs) — never the records.
+ * What a revive keeps of the records as they stream past: where the conversation view's lines
+ * lie (what survives compaction, as offsets) and the run's tail (what the planner needs) —
+ * never the records themselves.
  */
 class TranscriptReading {
-  readonly view = new ConversationViewBuilder();
+  readonly lines = new ViewLineIndex();
   readonly tail = new RunTail();
 
-  add(record: TranscriptRecord | ForeignRecord): void {
-    this.view.add(record);
+  add(record: TranscriptRecord | ForeignRecord, info: LineInfo): void {
+    this.lines.add(record, info);
     this.tail.add(record);
   }
 }
@@ -178,21 +177,28 @@ async function reviveOpen(
     await release();
     return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);
   }
+  // The view's records, read back by where they lie: at most what survived compaction.
+  const kept = await read.lines.read(path, fileSystem);
+  if (!kept.ok) {
+    await release();
+    return refused(kept.reason === 'io-error' ? 'io-error' : 'unreadable', kept.detail);
+  }
   const plan = planRevival({
     records: read.tail.records,
-    lastMessage: read.view.view().at(-1),
+    lastMessage: conversationView(kept.records).at(-1),
     state,
     maxRevivals: options.maxRevivals,
   });
+  const appended: TranscriptRecord[] = [];
   let revival: RecordOf<'run-revived'>;
   try {
-    for (const message of plan.interruptedMessages) read.add(await session.append(message));
+    for (const message of plan.interruptedMessages) appended.push(await session.append(message));
     // The answer is durable before the settle that points at it (SPEC §3.3).
     if (plan.interruptedMessages.length > 0) await session.barrier();
-    for (const settle of plan.settles) read.add(await session.append(settle));
-    if (plan.notice !== null) read.add(await session.append(plan.notice));
+    for (const settle of plan.settles) appended.push(await session.append(settle));
+    if (plan.notice !== null) appended.push(await session.append(plan.notice));
     revival = (await session.append(plan.envelope)) as RecordOf<'run-revived'>;
-    read.add(revival);
+    appended.push(revival);
     await session.barrier();
   } catch (error) {
     await release();
@@ -204,7 +210,8 @@ async function reviveOpen(
   return {
     ok: true,
     session,
-    messages: read.view.view(),
+    // What compaction removed stays removed: nothing appended lies in a compaction's range.
+    messages: conversationView([...kept.records, ...appended]),
     agentId: state.meta?.agentId ?? options.agentId,
     agentType: state.meta?.agentType ?? options.agentId,
     label: state.meta?.label ?? options.agentId,
@@ -256,7 +263,7 @@ async function streamRecords(
   for (;;) {
     const step = await iterator.next();
     if (step.done !== true) {
-      read.add(step.value.record);
+      read.add(step.value.record, step.value.info);
       continue;
     }
     return step.value.ok ? null : step.value.detail;

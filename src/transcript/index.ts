@@ -49,6 +49,7 @@ export { isKnownRecord, type RecordProblem, validateRecord } from './validate-re
 export { acquireWriterLock, type LockHolder, lockPathOf, type WriterLock } from './writer-lock.ts';
 export { conversationView, type ViewMessage } from './conversation-view.ts';
 export { ConversationViewBuilder } from './conversation-view-builder.ts';
+export { ViewLineIndex, type ViewLinesRead } from './view-line-index.ts';
 export { normalizeConversation } from './normalize-conversation.ts';
 export {
   ANTHROPIC_TOOL_ID_MAX_LENGTH,

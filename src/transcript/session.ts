@@ -39,7 +39,13 @@ export interface SessionOptions {
   checkpointBytes?: number;
 }
 
-/** Options of {@link Session.open}. */
+/**
+ * Options of {@link Session.open}.
+ *
+ * @example
+ * const lines = new ViewLineIndex();
+ * const session = await Session.open(path, { onRecord: (record, info) => lines.add(record, info) });
+ */
 export interface SessionOpenOptions extends SessionOptions {
   /**
    * Called with every good record in file order while `open` reads the transcript (not for a

@@ -18,9 +18,10 @@ import {
 } from './support/transcripts.ts';
 
 /*
- * revive reads a transcript once, as it opens it, and keeps only the conversation view (what
- * survives compaction) and the run's last records — never every record. Its memory is the
- * bench's to measure (bench/revival-child.ts); here: the bytes it reads, and that what it
+ * revive reads a transcript once, as it opens it, keeping only where the conversation view's
+ * lines lie (what survives compaction) and the run's last records — never every record — and
+ * then reads back just those lines. Its memory is the
+ * bench's to measure (bench/revival-child.mjs); here: the bytes it reads, and that what it
  * hands back is still the view of the whole transcript.
  */
 
@@ -87,7 +88,7 @@ async function setUp(): Promise<{ fileSystem: CountingFileSystem; size: number }
   return { fileSystem, size };
 }
 
-test('revive by path reads the transcript once, while opening it', async () => {
+test("revive by path reads the transcript once, while opening it, then only the view's lines", async () => {
   const { fileSystem, size } = await setUp();
   assert.ok(size > 1024 * 1024, `the transcript is ${size} bytes`);
   const revived = await Revival.revive({
@@ -100,7 +101,7 @@ test('revive by path reads the transcript once, while opening it', async () => {
   assert.ok(revived.ok);
   await revived.session.close();
   const read = fileSystem.bytesRead.get(PATH) ?? 0;
-  // Once whole (opening it), plus inspect's read of the tail: not twice.
+  // Once whole (opening it), plus inspect's read of the tail and the view's lines: not twice.
   assert.ok(read >= size, `read ${read} of ${size} bytes`);
   assert.ok(read < size * 1.5, `read ${read} bytes of a ${size}-byte transcript`);
 });
