@@ -6,6 +6,9 @@ import fsx from 'fs-native-extensions';
  * How a file is opened: `append` (O_APPEND|O_CREAT), `create` (O_CREAT|O_EXCL, for a new
  * transcript), `read`, `read-write` (an existing file, for truncation) and `lock` (O_CREAT,
  * read-write, never truncated: the lock file) and `replace` (O_CREAT|O_TRUNC: a sidecar).
+ *
+ * @example
+ * const fd = await fileSystem.open('runs/a.jsonl', 'read');
  */
 export type OpenMode = 'append' | 'create' | 'read' | 'read-write' | 'lock' | 'replace';
 

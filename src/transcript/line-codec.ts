@@ -15,7 +15,13 @@ const CRC_PREFIX = Buffer.from(',"crc":"');
 const CLOSING_BRACE = Buffer.from('}');
 const NEWLINE = 0x0a;
 
-/** An encoded line: the record as written and its bytes, newline included. */
+/**
+ * An encoded line: the record as written and its bytes, newline included.
+ *
+ * @example
+ * const { record, bytes } = encodeLine(header, body);
+ * await fileSystem.write(fd, bytes);
+ */
 export interface EncodedLine {
   record: TranscriptRecord;
   bytes: Buffer;
@@ -51,7 +57,14 @@ export function encodeLine(header: RecordHeader, body: RecordBody): EncodedLine 
   return { record: record as unknown as TranscriptRecord, bytes };
 }
 
-/** The outcome of decoding one line. */
+/**
+ * The outcome of decoding one line: the record, or what kind of wrong the line is (a
+ * `checksum` failure may be a crash's torn tail; the others are damage).
+ *
+ * @example
+ * const decoded: DecodeResult = decodeLine(bytes);
+ * if (!decoded.ok && decoded.kind !== 'checksum') console.error(decoded.message);
+ */
 export type DecodeResult =
   | { ok: true; record: TranscriptRecord | ForeignRecord }
   | { ok: false; kind: 'checksum' | 'parse' | 'invalid' | 'newer-version'; message: string };
@@ -129,5 +142,10 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The byte that ends every line. */
+/**
+ * The byte that ends every line.
+ *
+ * @example
+ * const end = bytes.indexOf(LINE_END, from);
+ */
 export const LINE_END = NEWLINE;

@@ -10,13 +10,23 @@ import {
 import { decodeLine } from './line-codec.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
 
-/** A good record and where it stands. */
+/**
+ * A good record and where it stands.
+ *
+ * @example
+ * for (const { record, info } of scanner.take()) console.log(info.line, record.type);
+ */
 export interface ScannedRecord {
   record: TranscriptRecord | ForeignRecord;
   info: LineInfo;
 }
 
-/** Where a scan starts: a line start, the seq expected there and its line number. */
+/**
+ * Where a scan starts: a line start, the seq expected there and its line number.
+ *
+ * @example
+ * const start: ScanStart = { offset: checkpointOffset, seq: 120, line: 121 };
+ */
 export interface ScanStart {
   offset: number;
   seq: number;

@@ -2,7 +2,13 @@ import type { FileSystem } from './file-system.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
 import { scanRecords, type TornTail, type UnreadableReason } from './scan-transcript.ts';
 
-/** What {@link peek} found. */
+/**
+ * What {@link peek} found.
+ *
+ * @example
+ * const found: PeekResult = await peek('runs/a.jsonl');
+ * if (found.ok) console.log(found.records.length, found.torn !== null);
+ */
 export type PeekResult =
   | {
       ok: true;

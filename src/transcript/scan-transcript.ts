@@ -12,7 +12,12 @@ export {
   type UnreadableReason,
 } from './classify-tail.ts';
 
-/** Options for {@link scanTranscript}. */
+/**
+ * Options for {@link scanTranscript} and {@link scanRecords}.
+ *
+ * @example
+ * await scanTranscript(path, { onRecord: (record, info) => console.log(info.line, record.type) });
+ */
 export interface ScanOptions {
   fileSystem?: FileSystem;
   /** Called for every good record in order; not called for a torn tail. */

@@ -23,10 +23,18 @@ import { acquireWriterLock, describeHolder, type WriterLock } from './writer-loc
  *   death, not the machine's;
  * - `none`: appends wait in memory and are written at barriers — fastest, loses what came
  *   after the last barrier if the process dies.
+ *
+ * @example
+ * await Session.create(path, meta, { durability: 'flush' });
  */
 export type Durability = 'fsync' | 'flush' | 'none';
 
-/** Options shared by {@link Session.create} and {@link Session.open}. */
+/**
+ * Options shared by {@link Session.create} and {@link Session.open}.
+ *
+ * @example
+ * const options: SessionOptions = { durability: 'fsync', clock: () => new Date() };
+ */
 export interface SessionOptions {
   durability?: Durability;
   fileSystem?: FileSystem;
@@ -57,7 +65,12 @@ export interface SessionOpenOptions extends SessionOptions {
   onRecord?: (record: TranscriptRecord | ForeignRecord, info: LineInfo) => void;
 }
 
-/** The fields of a `session-meta` record. */
+/**
+ * The fields of a `session-meta` record.
+ *
+ * @example
+ * const meta: SessionMeta = { agentId: 'main', agentType: 'main', label: 'Main', model: 'openai:gpt-5' };
+ */
 export type SessionMeta = Omit<SessionMetaBody, 'type'>;
 
 const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;

@@ -7,7 +7,12 @@ import type {
   TranscriptRecord,
 } from './records.ts';
 
-/** One tool call of the last assistant turn, and what has happened to it. */
+/**
+ * One tool call of the last assistant turn, and what has happened to it.
+ *
+ * @example
+ * const neverStarted = state.turn?.calls.filter((call) => !call.dispatched) ?? [];
+ */
 export interface TailCall {
   callId: string;
   toolName: string;
@@ -15,7 +20,12 @@ export interface TailCall {
   answered: boolean;
 }
 
-/** A dispatch with no settle yet. */
+/**
+ * A dispatch with no settle yet.
+ *
+ * @example
+ * const inFlight = state.open.filter((dispatch) => dispatch.resultSeq === undefined);
+ */
 export interface OpenDispatch {
   callId: string;
   toolName: string;
@@ -34,7 +44,12 @@ export interface OpenDispatch {
   turnCompacted?: boolean;
 }
 
-/** The last message of the conversation, summarised. */
+/**
+ * The last message of the conversation, summarised.
+ *
+ * @example
+ * const finished = state.lastMessage?.role === 'assistant' && state.lastMessage.calls.length === 0;
+ */
 export interface LastMessage {
   seq: number;
   role: Role;
@@ -47,6 +62,10 @@ export interface LastMessage {
  * Everything revival needs to know about a transcript, folded record by record. It is small
  * (it grows with the open calls of one turn and the revivals, not with the transcript) and
  * JSON, so the writer can store it in a `checkpoint` and a reader can start from there.
+ *
+ * @example
+ * const state: TailState = session.state;
+ * console.log(state.revivals, state.open.length);
  */
 export interface TailState {
   meta: {
