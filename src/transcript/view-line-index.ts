@@ -32,7 +32,7 @@ const SPAN_BYTES = 1024 * 1024;
  * Why not hold the messages themselves ({@link ConversationViewBuilder})? Each one held until a
  * compaction drops it outlives many young-generation collections, and V8 sizes its young
  * generation by what survives: streaming a 1 GiB transcript while holding its messages cost
- * about 50 MiB more peak memory than holding their positions (bench/revival-child.mjs).
+ * 30–40 MiB more peak memory than holding their positions (bench/revival-child.mjs).
  *
  * @example
  * const lines = new ViewLineIndex();
