@@ -136,9 +136,16 @@ function validateBody(bag: Bag): void {
       oneOf(bag, 'role', '', ROLES);
       const content = bag.content;
       if (!Array.isArray(content)) throw new Invalid('content', 'must be an array');
-      content.forEach((part, index) => {
-        validatePart(part, bag.role as string, `content.${index}.`);
-      });
+      for (let index = 0; index < content.length; index++) {
+        try {
+          validatePart(content[index], bag.role as string, '');
+        } catch (error) {
+          // The part's path is spelled out only for a part at fault: not a string per part.
+          if (!(error instanceof Invalid)) throw error;
+          const field = error.field === '' ? '' : `.${error.field}`;
+          throw new Invalid(`content.${index}${field}`, error.message);
+        }
+      }
       optionalObject(bag, 'extras', '');
       if (isObject(bag.extras) && bag.extras.injected !== undefined) {
         oneOf(bag.extras, 'injected', 'extras.', ['revival', 'background', 'compaction']);
