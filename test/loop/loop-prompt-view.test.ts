@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import { toModelPrompt } from '../../src/loop/model-messages.ts';
 import type { LoopMessage, RunHandle, RunResult, ToolDefinition } from '../../src/loop/types.ts';
-import { reviveTranscript } from '../../src/revival/revive.ts';
+import { Revival } from '../../src/revival/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { Message, TranscriptRecord } from '../../src/transcript/records.ts';
@@ -241,7 +241,7 @@ test('every prompt a model receives is the one derived from scratch from the tra
         world.run = null;
         let second: RunResult | undefined;
         if (firstResult.status === 'max-turns' || firstResult.status === 'aborted') {
-          const revived = await reviveTranscript({
+          const revived = await Revival.revive({
             session,
             agentId: 'main',
             maxRevivals: 5,
