@@ -10,7 +10,14 @@ import type { Message } from '../transcript/records.ts';
 import { assistantMessageFromOutput, type ModelOutputPart } from './model-messages.ts';
 import type { LoopEvent } from './types.ts';
 
-/** What one model turn needs. */
+/**
+ * What one model turn needs. Sleep, backoff and events come in from the run, so a test drives
+ * the failover without waiting and a display sees every attempt.
+ *
+ * @example
+ * const request: ModelTurnRequest = { backends: [primary, fallback], messages, tools: {}, signal,
+ *   rounds: 2, sleep, backoff: defaultBackoff, emit: (event) => channel.emit(event) };
+ */
 export interface ModelTurnRequest {
   backends: readonly LanguageModel[];
   messages: ModelMessage[];
@@ -27,7 +34,14 @@ export interface ModelTurnRequest {
   emit: (event: LoopEvent) => void;
 }
 
-/** The outcome of one model turn. Never a rejection. */
+/**
+ * The outcome of one model turn. Never a rejection: a provider outage is something the run
+ * records and reports, not an exception that could skip the transcript's last write.
+ *
+ * @example
+ * const turn = await callModel(request);
+ * if (!turn.ok && turn.reason === 'failed') console.log(turn.detail, turn.attempts);
+ */
 export type ModelTurnResult =
   | {
       ok: true;
@@ -38,7 +52,13 @@ export type ModelTurnResult =
     }
   | { ok: false; reason: 'aborted' | 'failed'; detail: string; attempts: number };
 
-/** How a failed attempt is treated: try the next backend, give up now, or stop (aborted). */
+/**
+ * How a failed attempt is treated: try the next backend, give up now, or stop (aborted).
+ *
+ * @example
+ * const kind: ErrorClass = classifyModelError(error, signal);
+ * if (kind === 'retry') continue; // the next backend, at once
+ */
 export type ErrorClass = 'retry' | 'fatal' | 'aborted';
 
 /**

@@ -1,7 +1,13 @@
 import type { Message } from '../transcript/records.ts';
 import type { LoopMessage } from './types.ts';
 
-/** How many recent messages a compaction leaves alone unless told otherwise. */
+/**
+ * How many recent messages a compaction leaves alone unless told otherwise: enough that the
+ * model still sees, verbatim, the last exchange or two it is working from.
+ *
+ * @example
+ * const keepRecent = options.keepRecent ?? DEFAULT_KEEP_RECENT;
+ */
 export const DEFAULT_KEEP_RECENT = 6;
 
 /**
@@ -26,7 +32,15 @@ export function estimateTokens(messages: readonly Message[], system = ''): numbe
   return Math.ceil(characters / 4);
 }
 
-/** The prefix of a conversation a compaction would replace, and the seq range it names. */
+/**
+ * The prefix of a conversation a compaction would replace, and the seq range it names. Indexes
+ * and seqs both, because the run replaces messages in memory while the `compaction` record names
+ * them by seq, which is what `conversationView` reads back.
+ *
+ * @example
+ * const plan: CompactionPlan = { start: 0, count: 12, fromSeq: 1, toSeq: 24 };
+ * await session.append({ type: 'compaction', fromSeq: plan.fromSeq, toSeq: plan.toSeq, summary });
+ */
 export interface CompactionPlan {
   /** Messages `[start, start + count)` of the conversation are replaced (`start` skips leading system turns). */
   start: number;
@@ -127,7 +141,13 @@ export function renderForSummary(messages: readonly Message[]): string {
   return lines.join('\n');
 }
 
-/** The instruction given to the model that writes a summary. */
+/**
+ * The instruction given to the model that writes a summary. It asks for what the agent needs to
+ * carry on, because the summary is all of those turns the model will ever see again.
+ *
+ * @example
+ * const summary = await callModel({ ...request, system: SUMMARY_INSTRUCTIONS, tools: {} });
+ */
 export const SUMMARY_INSTRUCTIONS =
   'You compact the history of an agent run. Summarise the conversation you are given so that ' +
   'the agent can carry on from the summary alone: the task, decisions made, facts learned, ' +

@@ -25,7 +25,17 @@ type SdkToolResultOutput = Extract<
   object
 >;
 
-/** One part of a model's answer, as the AI SDK reports it in `content`. */
+/**
+ * One part of a model's answer, as the AI SDK reports it in `content`. Typed loosely on
+ * purpose (any other `type` is allowed), so that the SDK's `content` passes as it is, whatever
+ * kinds of part it holds or a later version adds; the converter drops those it does not store.
+ *
+ * @example
+ * const parts: ModelOutputPart[] = [
+ *   { type: 'tool-call', toolCallId: 'call_1', toolName: 'read_file', input: { path: 'a.md' } },
+ * ];
+ * const message = assistantMessageFromOutput(parts);
+ */
 export type ModelOutputPart =
   | { type: 'text'; text: string; providerMetadata?: unknown }
   | { type: 'reasoning'; text: string; providerMetadata?: unknown }

@@ -5,7 +5,15 @@ import type { Message } from '../transcript/records.ts';
 import { callsOf, toModelPrompt, toModelPromptBody } from './model-messages.ts';
 import type { LoopMessage } from './types.ts';
 
-/** What a model is sent for one turn, or why the conversation cannot be sent. */
+/**
+ * What a model is sent for one turn, or why the conversation cannot be sent. A refusal is data:
+ * the run ends `failed` with the detail, having written nothing, rather than let a provider
+ * answer 400.
+ *
+ * @example
+ * const prompt: PreparedPrompt = conversation.prepare(options.system);
+ * if (!prompt.ok) return run.ended('failed', 'error', prompt.detail); // 'message 3: …'
+ */
 export type PreparedPrompt =
   | { ok: true; instructions?: string; messages: ModelMessage[] }
   | { ok: false; detail: string };
@@ -64,10 +72,15 @@ export class RunConversation {
     return this.#messages;
   }
 
+  /** The newest message: the loop decides from it whether the run has finished. */
   get last(): LoopMessage | undefined {
     return this.#messages.at(-1);
   }
 
+  /**
+   * Add a message the run has just written to the transcript (with its `seq`), so that memory
+   * and file stay in the same order; the next {@link prepare} converts it.
+   */
   append(message: LoopMessage): void {
     this.#messages.push(message);
   }

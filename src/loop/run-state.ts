@@ -54,6 +54,12 @@ export class RunState {
     this.#emit = emit;
   }
 
+  /**
+   * Run the loop over `conversation` (what the transcript already holds) until the model answers
+   * without calls, the turn cap, an abort, or a failure. `sdkTools` is a thunk so that the tool
+   * schemas are converted only when a model is first asked. Session failures reject: the
+   * {@link Loop} turns them into a `failed` result.
+   */
   async execute(conversation: LoopMessage[], sdkTools: () => Promise<ToolSet>): Promise<RunResult> {
     this.#conversation = new RunConversation(conversation);
     const session = this.#options.session;

@@ -5,7 +5,16 @@ import { checkJsonSchema } from './check-json-schema.ts';
 import { inputDigest } from './input-digest.ts';
 import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure } from './types.ts';
 
-/** What running one call needs from its loop. */
+/**
+ * What running one call needs from its loop. Results come back through `onResult` as each
+ * becomes durable, not as a return value, because parallel calls finish in any order and the
+ * run's conversation must follow the file's.
+ *
+ * @example
+ * const environment: ToolCallEnvironment = {
+ *   session, tools, signal, emit, onResult: (message) => conversation.append(message),
+ * };
+ */
 export interface ToolCallEnvironment {
   session: Session;
   tools: ReadonlyMap<string, ToolDefinition<unknown>>;
@@ -22,6 +31,10 @@ export interface ToolCallEnvironment {
  * - `not-dispatched`: the run was aborted before the dispatch, nothing written;
  * - `left-open`: dispatched, then the run was aborted and the tool did not answer: the dispatch
  *   stays open for revival to answer honestly ("interrupted, outcome unknown").
+ *
+ * @example
+ * const outcome: CallOutcome = await runToolCall(call, environment);
+ * if (outcome === 'left-open') console.log(`${call.callId} is left for revival to answer`);
  */
 export type CallOutcome = 'settled' | 'refused' | 'not-dispatched' | 'left-open';
 

@@ -14,6 +14,11 @@ import type { LoopMessage } from './types.ts';
  *   running and nobody revived the transcript; only revival may answer it (honestly);
  * - `settled-unanswered`: settled without a result in the conversation — the view is not the
  *   transcript's (say, a caller passed the wrong messages).
+ *
+ * @example
+ * for (const entry of classifyTailCalls(messages, session.state)) {
+ *   if (entry.state === 'pending-again') console.log('waiting for', entry.agentIds);
+ * }
  */
 export type TailCallState =
   | { state: 'answered'; call: ToolCallPart }

@@ -2,10 +2,24 @@ import type { FlexibleSchema, LanguageModel } from 'ai';
 import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
 import type { Session } from '../transcript/session.ts';
 
-/** A conversation turn as a loop takes it: the seq of the record it came from, when known. */
+/**
+ * A conversation turn as a loop takes it: the seq of the record it came from, when known. The
+ * seq is what lets a compaction name the turns it replaces; a turn without one (not read from
+ * the transcript) is never compacted.
+ *
+ * @example
+ * const record = await session.appendDurable({ type: 'message', role: 'user', content });
+ * const messages: LoopMessage[] = [{ role: 'user', content, seq: record.seq }];
+ * const result = await loop.run(messages);
+ */
 export type LoopMessage = Message & { seq?: number };
 
-/** What a running tool is given besides its input. */
+/**
+ * What a running tool is given besides its input.
+ *
+ * @example
+ * execute: async ({ url }, context) => (await fetch(url, { signal: context.signal })).text(),
+ */
 export interface ToolContext {
   /** The id of this call, as the model named it. */
   callId: string;
@@ -15,7 +29,14 @@ export interface ToolContext {
   session: Session;
 }
 
-/** What a tool returns when it wants the model to read a failure rather than a result. */
+/**
+ * What a tool returns when it wants the model to read a failure rather than a result. Returned,
+ * not thrown, so the tool chooses the words (a thrown error reaches the model as
+ * `The tool failed: <message>`); either way the call is settled `failed`.
+ *
+ * @example
+ * if (!existsSync(path)) return { isError: true, output: `${path} does not exist` };
+ */
 export interface ToolFailure {
   isError: true;
   output: JsonValue;
@@ -46,7 +67,14 @@ export interface ToolDefinition<Input = unknown> {
   joins?(input: Input): string[];
 }
 
-/** The answer to a pending-again join, supplied by the subagents layer. */
+/**
+ * The answer to a pending-again join, supplied by the subagents layer: only it knows where the
+ * awaited children are, so the loop asks rather than running the join's tool a second time.
+ *
+ * @example
+ * const resolveJoin: JoinResolver = ({ agentIds, signal }) =>
+ *   tree.join(session.path, agentIds, signal); // resolves to { output, isError }
+ */
 export type JoinResolver = (join: {
   callId: string;
   toolName: string;
@@ -54,7 +82,12 @@ export type JoinResolver = (join: {
   signal: AbortSignal;
 }) => Promise<Pick<ToolResultPart, 'output' | 'isError'>>;
 
-/** Summarise older turns when the conversation passes a token budget. */
+/**
+ * Summarise older turns when the conversation passes a token budget.
+ *
+ * @example
+ * new Loop({ backends, session, compaction: { maxTokens: 100_000, keepRecent: 10 } });
+ */
 export interface CompactionOptions {
   /** Estimated tokens of the model-facing conversation above which older turns are summarised. */
   maxTokens: number;
@@ -62,7 +95,19 @@ export interface CompactionOptions {
   keepRecent?: number;
 }
 
-/** Everything a loop needs. */
+/**
+ * Everything a loop needs. Only `backends` and `session` are required; the rest has defaults
+ * or is a hook the subagents layer fills in.
+ *
+ * @example
+ * const options: LoopOptions = {
+ *   backends: ['anthropic:claude-sonnet-4-5', 'openai:gpt-5'],
+ *   provider: createProviderRegistry({ anthropic, openai }),
+ *   session,
+ *   tools: [readFile],
+ *   maxTurns: 20,
+ * };
+ */
 export interface LoopOptions {
   /**
    * Tried in order on transport errors, 5xx and 429 (with backoff). A string is a model id:
@@ -105,10 +150,23 @@ export interface LoopOptions {
   modelIdleTimeout?: number;
 }
 
-/** How a run ended. */
+/**
+ * How a run ended.
+ *
+ * @example
+ * process.exitCode = (await run).status === 'finished' ? 0 : 1;
+ */
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max-turns';
 
-/** What an awaited run resolves to. It never rejects. */
+/**
+ * What an awaited run resolves to. It never rejects: every way a run can end, a provider
+ * outage or a transcript that cannot be written included, is a status the caller handles
+ * rather than an exception it might forget to catch.
+ *
+ * @example
+ * const result: RunResult = await loop.start('Summarise README.md');
+ * if (result.status === 'failed') console.error(result.error);
+ */
 export interface RunResult {
   status: RunStatus;
   /** The text of the final assistant turn ('' when there was none). */
@@ -120,7 +178,15 @@ export interface RunResult {
   error?: string;
 }
 
-/** Progress, for displays. Names follow `<noun>-<action>`. */
+/**
+ * Progress, for displays. Names follow `<noun>-<action>`. Events are not the record: what
+ * happened is in the transcript, so a display that misses or drops some loses nothing.
+ *
+ * @example
+ * for await (const event of run) {
+ *   if (event.type === 'text-delta') process.stdout.write(event.text);
+ * }
+ */
 export type LoopEvent =
   | { type: 'turn-start'; turn: number }
   | { type: 'turn-end'; turn: number; finishReason: string }
@@ -136,7 +202,15 @@ export type LoopEvent =
   | { type: 'compaction-end'; fromSeq: number; toSeq: number }
   | { type: 'run-end'; result: RunResult };
 
-/** A started run: await it for the result, iterate it for events, abort it to stop. */
+/**
+ * A started run: await it for the result, iterate it for events, abort it to stop.
+ *
+ * @example
+ * const run = loop.start('Summarise README.md');
+ * const timer = setTimeout(() => run.abort('took too long'), 60_000);
+ * const result = await run; // status 'aborted' if the timer fired first
+ * clearTimeout(timer);
+ */
 export interface RunHandle extends PromiseLike<RunResult>, AsyncIterable<LoopEvent> {
   readonly result: Promise<RunResult>;
   abort(reason?: string): void;
