@@ -23,6 +23,8 @@ export interface PersistenceJob {
   postgresUrl?: string;
   /** Ours only: false measures the Session write path even when a Loop exists. */
   useLoop?: boolean;
+  /** LangGraph only: the agent node calls a scripted chat model (the like-for-like row). */
+  chatModel?: boolean;
 }
 
 async function main(): Promise<void> {
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
             job.folder,
             job.at,
             job.postgresUrl,
+            job.chatModel ?? false,
           );
   } catch (error) {
     row = {

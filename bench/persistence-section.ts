@@ -49,7 +49,11 @@ export async function persistenceSection(
   log('  starting a local PostgreSQL for PostgresSaver');
   const server = await startLocalPostgres(join(dataFolder, 'postgres'));
   const postgres = server.ok ? server.version : `absent: ${server.reason}`;
-  for (const durability of ['sync', 'async'] as const) {
+  for (const [durability, chatModel] of [
+    ['sync', false],
+    ['sync', true],
+    ['async', false],
+  ] as const) {
     const job: PersistenceJob = {
       system: 'langgraph',
       setting: 'postgres',
@@ -58,13 +62,14 @@ export async function persistenceSection(
       folder,
       at,
     };
+    if (chatModel) job.chatModel = true;
     if (server.ok) job.postgresUrl = server.url;
     jobs.push(job);
   }
   const rows: PersistenceRow[] = [];
   try {
     for (const job of jobs) {
-      const label = `${job.system} ${job.setting}${job.langGraphDurability === undefined ? '' : ` ${job.langGraphDurability}`}`;
+      const label = `${job.system} ${job.setting}${job.langGraphDurability === undefined ? '' : ` ${job.langGraphDurability}`}${job.chatModel === true ? ' (chat model)' : ''}`;
       if (job.setting === 'postgres' && !server.ok) {
         rows.push({ ok: false, system: 'langgraph', name: label, reason: server.reason });
         log(`  ${label}: skipped (${server.reason})`);

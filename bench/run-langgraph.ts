@@ -1,6 +1,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import {
   type BaseCheckpointSaver,
@@ -156,10 +158,36 @@ async function postgresSaver(url: string): Promise<MeasuredSaver> {
 }
 
 /**
+ * A LangChain chat model that answers as the scripted model of our rows does, with no latency:
+ * LangGraph's counterpart of the `MockLanguageModelV4` our Loop calls. Like a real agent node's
+ * model it is handed the whole conversation on every call.
+ */
+class ScriptedChatModel extends BaseChatModel {
+  readonly #reply: (messages: BaseMessage[]) => AIMessage;
+
+  constructor(reply: (messages: BaseMessage[]) => AIMessage) {
+    super({});
+    this.#reply = reply;
+  }
+
+  _llmType(): string {
+    return 'scripted';
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const message = this.#reply(messages);
+    const text = typeof message.content === 'string' ? message.content : '';
+    return { generations: [{ message, text }] };
+  }
+}
+
+/**
  * Run the same scripted `steps`-step agent as {@link ../bench/run-ours.ts} through a LangGraph
  * StateGraph (an agent node answering as the scripted model does, and the prebuilt ToolNode
- * with the same tool), checkpointed by the chosen saver. The agent node is a plain function,
- * not a chat model: LangGraph pays no model-library cost, which only flatters it.
+ * with the same tool), checkpointed by the chosen saver. By default the agent node is a plain
+ * function, not a chat model: LangGraph pays no model-library cost, which only flatters it.
+ * With `chatModel`, the node calls a scripted LangChain chat model with the conversation, as
+ * ours calls a mock model through the AI SDK: the like-for-like row.
  *
  * @example
  * const row = await runLangGraph('postgres', 'sync', 1000, folder, [10, 100, 1000], url);
@@ -171,8 +199,9 @@ export async function runLangGraph(
   folder: string,
   at: readonly number[],
   postgresUrl?: string,
+  chatModel = false,
 ): Promise<PersistenceRow> {
-  const name = `langgraph ${kind}${kind === 'memory' ? '' : ` ${durability}`}`;
+  const name = `langgraph ${kind}${kind === 'memory' ? '' : ` ${durability}`}${chatModel ? ' (chat model)' : ''}`;
   await mkdir(folder, { recursive: true });
   let measured: MeasuredSaver;
   try {
@@ -198,18 +227,10 @@ export async function runLangGraph(
     description: 'Count one up.',
     schema: z.object({ value: z.number() }),
   });
-  const agent = async (state: typeof MessagesAnnotation.State) => {
-    let answered = 0;
-    for (const message of state.messages) if (message.getType() === 'tool') answered += 1;
-    const step = answered + 1;
-    clock.mark(step);
-    if (at.includes(step - 1)) {
-      bytesAt[String(step - 1)] = await clock.pause(() => measured.bytes());
-    }
-    if (step > steps) return { messages: [new AIMessage({ content: FINAL_TEXT })] };
-    return {
-      messages: [
-        new AIMessage({
+  const scriptedReply = (step: number): AIMessage =>
+    step > steps
+      ? new AIMessage({ content: FINAL_TEXT })
+      : new AIMessage({
           content: '',
           tool_calls: [
             {
@@ -219,9 +240,24 @@ export async function runLangGraph(
               type: 'tool_call',
             },
           ],
-        }),
-      ],
-    };
+        });
+  const model = chatModel
+    ? new ScriptedChatModel((messages) => {
+        let answered = 0;
+        for (const message of messages) if (message.getType() === 'tool') answered += 1;
+        return scriptedReply(answered + 1);
+      })
+    : null;
+  const agent = async (state: typeof MessagesAnnotation.State) => {
+    let answered = 0;
+    for (const message of state.messages) if (message.getType() === 'tool') answered += 1;
+    const step = answered + 1;
+    clock.mark(step);
+    if (at.includes(step - 1)) {
+      bytesAt[String(step - 1)] = await clock.pause(() => measured.bytes());
+    }
+    const reply = scriptedReply(step);
+    return { messages: [model === null ? reply : await model.invoke(state.messages)] };
   };
   const graph = new StateGraph(MessagesAnnotation)
     .addNode('agent', agent)
@@ -261,7 +297,7 @@ export async function runLangGraph(
     ok: true,
     system: 'langgraph',
     name,
-    engine: `StateGraph + ToolNode, ${measured.engine}, durability ${durability}`,
+    engine: `StateGraph + ToolNode${chatModel ? ' + a scripted chat model' : ''}, ${measured.engine}, durability ${durability}`,
     steps,
     bytesAt,
     bytesTotal,
