@@ -1,13 +1,13 @@
-import {
-  APICallError,
-  AISDKError,
-  type LanguageModel,
-  type ModelMessage,
-  streamText,
-  type ToolSet,
-} from 'ai';
+import type {
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+} from '@ai-sdk/provider';
+import { APICallError, AISDKError, type LanguageModel, StreamProviderError } from 'ai';
 import type { Message } from '../transcript/records.ts';
-import { assistantMessageFromOutput, type ModelOutputPart } from './model-messages.ts';
+import { assistantMessageFromOutput } from './model-messages.ts';
+import { resolveBackend } from './resolve-backend.ts';
+import { TurnCollector } from './turn-collector.ts';
 import type { LoopEvent } from './types.ts';
 
 /**
@@ -15,15 +15,15 @@ import type { LoopEvent } from './types.ts';
  * the failover without waiting and a display sees every attempt.
  *
  * @example
- * const request: ModelTurnRequest = { backends: [primary, fallback], messages, tools: {}, signal,
+ * const request: ModelTurnRequest = { backends: [primary, fallback], prompt, tools: [], signal,
  *   rounds: 2, sleep, backoff: defaultBackoff, emit: (event) => channel.emit(event) };
  */
 export interface ModelTurnRequest {
   backends: readonly LanguageModel[];
-  messages: ModelMessage[];
-  system?: string;
-  /** Declared without `execute`: the loop runs tools itself, to keep the write order. */
-  tools: ToolSet;
+  /** The whole prompt, system message first: see `toProviderPrompt`. */
+  prompt: LanguageModelV4Prompt;
+  /** Names, descriptions and JSON Schemas only: the loop runs tools itself, to keep the write order. */
+  tools: readonly LanguageModelV4FunctionTool[];
   signal: AbortSignal;
   /** Rounds over the whole backend list before giving up (default 2). */
   rounds: number;
@@ -62,8 +62,9 @@ export type ModelTurnResult =
 export type ErrorClass = 'retry' | 'fatal' | 'aborted';
 
 /**
- * Decide whether a model error is worth another backend: transport failures (no HTTP status),
- * 5xx, 408 and 429 are; any other status (a request the provider refuses, bad credentials) and
+ * Decide whether a model error is worth another backend: transport failures (no HTTP status, a
+ * stream cut before its end), 5xx, 408 and 429 are, also when a provider sends them mid-stream;
+ * any other status (a request the provider refuses, bad credentials) and
  * the AI SDK's own errors about the prompt are not, since another attempt would only repeat them.
  *
  * @example
@@ -76,7 +77,14 @@ export function classifyModelError(error: unknown, signal?: AbortSignal): ErrorC
   if (APICallError.isInstance(inner)) {
     const status = inner.statusCode;
     if (status === undefined) return 'retry';
-    return status >= 500 || status === 429 || status === 408 ? 'retry' : 'fatal';
+    return isRetryableStatus(status) ? 'retry' : 'fatal';
+  }
+  if (StreamProviderError.isInstance(inner)) {
+    // An error the provider sent mid-stream, after accepting the request: its status when it
+    // gave or implied one (`overloaded` is a 503), else its own word on retrying.
+    const status = inner.statusCode;
+    if (status !== undefined) return isRetryableStatus(status) ? 'retry' : 'fatal';
+    return inner.isRetryable ? 'retry' : 'fatal';
   }
   if (AISDKError.isInstance(inner)) {
     // Stream and response parsing failures are a backend misbehaving, not our prompt.
@@ -99,7 +107,7 @@ export function classifyModelError(error: unknown, signal?: AbortSignal): ErrorC
  * `backoff(round)` and starts over, `rounds` times in all. Never throws.
  *
  * @example
- * const turn = await callModel({ backends: [model], messages, tools: {}, signal, rounds: 2,
+ * const turn = await callModel({ backends: [model], prompt, tools: [], signal, rounds: 2,
  *   sleep, backoff: () => 0, emit: () => {} });
  * if (turn.ok) console.log(turn.message);
  */
@@ -120,8 +128,7 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
         return { ok: false, reason: 'aborted', detail: 'the run was aborted', attempts };
       }
       attempts += 1;
-      const model = request.backends[backend] as LanguageModel;
-      const outcome = await attempt(model, request);
+      const outcome = await attempt(request.backends[backend] as LanguageModel, request);
       if (outcome.ok) return { ...outcome, backend };
       const kind = classifyModelError(outcome.error, request.signal);
       if (kind === 'aborted') {
@@ -161,9 +168,15 @@ type AttemptOutcome =
     }
   | { ok: false; error: unknown };
 
-async function attempt(model: LanguageModel, request: ModelTurnRequest): Promise<AttemptOutcome> {
-  let streamError: unknown;
-  let failed = false;
+/**
+ * One call to one backend: the provider's own `doStream`, read part by part. The loop calls it
+ * directly rather than through `streamText`, which would convert the whole conversation again
+ * on every call and pipe every part through a chain of web streams: on a long run that was most
+ * of the loop's own time (docs/performance.md). What `streamText` added that the loop needs is
+ * here or in the prompt the run keeps (provider-prompt.ts, turn-collector.ts); model middleware
+ * still applies, being part of the model (`wrapLanguageModel`).
+ */
+async function attempt(backend: LanguageModel, request: ModelTurnRequest): Promise<AttemptOutcome> {
   // The attempt's own signal: the run's abort, or a backend that went quiet for too long.
   const controller = new AbortController();
   const stopWithRun = () => controller.abort(request.signal.reason);
@@ -180,46 +193,62 @@ async function attempt(model: LanguageModel, request: ModelTurnRequest): Promise
       controller.abort(new ModelTimeoutError(idle));
     }, idle);
   };
+  // A model that ignores its abort signal must not hold the run: the wait ends with the signal.
+  let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    const stop = () => {
+      reject(controller.signal.reason);
+      reader?.cancel(controller.signal.reason).catch(() => undefined);
+    };
+    if (controller.signal.aborted) stop();
+    else controller.signal.addEventListener('abort', stop, { once: true });
+  });
+  stopped.catch(() => undefined);
   try {
     rearm();
-    const result = streamText({
-      model,
-      messages: request.messages,
-      ...(request.system === undefined ? {} : { instructions: request.system }),
-      tools: request.tools,
-      maxRetries: 0,
-      abortSignal: controller.signal,
-      onError: () => undefined,
-    });
-    for await (const part of result.fullStream) {
+    const model = resolveBackend(backend);
+    const { stream } = await Promise.race([
+      model.doStream({
+        prompt: request.prompt,
+        ...(request.tools.length === 0 ? {} : { tools: [...request.tools] }),
+        toolChoice: { type: 'auto' },
+        abortSignal: controller.signal,
+        includeRawChunks: false,
+      }),
+      stopped,
+    ]);
+    reader = stream.getReader();
+    if (controller.signal.aborted) await reader.cancel(controller.signal.reason);
+    const collector = new TurnCollector();
+    while (true) {
+      const next = await reader.read();
+      if (next.done || controller.signal.aborted) break;
       rearm();
-      if (part.type === 'text-delta') {
-        request.emit({ type: 'text-delta', text: part.text });
-      } else if (part.type === 'error') {
-        failed = true;
-        streamError = part.error;
-      } else if (part.type === 'abort') {
-        failed = true;
-        streamError = controller.signal.reason ?? new Error('aborted');
+      const part = next.value;
+      if (part.type === 'text-delta' && part.delta !== '') {
+        request.emit({ type: 'text-delta', text: part.delta });
+      }
+      collector.add(part);
+      if (collector.failed) {
+        await reader.cancel().catch(() => undefined);
+        break;
       }
     }
     if (timedOut) return { ok: false, error: new ModelTimeoutError(idle ?? 0) };
-    if (failed) return { ok: false, error: streamError };
-    const [content, finishReason, usage] = await Promise.all([
-      result.content,
-      result.finishReason,
-      result.totalUsage,
-    ]);
-    const message = assistantMessageFromOutput(content as unknown as ModelOutputPart[]);
+    if (controller.signal.aborted) return { ok: false, error: controller.signal.reason };
+    for (const warning of collector.warnings)
+      request.emit({ type: 'model-warning', message: warning });
+    const turn = collector.finish();
+    if (!turn.ok) return turn;
     return {
       ok: true,
-      message,
-      finishReason,
-      usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 },
+      message: assistantMessageFromOutput(turn.content),
+      finishReason: turn.finishReason,
+      usage: turn.usage,
     };
   } catch (error) {
     if (timedOut) return { ok: false, error: new ModelTimeoutError(idle ?? 0) };
-    return { ok: false, error: failed ? streamError : error };
+    return { ok: false, error };
   } finally {
     clearTimeout(quiet);
     request.signal.removeEventListener('abort', stopWithRun);
@@ -238,6 +267,10 @@ export class ModelTimeoutError extends Error {
     super(`the backend sent nothing for ${milliseconds} ms`);
     this.name = 'ModelTimeoutError';
   }
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status >= 500 || status === 429 || status === 408;
 }
 
 function unwrapRetryError(error: unknown): unknown {

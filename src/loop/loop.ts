@@ -1,4 +1,5 @@
-import { asSchema, jsonSchema, type LanguageModel, type Tool, type ToolSet } from 'ai';
+import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
+import { asSchema, type LanguageModel } from 'ai';
 import type { Message } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { RunChannel } from './run-handle.ts';
@@ -38,7 +39,7 @@ export { defaultBackoff, RUN_ERROR_EXTRA } from './run-state.ts';
 export class Loop {
   readonly #options: LoopOptions;
   readonly #tools: ReadonlyMap<string, ToolDefinition<unknown>>;
-  #declaredTools: Promise<ToolSet> | undefined;
+  #declaredTools: Promise<LanguageModelV4FunctionTool[]> | undefined;
 
   constructor(options: LoopOptions) {
     if (!Array.isArray(options.backends) || options.backends.length === 0) {
@@ -105,7 +106,7 @@ export class Loop {
       let result: RunResult;
       try {
         const conversation = await prepare();
-        result = await run.execute(conversation, () => this.#sdkTools());
+        result = await run.execute(conversation, () => this.#declareTools());
       } catch (error) {
         const what = SessionError.isInstance(error)
           ? 'the transcript could not be written'
@@ -129,16 +130,17 @@ export class Loop {
   }
 
   /** The tools as the model sees them: names, descriptions, JSON Schemas; no `execute`. */
-  #sdkTools(): Promise<ToolSet> {
+  #declareTools(): Promise<LanguageModelV4FunctionTool[]> {
     this.#declaredTools ??= (async () => {
-      const declared: ToolSet = {};
+      const declared: LanguageModelV4FunctionTool[] = [];
       for (const tool of this.#tools.values()) {
-        const schema = await asSchema(tool.inputSchema).jsonSchema;
-        // Validation is the loop's, before dispatch: the SDK only parses the JSON.
-        declared[tool.name] = {
+        // Validation is the loop's, before dispatch (validateInput): the model gets the schema.
+        declared.push({
+          type: 'function',
+          name: tool.name,
+          inputSchema: await asSchema(tool.inputSchema).jsonSchema,
           description: tool.description,
-          inputSchema: jsonSchema(schema),
-        } as Tool;
+        });
       }
       return declared;
     })();

@@ -1,8 +1,9 @@
-import type { ModelMessage } from 'ai';
+import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { normalizeConversation } from '../transcript/normalize-conversation.ts';
 import { pairingViolations } from '../transcript/pairing-violations.ts';
 import type { Message } from '../transcript/records.ts';
 import { callsOf, toModelPrompt, toModelPromptBody } from './model-messages.ts';
+import { toProviderMessages, toProviderPrompt } from './provider-prompt.ts';
 import type { LoopMessage } from './types.ts';
 
 /**
@@ -15,19 +16,19 @@ import type { LoopMessage } from './types.ts';
  * if (!prompt.ok) return run.ended('failed', 'error', prompt.detail); // 'message 3: …'
  */
 export type PreparedPrompt =
-  | { ok: true; instructions?: string; messages: ModelMessage[] }
+  | { ok: true; prompt: LanguageModelV4Prompt }
   | { ok: false; detail: string };
 
 /**
  * The last view a model was sent, kept so that the next turn converts only what came after it.
- * `view` is `normalizeConversation(messages.slice(0, length))`, `model` its prompt body.
+ * `view` is `normalizeConversation(messages.slice(0, length))`, `prompt` the provider prompt
+ * made from it (its system message first, when there is one).
  */
 interface SentView {
   length: number;
   system: string | undefined;
   view: Message[];
-  instructions: string | undefined;
-  model: ModelMessage[];
+  prompt: LanguageModelV4Message[];
   callIds: Set<string>;
 }
 
@@ -47,14 +48,14 @@ interface SentView {
  * does not open with an assistant turn, another system prompt), everything is recomputed.
  * test/loop/run-conversation.property.test.ts compares both ways over random conversations.
  *
- * Memory: the view and its AI SDK messages for everything since the last compaction, beside
+ * Memory: the view and its provider prompt for everything since the last compaction, beside
  * the conversation itself; their strings are shared, not copied.
  *
  * @example
  * const conversation = new RunConversation(messages);
  * conversation.append(assistantTurn);
- * const prompt = conversation.prepare('Be brief.');
- * if (prompt.ok) streamText({ model, instructions: prompt.instructions, messages: prompt.messages });
+ * const prepared = conversation.prepare('Be brief.');
+ * if (prepared.ok) await model.doStream({ prompt: prepared.prompt, abortSignal });
  */
 export class RunConversation {
   #messages: LoopMessage[];
@@ -107,8 +108,8 @@ export class RunConversation {
   }
 
   /**
-   * The prompt for the next model call: exactly `toModelPrompt(normalizeConversation(messages),
-   * system)`, or, when that view breaks a pairing rule every provider shares, the first breach
+   * The prompt for the next model call: exactly
+   * `toProviderPrompt(toModelPrompt(normalizeConversation(messages), system))`, or, when that view breaks a pairing rule every provider shares, the first breach
    * (`message <index>: <provider's words>`). A prompt that can be sent becomes the base the
    * next call extends.
    */
@@ -121,7 +122,7 @@ export class RunConversation {
     const view = normalizeConversation(this.#messages);
     const broken = unsendable(view);
     if (broken !== null) return { ok: false, detail: broken };
-    const prompt = toModelPrompt(view, system);
+    const prompt = toProviderPrompt(toModelPrompt(view, system));
     const last = view.at(-1);
     // The shortcut needs a settled head (one non-system turn) and a sent view that does not
     // end in an assistant turn (whose next assistant turn would merge with it).
@@ -134,11 +135,10 @@ export class RunConversation {
             length: this.#messages.length,
             system,
             view,
-            instructions: prompt.instructions,
-            model: prompt.messages,
+            prompt,
             callIds: new Set(view.flatMap((message) => callsOf(message).map((c) => c.callId))),
           };
-    return { ok: true, ...prompt, messages: [...prompt.messages] };
+    return { ok: true, prompt: [...prompt] };
   }
 
   /**
@@ -159,12 +159,10 @@ export class RunConversation {
       sent.view.push(message);
       for (const call of callsOf(message)) sent.callIds.add(call.callId);
     }
-    for (const message of toModelPromptBody(added)) sent.model.push(message);
-    const messages = [...sent.model];
+    for (const message of toProviderMessages(toModelPromptBody(added))) sent.prompt.push(message);
+    const prompt = [...sent.prompt];
     if (sent.view.at(-1)?.role === 'assistant') this.#sent = null;
-    return sent.instructions === undefined
-      ? { ok: true, messages }
-      : { ok: true, instructions: sent.instructions, messages };
+    return { ok: true, prompt };
   }
 }
 

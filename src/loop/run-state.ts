@@ -1,4 +1,4 @@
-import type { ToolSet } from 'ai';
+import type { LanguageModelV4FunctionTool, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Message, MessageExtras } from '../transcript/records.ts';
 import { callModel, type ModelTurnResult } from './call-model.ts';
 import {
@@ -8,6 +8,7 @@ import {
   SUMMARY_INSTRUCTIONS,
 } from './compaction.ts';
 import { callsOf, toModelMessages } from './model-messages.ts';
+import { toProviderPrompt } from './provider-prompt.ts';
 import { RunConversation } from './run-conversation.ts';
 import { type CallOutcome, resolvePendingJoin, runToolCall } from './run-tool-call.ts';
 import { classifyTailCalls } from './tail-calls.ts';
@@ -56,11 +57,14 @@ export class RunState {
 
   /**
    * Run the loop over `conversation` (what the transcript already holds) until the model answers
-   * without calls, the turn cap, an abort, or a failure. `sdkTools` is a thunk so that the tool
+   * without calls, the turn cap, an abort, or a failure. `declareTools` is a thunk so that the tool
    * schemas are converted only when a model is first asked. Session failures reject: the
    * {@link Loop} turns them into a `failed` result.
    */
-  async execute(conversation: LoopMessage[], sdkTools: () => Promise<ToolSet>): Promise<RunResult> {
+  async execute(
+    conversation: LoopMessage[],
+    declareTools: () => Promise<LanguageModelV4FunctionTool[]>,
+  ): Promise<RunResult> {
     this.#conversation = new RunConversation(conversation);
     const session = this.#options.session;
     const maxTurns = this.#options.maxTurns ?? DEFAULT_MAX_TURNS;
@@ -97,7 +101,7 @@ export class RunState {
       }
       this.#turns += 1;
       this.#emit({ type: 'turn-start', turn: this.#turns });
-      const turn = await this.#callModel(prompt.messages, await sdkTools(), prompt.instructions);
+      const turn = await this.#callModel(prompt.prompt, await declareTools());
       if (!turn.ok) {
         if (turn.reason === 'aborted') return this.ended('aborted', 'aborted');
         await this.#writeFailure(turn.detail, turn.attempts);
@@ -180,14 +184,12 @@ export class RunState {
   }
 
   #callModel(
-    messages: ReturnType<typeof toModelMessages>,
-    tools: ToolSet,
-    system: string | undefined,
+    prompt: LanguageModelV4Prompt,
+    tools: readonly LanguageModelV4FunctionTool[],
   ): Promise<ModelTurnResult> {
     return callModel({
       backends: this.#options.backends,
-      messages,
-      ...(system === undefined ? {} : { system }),
+      prompt,
       tools,
       signal: this.#signal,
       rounds: this.#options.backendRounds ?? DEFAULT_ROUNDS,
@@ -223,7 +225,10 @@ export class RunState {
         },
       ],
     };
-    const turn = await this.#callModel(toModelMessages([prompt]), {}, SUMMARY_INSTRUCTIONS);
+    const turn = await this.#callModel(
+      toProviderPrompt({ instructions: SUMMARY_INSTRUCTIONS, messages: toModelMessages([prompt]) }),
+      [],
+    );
     if (!turn.ok) return turn.reason === 'aborted' ? 'aborted' : 'skipped';
     this.#usage.inputTokens += turn.usage.inputTokens;
     this.#usage.outputTokens += turn.usage.outputTokens;

@@ -199,6 +199,8 @@ export type LoopEvent =
    * should drop them when `willRetry` (the next backend's turn starts over).
    */
   | { type: 'model-error'; backend: number; attempt: number; message: string; willRetry: boolean }
+  /** The provider ignored or adapted part of the request (an unsupported setting, say). */
+  | { type: 'model-warning'; message: string }
   | { type: 'compaction-end'; fromSeq: number; toSeq: number }
   | { type: 'run-end'; result: RunResult };
 

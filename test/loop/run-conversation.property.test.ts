@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { estimateTokens } from '../../src/loop/compaction.ts';
 import { toModelPrompt } from '../../src/loop/model-messages.ts';
+import { toProviderPrompt } from '../../src/loop/provider-prompt.ts';
 import { RunConversation } from '../../src/loop/run-conversation.ts';
 import type { LoopMessage } from '../../src/loop/types.ts';
 import { normalizeConversation } from '../../src/transcript/normalize-conversation.ts';
@@ -229,7 +230,7 @@ function fromScratch(messages: readonly LoopMessage[], system: string | undefine
   if (problem !== undefined) {
     return { ok: false, detail: `message ${problem.index}: ${problem.message}` };
   }
-  return { ok: true, ...toModelPrompt(view, system) };
+  return { ok: true, prompt: toProviderPrompt(toModelPrompt(view, system)) };
 }
 
 test('property: the incremental prompt equals the from-scratch one over random conversations', () => {

@@ -1,0 +1,244 @@
+/**
+ * Folding a provider's stream into one assistant turn, without I/O: what `streamText` did for
+ * the loop before the loop called `LanguageModelV4.doStream` itself (see call-model.ts).
+ *
+ * @module
+ */
+import type { LanguageModelV4StreamPart, SharedV4Warning } from '@ai-sdk/provider';
+import { StreamProviderError } from 'ai';
+import type { ModelOutputPart } from './model-messages.ts';
+
+/**
+ * What a whole stream came to: the parts of the turn, or the first error it carried.
+ *
+ * @example
+ * const outcome: CollectedTurn = collector.finish();
+ * if (outcome.ok) assistantMessageFromOutput(outcome.content);
+ */
+export type CollectedTurn =
+  | {
+      ok: true;
+      content: ModelOutputPart[];
+      finishReason: string;
+      usage: { inputTokens: number; outputTokens: number };
+    }
+  | { ok: false; error: unknown };
+
+/**
+ * A stream that ended without its `finish` part (a connection cut mid-answer): the turn is not
+ * whole, so it is not kept; another attempt is worth making.
+ *
+ * @example
+ * classifyModelError(new IncompleteStreamError()); // 'retry'
+ */
+export class IncompleteStreamError extends Error {
+  constructor() {
+    super('the stream ended before its finish part');
+    this.name = 'IncompleteStreamError';
+  }
+}
+
+/**
+ * Collects one model call's stream parts into the content of its turn, as the AI SDK collects
+ * them: text and reasoning accumulate per part id, in the order they opened, and carry the
+ * provider metadata of their latest part that had any (a reasoning signature arrives on its
+ * last delta or on its end); a tool call's JSON input is parsed (empty means `{}`; input that is
+ * not JSON is kept as the string the model sent, for the loop to answer as an error). Provider-
+ * executed calls and their results, files, sources and raw chunks are not stored, so they are
+ * not kept. An `error` part makes the turn a failure, reported with the provider's words.
+ *
+ * @example
+ * const collector = new TurnCollector();
+ * for (const part of parts) collector.add(part);
+ * const turn = collector.finish(); // { ok: true, content, finishReason: 'stop', usage }
+ */
+export class TurnCollector {
+  readonly #content: ModelOutputPart[] = [];
+  readonly #open = new Map<string, { type: string; text: string; providerMetadata?: unknown }>();
+  #finish: { reason: string; inputTokens: number; outputTokens: number } | null = null;
+  #error: { value: unknown } | null = null;
+  /** Warnings the provider gave at the stream's start, as one line each. */
+  readonly warnings: string[] = [];
+
+  /** True once an `error` part arrived: the rest of the stream no longer matters. */
+  get failed(): boolean {
+    return this.#error !== null;
+  }
+
+  /**
+   * Take the next part of the stream.
+   *
+   * @example
+   * collector.add({ type: 'text-delta', id: 't', delta: 'Hel' });
+   */
+  add(part: LanguageModelV4StreamPart): void {
+    switch (part.type) {
+      case 'text-start':
+      case 'text-delta':
+      case 'text-end':
+        this.#upsert('text', part);
+        break;
+      case 'reasoning-start':
+      case 'reasoning-delta':
+      case 'reasoning-end':
+        this.#upsert('reasoning', part);
+        break;
+      case 'tool-call':
+        this.#content.push({
+          type: 'tool-call',
+          toolCallId: part.toolCallId,
+          toolName: part.toolName,
+          input: parseInput(part.input),
+          ...(part.providerExecuted === undefined
+            ? {}
+            : { providerExecuted: part.providerExecuted }),
+          ...(part.providerMetadata == null ? {} : { providerMetadata: part.providerMetadata }),
+        });
+        break;
+      case 'stream-start':
+        for (const warning of part.warnings) this.warnings.push(describeWarning(warning));
+        break;
+      case 'finish':
+        this.#finish = {
+          reason: part.finishReason.unified,
+          inputTokens: part.usage.inputTokens.total ?? 0,
+          outputTokens: part.usage.outputTokens.total ?? 0,
+        };
+        break;
+      case 'error':
+        this.#error ??= { value: streamError(part.error) };
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * The turn, once the stream has ended: a failure if it carried an error or never finished.
+   *
+   * @example
+   * const turn = collector.finish();
+   * if (!turn.ok) classifyModelError(turn.error);
+   */
+  finish(): CollectedTurn {
+    if (this.#error !== null) return { ok: false, error: this.#error.value };
+    if (this.#finish === null) return { ok: false, error: new IncompleteStreamError() };
+    return {
+      ok: true,
+      content: this.#content,
+      finishReason: this.#finish.reason,
+      usage: { inputTokens: this.#finish.inputTokens, outputTokens: this.#finish.outputTokens },
+    };
+  }
+
+  #upsert(
+    type: 'text' | 'reasoning',
+    part: { type: string; id: string; delta?: string; providerMetadata?: unknown },
+  ): void {
+    const key = `${type}:${part.id}`;
+    let entry = this.#open.get(key);
+    if (entry === undefined) {
+      entry = { type, text: '' };
+      this.#content.push(entry);
+      this.#open.set(key, entry);
+    }
+    if (part.delta !== undefined) entry.text += part.delta;
+    if (part.providerMetadata != null) entry.providerMetadata = part.providerMetadata;
+    // A later part may reuse the id for a new block, as the SDK allows.
+    if (part.type.endsWith('-end')) this.#open.delete(key);
+  }
+}
+
+function parseInput(input: string): unknown {
+  if (input.trim() === '') return {};
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return input;
+  }
+}
+
+function describeWarning(warning: SharedV4Warning): string {
+  switch (warning.type) {
+    case 'unsupported':
+    case 'compatibility':
+      return `${warning.type}: ${warning.feature}${warning.details === undefined ? '' : ` (${warning.details})`}`;
+    case 'deprecated':
+      return `deprecated: ${warning.setting}: ${warning.message}`;
+    default:
+      return `${warning.type}: ${'message' in warning ? String(warning.message) : JSON.stringify(warning)}`;
+  }
+}
+
+/**
+ * An `error` part's value as an error the loop can classify. Providers put their API's error
+ * object there (`{ type: 'overloaded_error', message: 'Overloaded' }`); the AI SDK wraps such a
+ * value in a `StreamProviderError` with the status it implies, and so does this.
+ */
+function streamError(value: unknown): unknown {
+  if (value instanceof Error) return value;
+  const outer = asRecord(value);
+  if (outer === undefined) {
+    return new StreamProviderError({ message: String(value), isRetryable: false, data: value });
+  }
+  const details = asRecord(asRecord(outer.response)?.error) ?? asRecord(outer.error) ?? outer;
+  const message =
+    typeof details.message === 'string' ? details.message : (JSON.stringify(value) ?? 'error');
+  const statusCode =
+    statusOf(details.statusCode) ??
+    statusOf(outer.statusCode) ??
+    statusOf(details.status) ??
+    statusOf(outer.status) ??
+    statusOf(details.code) ??
+    statusOf(outer.code) ??
+    impliedStatus(message);
+  const explicit =
+    typeof details.isRetryable === 'boolean'
+      ? details.isRetryable
+      : typeof outer.isRetryable === 'boolean'
+        ? outer.isRetryable
+        : undefined;
+  const type = typeof details.type === 'string' ? details.type : undefined;
+  const code =
+    typeof details.code === 'string' || typeof details.code === 'number' ? details.code : undefined;
+  return new StreamProviderError({
+    message,
+    ...(type === undefined ? {} : { type }),
+    ...(code === undefined ? {} : { code }),
+    ...(statusCode === undefined ? {} : { statusCode }),
+    isRetryable: explicit ?? (statusCode !== undefined && isRetryableStatus(statusCode)),
+    data: value,
+  });
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function statusOf(value: unknown): number | undefined {
+  const status = typeof value === 'string' && /^\d{3}$/.test(value) ? Number(value) : value;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599
+    ? status
+    : undefined;
+}
+
+/** The messages whose status the AI SDK infers (ai 7, `inferExactMessageMetadata`). */
+function impliedStatus(message: string): number | undefined {
+  switch (message.trim().toLowerCase()) {
+    case 'overloaded':
+    case 'overloaded error':
+    case 'model overloaded':
+    case 'service unavailable':
+      return 503;
+    case 'internal server error':
+      return 500;
+    default:
+      return undefined;
+  }
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
