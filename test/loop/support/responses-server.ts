@@ -1,0 +1,476 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ScriptedServer } from './provider-servers.ts';
+
+/*
+ * A scripted stand-in for the OpenAI Responses API (`POST /v1/responses`), which is what
+ * `openai('gpt-5')` of @ai-sdk/openai speaks by default, on 127.0.0.1. It answers a script of
+ * turns with the SSE events the provider parses (response.created, output_item.added/done for
+ * reasoning, message and function_call items, the text, reasoning-summary and arguments deltas,
+ * response.completed with usage), and it keeps what OpenAI keeps: every item of a completed
+ * response made with `store` not false, so that a later `item_reference` to it resolves, and
+ * every encrypted reasoning blob it handed out (`include: ['reasoning.encrypted_content']`).
+ *
+ * It refuses a request the way OpenAI does (../../../../shared/notes/peers.md §3):
+ * - a `function_call` with no `function_call_output` of its `call_id`:
+ *   400 "No tool output found for function call <call_id>."
+ * - a `function_call_output` with no `function_call` before it:
+ *   400 "No tool call found for function call output with call_id <call_id>."
+ * - a reasoning item (by reference or inline) not followed by the item the model produced
+ *   after it (a message or a function call):
+ *   400 "Item '<rs_id>' of type 'reasoning' was provided without its required following item."
+ * - a message or function call replayed with its item id, whose reasoning is not in the input:
+ *   400 "Item '<id>' of type '<type>' was provided without its required 'reasoning' item: '<rs_id>'."
+ *   (peers.md quotes the function_call form; the message form is the same sentence);
+ * - an `item_reference` (or an inline reasoning item with no encrypted content) naming an item
+ *   this server did not store: 404 "Item with id '<id>' not found.", with OpenAI's sentence
+ *   about `store` after it when the request itself says `store: false` (vercel/ai#7543,
+ *   vercel/ai#10290, can1357/oh-my-pi#41);
+ * - inline reasoning whose encrypted content this server never issued, or issued for another
+ *   id: 400 "The encrypted content for item <rs_id> could not be verified." (our wording,
+ *   modelled on OpenAI's).
+ * A scripted outage (`{ status }`) is answered before the body is looked at, as a real outage
+ * would be; everything else is validated first.
+ */
+
+/** One scripted answer of the Responses server: a turn, or an HTTP failure. */
+export type ResponsesStep =
+  | {
+      /** A reasoning item first, with this id and these summary parts (none: an empty summary). */
+      reasoning?: { id: string; summary?: string[] };
+      text?: string;
+      calls?: { id: string; name: string; input: unknown }[];
+      /**
+       * End the stream with an `error` or `response.failed` event instead of
+       * `response.completed`: right after `response.created` (before any output, which the
+       * provider raises as an HTTP-like error) or after the first output item and text delta.
+       */
+      failure?: {
+        event: 'error' | 'response.failed';
+        after: 'created' | 'output';
+        code: string;
+        message: string;
+      };
+    }
+  | { status: number; message?: string };
+
+/** What this server handed out: the item as the model produced it, and whether it was stored. */
+export interface IssuedItem {
+  type: 'reasoning' | 'message' | 'function_call';
+  stored: boolean;
+  /** Which response of this server produced it, counting from 1 (outages and refusals not counted). */
+  response: number;
+  /** The reasoning item that came before it in the same response, if any. */
+  reasoningId?: string;
+  /** Set on a reasoning item when the request asked for `reasoning.encrypted_content`. */
+  encryptedContent?: string;
+  /** Set on a function call. */
+  callId?: string;
+}
+
+/** A running scripted Responses server. */
+export interface ResponsesServer extends ScriptedServer {
+  /** Every output item this server produced, by item id. */
+  items: ReadonlyMap<string, IssuedItem>;
+}
+
+/** A refusal: the status and the error message OpenAI would send. */
+export interface ResponsesRefusal {
+  status: number;
+  message: string;
+}
+
+type InputItem = Record<string, unknown>;
+
+let serverCount = 0;
+
+/**
+ * The first reason OpenAI would refuse this `input`, or null. `items` are what the server
+ * produced; `encrypted` maps each encrypted blob it issued to its reasoning item's id.
+ *
+ * @example
+ * responsesInputError([{ type: 'function_call_output', call_id: 'call_9', output: 'x' }], new Map(), new Map(), undefined);
+ * // { status: 400, message: 'No tool call found for function call output with call_id call_9.' }
+ */
+export function responsesInputError(
+  input: readonly InputItem[],
+  items: ReadonlyMap<string, IssuedItem>,
+  encrypted: ReadonlyMap<string, string>,
+  store: unknown,
+): ResponsesRefusal | null {
+  const notFound = (id: string): ResponsesRefusal => ({
+    status: 404,
+    message:
+      store === false
+        ? `Item with id '${id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`
+        : `Item with id '${id}' not found.`,
+  });
+  const stored = (id: unknown): IssuedItem | undefined => {
+    const item = typeof id === 'string' ? items.get(id) : undefined;
+    return item?.stored === true ? item : undefined;
+  };
+  // What each input item is, once references are resolved: a model output item (with the
+  // item id it carries, if any), or anything else.
+  const resolved: { kind: string; id?: string }[] = [];
+  for (const item of input) {
+    if (item.type === 'item_reference') {
+      const found = stored(item.id);
+      if (found === undefined) return notFound(String(item.id));
+      resolved.push({ kind: found.type, id: String(item.id) });
+    } else if (item.type === 'reasoning') {
+      if (typeof item.encrypted_content === 'string') {
+        const owner = encrypted.get(item.encrypted_content);
+        if (owner === undefined || (item.id !== undefined && item.id !== owner)) {
+          return {
+            status: 400,
+            message: `The encrypted content for item ${String(item.id ?? owner ?? 'reasoning')} could not be verified.`,
+          };
+        }
+        resolved.push({ kind: 'reasoning', id: owner });
+      } else {
+        if (stored(item.id) === undefined) return notFound(String(item.id));
+        resolved.push({ kind: 'reasoning', id: String(item.id) });
+      }
+    } else if (item.type === 'function_call') {
+      resolved.push({
+        kind: 'function_call',
+        ...(typeof item.id === 'string' ? { id: item.id } : {}),
+      });
+    } else if (item.role === 'assistant' && (item.type === undefined || item.type === 'message')) {
+      resolved.push({ kind: 'message', ...(typeof item.id === 'string' ? { id: item.id } : {}) });
+    } else {
+      resolved.push({ kind: String(item.type ?? item.role) });
+    }
+  }
+  const reasoningSeen = new Set<string>();
+  const calls: string[] = [];
+  const answered = new Set<string>();
+  for (const [index, entry] of resolved.entries()) {
+    const item = input[index] as InputItem;
+    if (entry.kind === 'reasoning') {
+      const next = resolved[index + 1]?.kind;
+      if (next !== 'message' && next !== 'function_call') {
+        return {
+          status: 400,
+          message: `Item '${entry.id}' of type 'reasoning' was provided without its required following item.`,
+        };
+      }
+      reasoningSeen.add(entry.id as string);
+    }
+    if ((entry.kind === 'message' || entry.kind === 'function_call') && entry.id !== undefined) {
+      const needed = items.get(entry.id)?.reasoningId;
+      if (needed !== undefined && !reasoningSeen.has(needed)) {
+        return {
+          status: 400,
+          message: `Item '${entry.id}' of type '${entry.kind}' was provided without its required 'reasoning' item: '${needed}'.`,
+        };
+      }
+    }
+    if (entry.kind === 'function_call') {
+      const callId =
+        item.type === 'item_reference' ? items.get(entry.id ?? '')?.callId : item.call_id;
+      calls.push(String(callId));
+    }
+    if (item.type === 'function_call_output') {
+      const callId = String(item.call_id);
+      if (!calls.includes(callId)) {
+        return {
+          status: 400,
+          message: `No tool call found for function call output with call_id ${callId}.`,
+        };
+      }
+      answered.add(callId);
+    }
+  }
+  const missing = calls.find((callId) => !answered.has(callId));
+  if (missing !== undefined) {
+    return { status: 400, message: `No tool output found for function call ${missing}.` };
+  }
+  return null;
+}
+
+/**
+ * Start a scripted Responses server. Its `url` is a base URL for
+ * `createOpenAI({ baseURL: url, apiKey })`; the provider posts to `${url}/responses`.
+ *
+ * @example
+ * const server = await startResponsesServer([{ reasoning: { id: 'rs_1' }, text: 'Hi.' }]);
+ * const model = createOpenAI({ baseURL: server.url, apiKey: 'test' })('gpt-5');
+ */
+export async function startResponsesServer(script: ResponsesStep[]): Promise<ResponsesServer> {
+  serverCount += 1;
+  const tag = `s${serverCount}`;
+  const steps = [...script];
+  const requests: Record<string, unknown>[] = [];
+  const rejections: string[] = [];
+  const items = new Map<string, IssuedItem>();
+  const encrypted = new Map<string, string>();
+  let responses = 0;
+
+  const handle = (body: Record<string, unknown>, response: ServerResponse) => {
+    if ('status' in (steps[0] ?? {})) {
+      const step = steps.shift() as { status: number; message?: string };
+      sendJson(response, step.status, {
+        error: {
+          message: step.message ?? `scripted ${step.status}`,
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      });
+      return;
+    }
+    const problem = responsesInputError(
+      (Array.isArray(body.input) ? body.input : []) as InputItem[],
+      items,
+      encrypted,
+      body.store,
+    );
+    if (problem !== null) {
+      rejections.push(problem.message);
+      sendJson(response, problem.status, {
+        error: {
+          message: problem.message,
+          type: 'invalid_request_error',
+          param: 'input',
+          code: null,
+        },
+      });
+      return;
+    }
+    const step = steps.shift() as Exclude<ResponsesStep, { status: number }> | undefined;
+    if (step === undefined) {
+      sendJson(response, 500, {
+        error: { message: 'script exhausted', type: 'server_error', param: null, code: null },
+      });
+      return;
+    }
+    responses += 1;
+    const store = body.store !== false;
+    const withEncrypted =
+      Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+    const responseId = `resp_${tag}_${responses}`;
+    const model = String(body.model);
+    const events: Record<string, unknown>[] = [];
+    const output: IssuedItem[] = [];
+    const outputIds: string[] = [];
+    const finalItems: unknown[] = [];
+    const issue = (id: string, item: IssuedItem) => {
+      output.push(item);
+      outputIds.push(id);
+    };
+    const shell = (status: string) => ({
+      id: responseId,
+      object: 'response',
+      created_at: 1_700_000_000,
+      model,
+      status,
+      output: status === 'completed' ? finalItems : [],
+    });
+    events.push({ type: 'response.created', response: shell('in_progress') });
+    events.push({ type: 'response.in_progress', response: shell('in_progress') });
+    const fail = (failure: NonNullable<typeof step.failure>) => {
+      events.push(
+        failure.event === 'error'
+          ? { type: 'error', code: failure.code, message: failure.message, param: null }
+          : {
+              type: 'response.failed',
+              response: {
+                ...shell('failed'),
+                error: { code: failure.code, message: failure.message },
+                incomplete_details: null,
+              },
+            },
+      );
+      sendEvents(response, events);
+    };
+    if (step.failure?.after === 'created') return fail(step.failure);
+    let reasoningId: string | undefined;
+    if (step.reasoning !== undefined) {
+      const id = step.reasoning.id;
+      const outputIndex = outputIds.length;
+      const blob = withEncrypted ? `enc_${id}_${randomBytes(6).toString('hex')}` : undefined;
+      const summary = step.reasoning.summary ?? [];
+      events.push({
+        type: 'response.output_item.added',
+        output_index: outputIndex,
+        item: { type: 'reasoning', id, summary: [] },
+      });
+      summary.forEach((text, summaryIndex) => {
+        const part = { item_id: id, output_index: outputIndex, summary_index: summaryIndex };
+        events.push({
+          type: 'response.reasoning_summary_part.added',
+          ...part,
+          part: { type: 'summary_text', text: '' },
+        });
+        events.push({ type: 'response.reasoning_summary_text.delta', ...part, delta: text });
+        events.push({ type: 'response.reasoning_summary_text.done', ...part, text });
+        events.push({
+          type: 'response.reasoning_summary_part.done',
+          ...part,
+          part: { type: 'summary_text', text },
+        });
+      });
+      const item = {
+        type: 'reasoning',
+        id,
+        summary: summary.map((text) => ({ type: 'summary_text', text })),
+        ...(blob === undefined ? {} : { encrypted_content: blob }),
+      };
+      events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+      finalItems.push(item);
+      issue(id, {
+        type: 'reasoning',
+        stored: false,
+        response: responses,
+        ...(blob === undefined ? {} : { encryptedContent: blob }),
+      });
+      if (blob !== undefined) encrypted.set(blob, id);
+      reasoningId = id;
+    }
+    const after = reasoningId === undefined ? {} : { reasoningId };
+    if (step.text !== undefined) {
+      const id = `msg_${tag}_${responses}`;
+      const outputIndex = outputIds.length;
+      const where = { item_id: id, output_index: outputIndex, content_index: 0 };
+      events.push({
+        type: 'response.output_item.added',
+        output_index: outputIndex,
+        item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
+      });
+      events.push({
+        type: 'response.content_part.added',
+        ...where,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+      // Two deltas, so that the text is really assembled.
+      const half = Math.ceil(step.text.length / 2);
+      events.push({
+        type: 'response.output_text.delta',
+        ...where,
+        delta: step.text.slice(0, half),
+        logprobs: [],
+      });
+      if (step.failure?.after === 'output') return fail(step.failure);
+      events.push({
+        type: 'response.output_text.delta',
+        ...where,
+        delta: step.text.slice(half),
+        logprobs: [],
+      });
+      events.push({ type: 'response.output_text.done', ...where, text: step.text, logprobs: [] });
+      const content = [{ type: 'output_text', text: step.text, annotations: [] }];
+      events.push({ type: 'response.content_part.done', ...where, part: content[0] });
+      const item = { type: 'message', id, status: 'completed', role: 'assistant', content };
+      events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+      finalItems.push(item);
+      issue(id, { type: 'message', stored: false, response: responses, ...after });
+    } else if (step.failure?.after === 'output') {
+      return fail(step.failure);
+    }
+    for (const [index, call] of (step.calls ?? []).entries()) {
+      const id = `fc_${tag}_${responses}_${index}`;
+      const outputIndex = outputIds.length;
+      const argumentsText = JSON.stringify(call.input);
+      const base = { type: 'function_call', id, call_id: call.id, name: call.name };
+      events.push({
+        type: 'response.output_item.added',
+        output_index: outputIndex,
+        item: { ...base, arguments: '', status: 'in_progress' },
+      });
+      events.push({
+        type: 'response.function_call_arguments.delta',
+        item_id: id,
+        output_index: outputIndex,
+        delta: argumentsText,
+      });
+      events.push({
+        type: 'response.function_call_arguments.done',
+        item_id: id,
+        output_index: outputIndex,
+        arguments: argumentsText,
+      });
+      const item = { ...base, arguments: argumentsText, status: 'completed' };
+      events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+      finalItems.push(item);
+      issue(id, {
+        type: 'function_call',
+        stored: false,
+        response: responses,
+        callId: call.id,
+        ...after,
+      });
+    }
+    events.push({
+      type: 'response.completed',
+      response: {
+        ...shell('completed'),
+        incomplete_details: null,
+        usage: {
+          input_tokens: 12,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 5,
+          output_tokens_details: { reasoning_tokens: step.reasoning === undefined ? 0 : 2 },
+          total_tokens: 17,
+        },
+      },
+    });
+    // Only a completed response is kept, and only when the request let it be stored.
+    outputIds.forEach((id, index) => {
+      items.set(id, { ...(output[index] as IssuedItem), stored: store });
+    });
+    sendEvents(response, events);
+  };
+
+  const server: Server = createServer((request: IncomingMessage, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.method !== 'POST' || request.url !== '/v1/responses') {
+        sendJson(response, 404, {
+          error: { message: `no route ${request.method} ${request.url}`, type: 'not_found' },
+        });
+        return;
+      }
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        sendJson(response, 400, { error: { message: 'bad json', type: 'invalid_request_error' } });
+        return;
+      }
+      requests.push(body);
+      handle(body, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    rejections,
+    items,
+    remaining: () => steps.length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+/** SSE as OpenAI sends it: each event named by its type, numbered in order. */
+function sendEvents(response: ServerResponse, events: Record<string, unknown>[]): void {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  events.forEach((event, sequence) => {
+    response.write(`event: ${String(event.type)}\n`);
+    response.write(`data: ${JSON.stringify({ ...event, sequence_number: sequence })}\n\n`);
+  });
+  response.end();
+}
