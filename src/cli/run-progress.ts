@@ -29,6 +29,8 @@ export function progressLine(name: string, event: LoopEvent, style: Style): stri
       return `${who} ${style.yellow('model error')} (backend ${event.backend + 1}, attempt ${event.attempt}): ${shorten(event.message)}${
         event.willRetry ? ' — retrying' : ''
       }`;
+    case 'model-warning':
+      return `${who} ${style.yellow('model warning')}: ${shorten(event.message)}`;
     case 'compaction-end':
       return `${who} compacted seq ${event.fromSeq}–${event.toSeq} into a summary`;
     case 'run-end': {
