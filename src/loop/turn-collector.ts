@@ -5,7 +5,7 @@
  * @module
  */
 import type { LanguageModelV4StreamPart, SharedV4Warning } from '@ai-sdk/provider';
-import { StreamProviderError } from 'ai';
+import { AISDKError, StreamProviderError } from 'ai';
 import type { ModelOutputPart } from './model-messages.ts';
 
 /**
@@ -96,7 +96,10 @@ export class TurnCollector {
         });
         break;
       case 'stream-start':
-        for (const warning of part.warnings) this.warnings.push(describeWarning(warning));
+        for (const warning of part.warnings) {
+          // One line each, as the doc says: a provider's message may span several.
+          this.warnings.push(describeWarning(warning).replace(/\s*[\r\n]+\s*/g, ' '));
+        }
         break;
       case 'finish':
         this.#finish = {
@@ -152,10 +155,28 @@ export class TurnCollector {
 function parseInput(input: string): unknown {
   if (input.trim() === '') return {};
   try {
-    return JSON.parse(input) as unknown;
+    return JSON.parse(input, refusePrototypeKeys) as unknown;
   } catch {
     return input;
   }
+}
+
+/**
+ * The AI SDK parses tool input with secure-json-parse, which refuses `__proto__` and
+ * `constructor.prototype` keys (a tool that merges its input would change prototypes): such
+ * input is kept as the string the model sent, as the SDK kept it.
+ */
+function refusePrototypeKeys(key: string, value: unknown): unknown {
+  if (
+    key === '__proto__' ||
+    (key === 'constructor' &&
+      typeof value === 'object' &&
+      value !== null &&
+      Object.hasOwn(value, 'prototype'))
+  ) {
+    throw new SyntaxError('Object contains forbidden prototype property');
+  }
+  return value;
 }
 
 function describeWarning(warning: SharedV4Warning): string {
@@ -171,45 +192,60 @@ function describeWarning(warning: SharedV4Warning): string {
 }
 
 /**
- * An `error` part's value as an error the loop can classify. Providers put their API's error
- * object there (`{ type: 'overloaded_error', message: 'Overloaded' }`); the AI SDK wraps such a
- * value in a `StreamProviderError` with the status it implies, and so does this.
+ * An `error` part's value as an error the loop can classify, as the AI SDK normalizes it (ai 7,
+ * `normalizeStreamProviderError`): providers put their API's error object there
+ * (`{ type: 'overloaded_error', message: 'Overloaded' }`, or one marked by
+ * `createProviderStreamError`), which becomes a `StreamProviderError` with the status it gives
+ * or implies. Errors, and values without a message (a bare string), are passed on as they are:
+ * the loop classifies those as transport failures, as it did when streamText reported them.
  */
 function streamError(value: unknown): unknown {
-  if (value instanceof Error) return value;
-  const outer = asRecord(value);
-  if (outer === undefined) {
-    return new StreamProviderError({ message: String(value), isRetryable: false, data: value });
+  if (
+    value instanceof Error ||
+    Object.prototype.toString.call(value) === '[object Error]' ||
+    AISDKError.isInstance(value)
+  ) {
+    return value;
   }
-  const details = asRecord(asRecord(outer.response)?.error) ?? asRecord(outer.error) ?? outer;
-  const message =
-    typeof details.message === 'string' ? details.message : (JSON.stringify(value) ?? 'error');
-  const statusCode =
+  const outer = asRecord(value);
+  if (outer === undefined) return value;
+  const marked = (outer as { [providerStreamError]?: unknown })[providerStreamError] === true;
+  const details = marked
+    ? outer
+    : (asRecord(asRecord(outer.response)?.error) ?? asRecord(outer.error) ?? outer);
+  if (typeof details.message !== 'string') return value;
+  const type = stringOf(details.type) ?? stringOf(outer.type);
+  const code = codeOf(details.code) ?? codeOf(outer.code);
+  const explicitStatus =
     statusOf(details.statusCode) ??
     statusOf(outer.statusCode) ??
+    statusOf(details.status_code) ??
+    statusOf(outer.status_code) ??
     statusOf(details.status) ??
     statusOf(outer.status) ??
     statusOf(details.code) ??
-    statusOf(outer.code) ??
-    impliedStatus(message);
-  const explicit =
-    typeof details.isRetryable === 'boolean'
-      ? details.isRetryable
-      : typeof outer.isRetryable === 'boolean'
-        ? outer.isRetryable
-        : undefined;
-  const type = typeof details.type === 'string' ? details.type : undefined;
-  const code =
-    typeof details.code === 'string' || typeof details.code === 'number' ? details.code : undefined;
+    statusOf(outer.code);
+  const implied = impliedStatus(details.message);
+  const statusCode = explicitStatus ?? implied;
+  const explicitRetry =
+    booleanOf(details.isRetryable) ??
+    booleanOf(outer.isRetryable) ??
+    booleanOf(details.is_retryable) ??
+    booleanOf(outer.is_retryable);
   return new StreamProviderError({
-    message,
+    message: details.message,
     ...(type === undefined ? {} : { type }),
     ...(code === undefined ? {} : { code }),
     ...(statusCode === undefined ? {} : { statusCode }),
-    isRetryable: explicit ?? (statusCode !== undefined && isRetryableStatus(statusCode)),
-    data: value,
+    isRetryable:
+      explicitRetry ??
+      (implied !== undefined || (statusCode !== undefined && isRetryableStatus(statusCode))),
+    data: marked ? outer.data : value,
   });
 }
+
+/** The mark `createProviderStreamError` (@ai-sdk/provider-utils) puts on a provider's error. */
+const providerStreamError = Symbol.for('vercel.ai.providerStreamError');
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null
@@ -217,9 +253,22 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function codeOf(value: unknown): string | number | undefined {
+  return typeof value === 'string' || typeof value === 'number' ? value : undefined;
+}
+
+function booleanOf(value: unknown): boolean | undefined {
+  return typeof value === 'boolean' ? value : undefined;
+}
+
+/** An HTTP error status, as a number or a three-digit string (the SDK reads 400 to 599). */
 function statusOf(value: unknown): number | undefined {
   const status = typeof value === 'string' && /^\d{3}$/.test(value) ? Number(value) : value;
-  return typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
     ? status
     : undefined;
 }
