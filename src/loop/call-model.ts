@@ -218,7 +218,9 @@ async function attempt(backend: LanguageModel, request: ModelTurnRequest): Promi
       stopped,
     ]);
     reader = stream.getReader();
-    if (controller.signal.aborted) await reader.cancel(controller.signal.reason);
+    // Cancels here are not awaited: a source whose cancel never settles must not hold the run
+    // (a cancelled stream's pending and later reads end at once, whatever its source does).
+    if (controller.signal.aborted) reader.cancel(controller.signal.reason).catch(() => undefined);
     const collector = new TurnCollector();
     while (true) {
       const next = await reader.read();
@@ -230,7 +232,7 @@ async function attempt(backend: LanguageModel, request: ModelTurnRequest): Promi
       }
       collector.add(part);
       if (collector.failed) {
-        await reader.cancel().catch(() => undefined);
+        reader.cancel().catch(() => undefined);
         break;
       }
     }
