@@ -104,7 +104,11 @@ export function classifyModelError(error: unknown, signal?: AbortSignal): ErrorC
 /**
  * Ask the backends, in order, for one assistant turn, streaming text deltas as events. On a
  * retryable error the next backend is tried at once; after a whole round fails the loop waits
- * `backoff(round)` and starts over, `rounds` times in all. Never throws.
+ * `backoff(round)` and starts over, `rounds` times in all. A backend that refuses the request
+ * (a `fatal` error: 400, 401, 404 …) is not asked again during this turn, since it would only
+ * refuse again, but the next one is: another provider or account may well take it (a key
+ * revoked at one, a window too small at another, an item id only the other one stored). The
+ * turn fails once every backend has refused or every round has failed. Never throws.
  *
  * @example
  * const turn = await callModel({ backends: [model], prompt, tools: [], signal, rounds: 2,
@@ -113,9 +117,11 @@ export function classifyModelError(error: unknown, signal?: AbortSignal): ErrorC
  */
 export async function callModel(request: ModelTurnRequest): Promise<ModelTurnResult> {
   const count = request.backends.length;
+  const refused = new Set<number>();
   let attempts = 0;
   let lastDetail = 'no backend was configured';
-  for (let round = 0; round < request.rounds; round += 1) {
+  const askable = (backend: number) => !refused.has(backend);
+  for (let round = 0; round < request.rounds && refused.size < count; round += 1) {
     if (round > 0) {
       try {
         await request.sleep(request.backoff(round), request.signal);
@@ -124,6 +130,7 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
       }
     }
     for (let backend = 0; backend < count; backend += 1) {
+      if (!askable(backend)) continue;
       if (request.signal.aborted) {
         return { ok: false, reason: 'aborted', detail: 'the run was aborted', attempts };
       }
@@ -134,29 +141,25 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
       if (kind === 'aborted') {
         return { ok: false, reason: 'aborted', detail: 'the run was aborted', attempts };
       }
+      if (kind === 'fatal') refused.add(backend);
       lastDetail = `backend ${backend + 1} of ${count}: ${describeError(outcome.error)}`;
-      const more = kind === 'retry' && (backend + 1 < count || round + 1 < request.rounds);
+      const laterThisRound = request.backends.some((_, other) => other > backend && askable(other));
+      const laterRounds = round + 1 < request.rounds && refused.size < count;
       request.emit({
         type: 'model-error',
         backend,
         attempt: attempts,
         message: describeError(outcome.error),
-        willRetry: more,
+        willRetry: laterThisRound || laterRounds,
       });
-      if (kind === 'fatal') {
-        return { ok: false, reason: 'failed', detail: lastDetail, attempts };
-      }
     }
   }
-  return {
-    ok: false,
-    reason: 'failed',
-    detail:
-      count === 0
-        ? lastDetail
-        : `every backend failed after ${attempts} attempts; last: ${lastDetail}`,
-    attempts,
-  };
+  let detail: string;
+  if (count === 0) detail = lastDetail;
+  else if (refused.size === count) {
+    detail = count === 1 ? lastDetail : `every backend refused the request; last: ${lastDetail}`;
+  } else detail = `every backend failed after ${attempts} attempts; last: ${lastDetail}`;
+  return { ok: false, reason: 'failed', detail, attempts };
 }
 
 type AttemptOutcome =

@@ -5,7 +5,7 @@ import type {
   LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
-import { customProvider, type LanguageModel } from 'ai';
+import { APICallError, customProvider, type LanguageModel } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { callModel, type ModelTurnRequest } from '../../src/loop/call-model.ts';
 import type { LoopEvent } from '../../src/loop/types.ts';
@@ -261,23 +261,83 @@ test('a string backend is resolved through globalThis.AI_SDK_DEFAULT_PROVIDER', 
   }
 });
 
-test('a model of an unknown specification fails the turn fatally, without throwing', async () => {
+test('a model of an unknown specification is refused without a throw; the next backend answers', async () => {
   const future = {
     specificationVersion: 'v9',
     provider: 'future',
     modelId: 'm9',
   } as unknown as LanguageModel;
-  const second = answering('never asked');
+  const second = answering('from the second');
   const { request, events } = requestFor([future, second], { rounds: 2 });
+  const result = await callModel(request);
+  assert.equal(textOf(result), 'from the second');
+  assert.equal(result.ok && result.backend, 1);
+  const errors = modelErrors(events);
+  assert.equal(errors.length, 1);
+  assert.match(errors[0]?.message ?? '', /UnsupportedModelVersionError/);
+  assert.equal(errors[0]?.willRetry, true);
+});
+
+test('when every backend refuses, the turn fails at once: each asked once, no backoff, no second round', async () => {
+  const future = {
+    specificationVersion: 'v9',
+    provider: 'future',
+    modelId: 'm9',
+  } as unknown as LanguageModel;
+  const refusing = failingMidStream({
+    type: 'invalid_request_error',
+    message: 'prompt is too long',
+  });
+  const { request, events, slept } = requestFor([future, refusing], { rounds: 3 });
   const result = await callModel(request);
   assert.equal(result.ok, false);
   assert.equal(!result.ok && result.reason, 'failed');
-  assert.equal(!result.ok && result.attempts, 1);
-  assert.match(!result.ok ? result.detail : '', /UnsupportedModelVersionError/);
-  assert.equal(second.doStreamCalls.length, 0, 'a fatal error tries no other backend');
-  const errors = modelErrors(events);
-  assert.equal(errors.length, 1);
-  assert.equal(errors[0]?.willRetry, false);
+  assert.equal(!result.ok && result.attempts, 2);
+  assert.match(
+    !result.ok ? result.detail : '',
+    /^every backend refused the request; last: backend 2 of 2: .*prompt is too long/,
+  );
+  assert.equal(refusing.doStreamCalls.length, 1);
+  assert.deepEqual(slept, []);
+  assert.deepEqual(
+    modelErrors(events).map((event) => [event.backend, event.willRetry]),
+    [
+      [0, true],
+      [1, false],
+    ],
+  );
+});
+
+test('a backend that refused is not asked again in a later round; the others are', async () => {
+  const refusing = failingMidStream({ type: 'invalid_request_error', message: 'no such item' });
+  const busy = new MockLanguageModelV4({
+    doStream: async () => {
+      throw new APICallError({
+        message: 'busy',
+        url: 'http://127.0.0.1/',
+        requestBodyValues: {},
+        statusCode: 503,
+      });
+    },
+  });
+  const { request, slept } = requestFor([refusing, busy], {
+    rounds: 3,
+    backoff: (round) => round * 10,
+  });
+  const result = await callModel(request);
+  assert.equal(result.ok, false);
+  assert.equal(
+    !result.ok && result.attempts,
+    4,
+    'the refusing backend once, the busy one three times',
+  );
+  assert.equal(refusing.doStreamCalls.length, 1);
+  assert.equal(busy.doStreamCalls.length, 3);
+  assert.deepEqual(slept, [10, 20]);
+  assert.match(
+    !result.ok ? result.detail : '',
+    /^every backend failed after 4 attempts; last: backend 2 of 2: HTTP 503/,
+  );
 });
 
 /** A model whose stream opens a text, then carries `error` as an error part. */
@@ -308,17 +368,26 @@ test('an overloaded_error part mid-stream: the next backend is tried', async () 
   assert.equal(textOf(result), 'steady');
 });
 
-test('an invalid_request_error part mid-stream fails the turn after one attempt', async () => {
+test('an invalid_request_error part mid-stream is a refusal: the next backend is asked, the first never again', async () => {
   const first = failingMidStream({ type: 'invalid_request_error', message: 'prompt is too long' });
-  const second = answering('never asked');
+  const second = answering('taken');
   const { request, events, slept } = requestFor([first, second], { rounds: 2 });
   const result = await callModel(request);
+  assert.equal(textOf(result), 'taken');
   assert.equal(first.doStreamCalls.length, 1);
-  assert.equal(second.doStreamCalls.length, 0);
+  assert.deepEqual(slept, []);
+  assert.match(modelErrors(events)[0]?.message ?? '', /prompt is too long/);
+});
+
+test('an invalid_request_error part with one backend fails the turn after one attempt, no backoff', async () => {
+  const only = failingMidStream({ type: 'invalid_request_error', message: 'prompt is too long' });
+  const { request, events, slept } = requestFor([only], { rounds: 2 });
+  const result = await callModel(request);
+  assert.equal(only.doStreamCalls.length, 1);
   assert.equal(result.ok, false);
   assert.equal(!result.ok && result.reason, 'failed');
   assert.equal(!result.ok && result.attempts, 1);
-  assert.match(!result.ok ? result.detail : '', /prompt is too long/);
+  assert.match(!result.ok ? result.detail : '', /^backend 1 of 1: .*prompt is too long/);
   assert.deepEqual(slept, []);
   assert.equal(modelErrors(events)[0]?.willRetry, false);
 });

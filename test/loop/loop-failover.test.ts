@@ -124,15 +124,41 @@ test('when every backend fails the run ends failed, with the error written as a 
     assert.equal(error.attempts, 4);
   }));
 
-test('a request the provider refuses (400) is not retried on other backends', () =>
+test('a request one backend refuses (400) goes to the next backend, and never back to the first', () =>
   withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 400, message: 'bad request' }]);
-    const second = new ScriptedModel([{ text: 'never' }]);
-    const loop = new Loop({ backends: [first.model, second.model], session: fixture.session });
+    const second = new ScriptedModel([{ text: 'Taken.' }]);
+    const loop = new Loop({
+      backends: [first.model, second.model],
+      session: fixture.session,
+      backendRounds: 3,
+      sleep: async () => assert.fail('a refusal is not waited on'),
+    });
+    const result = await loop.start('Hi');
+    assert.equal(result.status, 'finished', result.error);
+    assert.equal(result.text, 'Taken.');
+    assert.equal(first.prompts.length, 1);
+    assert.equal(second.prompts.length, 1);
+  }));
+
+test('a request every backend refuses ends the run failed at once, naming the last refusal', () =>
+  withFreshSession(async (fixture) => {
+    const first = new ScriptedModel([{ fail: 'http', status: 401, message: 'bad key' }]);
+    const second = new ScriptedModel([{ fail: 'http', status: 400, message: 'bad request' }]);
+    const loop = new Loop({
+      backends: [first.model, second.model],
+      session: fixture.session,
+      backendRounds: 3,
+      sleep: async () => assert.fail('a refusal is not waited on'),
+    });
     const result = await loop.start('Hi');
     assert.equal(result.status, 'failed');
-    assert.match(result.error ?? '', /HTTP 400: bad request/);
-    assert.equal(second.prompts.length, 0);
+    assert.match(
+      result.error ?? '',
+      /every backend refused the request; last: backend 2 of 2: HTTP 400: bad request/,
+    );
+    assert.equal(first.prompts.length, 1);
+    assert.equal(second.prompts.length, 1);
   }));
 
 test('a run whose transcript cannot be written ends failed, never rejects', () =>

@@ -390,7 +390,7 @@ test('Responses over HTTP: a stream that fails mid-answer (response.failed) or b
     },
   ]);
   // The steady backend's first turn has no reasoning or text item, so the flaky one is sent no
-  // reference to an item it never stored on turn 2 (that case is the todo test below).
+  // reference to an item it never stored on turn 2 (that case is the last test below).
   const steady = await startResponsesServer([
     { calls: [{ id: 'call_a', name: 'echo', input: { text: 'one' } }] },
     { text: 'Echoed.' },
@@ -423,13 +423,11 @@ test('Responses over HTTP: a stream that fails mid-answer (response.failed) or b
   }
 });
 
-test('Responses over HTTP: after a failover, the first backend back up is sent item references it never stored', {
-  todo: 'known gap (reported): provider item ids of one backend are replayed to another; the 404 that follows is fatal',
-}, async () => {
+test('Responses over HTTP: after a failover, the first backend back up refuses item references it never stored, and the turn goes on to the backend that stored them', async () => {
   // Backend A is down for turn 1, so B answers it with a stored reasoning item. For turn 2 the
   // loop asks A first again; A is healthy, but has never seen rs_b (a different account or
-  // deployment stores its own items) and answers 404, which ends the run: B, which could
-  // finish it, is never asked.
+  // deployment stores its own items) and answers 404. A refusal is not retried on A, but it
+  // does not end the turn: B, which stored rs_b, finishes the run.
   const fixture = await freshSession();
   const first = await startResponsesServer([{ status: 503 }, { text: 'Done by A.' }]);
   const second = await startResponsesServer([
@@ -441,12 +439,28 @@ test('Responses over HTTP: after a failover, the first backend back up is sent i
     { text: 'Done by B.' },
   ]);
   try {
-    const result = await new Loop({
+    const run = new Loop({
       backends: [responsesModel(first.url), responsesModel(second.url)],
       session: fixture.session,
       tools: [echoTool([])],
     }).start('Echo one.');
+    const events = await collectEvents(run);
+    const result = await run;
     assert.equal(result.status, 'finished', result.error);
+    assert.equal(result.text, 'Done by B.');
+    assert.deepEqual(second.rejections, []);
+    assert.equal(second.remaining(), 0);
+    assert.equal(first.rejections.length, 1, 'A refused the references once');
+    assert.match(first.rejections[0] ?? '', /Item with id 'rs_b' not found/);
+    const errors = events.flatMap((event) => (event.type === 'model-error' ? [event] : []));
+    assert.deepEqual(
+      errors.map((event) => [event.backend, event.willRetry]),
+      [
+        [0, true],
+        [0, true],
+      ],
+    );
+    assert.match(errors[1]?.message ?? '', /HTTP 404/);
   } finally {
     await fixture.close();
     await first.close();
