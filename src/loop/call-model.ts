@@ -210,16 +210,21 @@ async function attempt(backend: LanguageModel, request: ModelTurnRequest): Promi
   try {
     rearm();
     const model = resolveBackend(backend);
-    const { stream } = await Promise.race([
-      model.doStream({
-        prompt: request.prompt,
-        ...(request.tools.length === 0 ? {} : { tools: [...request.tools] }),
-        toolChoice: { type: 'auto' },
-        abortSignal: controller.signal,
-        includeRawChunks: false,
-      }),
-      stopped,
-    ]);
+    const streaming = model.doStream({
+      prompt: request.prompt,
+      ...(request.tools.length === 0 ? {} : { tools: [...request.tools] }),
+      toolChoice: { type: 'auto' },
+      abortSignal: controller.signal,
+      includeRawChunks: false,
+    });
+    // A stream that arrives after the attempt gave up on it is cancelled, not left open.
+    stopped.catch(() =>
+      streaming.then(
+        (late) => late.stream.cancel(controller.signal.reason).catch(() => undefined),
+        () => undefined,
+      ),
+    );
+    const { stream } = await Promise.race([streaming, stopped]);
     reader = stream.getReader();
     // Cancels here are not awaited: a source whose cancel never settles must not hold the run
     // (a cancelled stream's pending and later reads end at once, whatever its source does).

@@ -182,6 +182,36 @@ test(
   },
 );
 
+test(
+  'a stream that arrives after the turn gave up on its call is cancelled',
+  hangGuard,
+  async () => {
+    let cancelled = 0;
+    let deliver: () => void = () => undefined;
+    const late = new MockLanguageModelV4({
+      doStream: () =>
+        new Promise((resolve) => {
+          deliver = () =>
+            resolve({
+              stream: new ReadableStream<LanguageModelV4StreamPart>({
+                cancel() {
+                  cancelled += 1;
+                },
+              }),
+            });
+        }),
+    });
+    const second = answering('on time');
+    const { request } = requestFor([late, second], { idleTimeout: 50 });
+    const result = await callModel(request);
+    assert.equal(textOf(result), 'on time');
+    assert.equal(cancelled, 0, 'nothing to cancel before the stream exists');
+    deliver();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(cancelled, 1, 'the late stream was cancelled as soon as it arrived');
+  },
+);
+
 test('a stream that ends without its finish part: the next backend is tried', async () => {
   const cut = new MockLanguageModelV4({
     doStream: async () => ({
