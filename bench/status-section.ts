@@ -37,7 +37,7 @@ function dropPageCache(): boolean {
 
 /**
  * Goal 2: `status` over a generated folder of `count` transcripts (see
- * {@link statusCorpus}): the CLI timed as a process three times, the command's own time
+ * {@link statusCorpus}): after one unmeasured run, the CLI timed as a process three times, the command's own time
  * three times (once each when a run takes over 10 s), and one cold-cache process run when the
  * bench may drop the page cache.
  *
@@ -61,6 +61,10 @@ export async function statusSection(
   let processError: string | undefined;
   // Three runs each, unless one takes so long that three would only cost minutes.
   const runs = (first: number | undefined) => (first !== undefined && first > 10_000 ? 1 : 3);
+  // One unmeasured run first, so that the timed ones find the folder in the page cache as they
+  // claim to: the corpus is read only here, and this machine's kernel reclaims page cache that
+  // has not been touched for a few minutes (a first run read from disk took 5.6 s).
+  await timeProcess([CLI, 'status', absolute, '--json']);
   for (let run = 0; run < runs(processMs[0]); run += 1) {
     const timed = await timeProcess([CLI, 'status', absolute, '--json']);
     processMs.push(timed.ms);
