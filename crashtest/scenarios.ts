@@ -167,11 +167,19 @@ async function crashedTree(plan: MainPlan, fraction: number): Promise<Start> {
 /** A tree whose main transcript ends in a torn line (its last unsynced write cut in half). */
 async function tornTree(): Promise<Start> {
   const recording = await freshRecording('tree', 'fsync');
-  // Halfway through the run: the workers still have turns to take, so the revival that follows
-  // has work (and crash points) of its own. How far the workers have got at a given write of
-  // main's depends on how fast a model call is: at 55% (the earlier choice) a faster call left
-  // the revival almost nothing to do (18 images instead of 29).
-  const index = boundaryAt(recording, 0.5, /^write \/runs\/main\.jsonl/);
+  // Torn while its workers are at work: the first write to main after the workers' transcripts
+  // were created, so that the revival repairs main and revives the workers before it. Chosen
+  // by what has happened rather than by a fraction of the run, because how far the workers get
+  // between two writes of main's depends on how fast a model call is.
+  const labels = recording.snapshots.map((entry) => entry.snapshot.label);
+  const workersCreated = labels.findLastIndex((label) =>
+    label.startsWith('open create /runs/main.agents/'),
+  );
+  const index = labels.findIndex(
+    (label, at) => at > workersCreated && label.startsWith('write /runs/main.jsonl '),
+  );
+  if (workersCreated === -1 || index === -1)
+    throw new Error('the tree run never spawned its workers');
   return crashedStart(recording, index, (path, change, position, count) => {
     if (path !== ROOT || change.kind !== 'write') return { kind: 'kept' };
     return position === count - 1
