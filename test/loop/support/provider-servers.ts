@@ -30,16 +30,27 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
-async function start(
+/**
+ * Serve `handle` on 127.0.0.1: every request's body parsed as JSON and recorded in `requests`
+ * (a body that is not JSON answered 400). With `route`, anything but a POST to it is a 404.
+ */
+export async function startScriptedServer(
   handle: (body: Record<string, unknown>, response: ServerResponse) => void,
   requests: Record<string, unknown>[],
   rejections: string[],
-  steps: WireStep[],
+  steps: readonly unknown[],
+  route?: string,
 ): Promise<ScriptedServer> {
   const server: Server = createServer((request: IncomingMessage, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      if (route !== undefined && (request.method !== 'POST' || request.url !== route)) {
+        sendJson(response, 404, {
+          error: { message: `no route ${request.method} ${request.url}`, type: 'not_found' },
+        });
+        return;
+      }
       let body: Record<string, unknown>;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
@@ -67,7 +78,8 @@ async function start(
   };
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
+/** Answer with a JSON body. */
+export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(JSON.stringify(body));
 }
@@ -128,7 +140,7 @@ export function startChatServer(script: WireStep[]): Promise<ScriptedServer> {
   const steps = [...script];
   const requests: Record<string, unknown>[] = [];
   const rejections: string[] = [];
-  return start(
+  return startScriptedServer(
     (body, response) => {
       const problem = chatPairingError((body.messages ?? []) as ChatMessage[]);
       if (problem !== null) {
@@ -277,7 +289,7 @@ export function startAnthropicServer(script: WireStep[]): Promise<ScriptedServer
   const requests: Record<string, unknown>[] = [];
   const rejections: string[] = [];
   const thinkingSent = new Map<string, string>();
-  return start(
+  return startScriptedServer(
     (body, response) => {
       const problem = anthropicPairingError(
         (body.messages ?? []) as AnthropicMessage[],

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { ScriptedServer } from './provider-servers.ts';
+import type { ServerResponse } from 'node:http';
+import { type ScriptedServer, sendJson, startScriptedServer } from './provider-servers.ts';
 
 /*
  * A scripted stand-in for the OpenAI Responses API (`POST /v1/responses`), which is what
@@ -423,46 +422,8 @@ export async function startResponsesServer(script: ResponsesStep[]): Promise<Res
     sendEvents(response, events);
   };
 
-  const server: Server = createServer((request: IncomingMessage, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.method !== 'POST' || request.url !== '/v1/responses') {
-        sendJson(response, 404, {
-          error: { message: `no route ${request.method} ${request.url}`, type: 'not_found' },
-        });
-        return;
-      }
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-      } catch {
-        sendJson(response, 400, { error: { message: 'bad json', type: 'invalid_request_error' } });
-        return;
-      }
-      requests.push(body);
-      handle(body, response);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    rejections,
-    items,
-    remaining: () => steps.length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
+  const server = await startScriptedServer(handle, requests, rejections, steps, '/v1/responses');
+  return { ...server, items };
 }
 
 /** SSE as OpenAI sends it: each event named by its type, numbered in order. */
