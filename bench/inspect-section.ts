@@ -23,7 +23,7 @@ export async function inspectSection(
     return {
       ok: true,
       source:
-        'bench/inspect.ts, in-process, median of 9 inspects after 50 unmeasured ones, page cache warm',
+        'bench/inspect.ts, in-process, median of 9 inspects after 200 unmeasured ones, page cache warm',
       sizes: rows.map((row) => ({
         bytes: row.bytes,
         inspectMs: row.inspectMs,
