@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
 import { type Command, parseCommandLine } from './command.ts';
+import { jsonText } from './json-text.ts';
 import { EXIT } from './exit-codes.ts';
 import { conversationText } from './format-conversation.ts';
 import { UserError } from './user-error.ts';
@@ -68,7 +69,7 @@ transcript (the line and reason are printed).
       const body: Record<string, unknown> = { path: given, messages };
       if (values.envelopes === true) body.envelopes = envelopes;
       if (read.torn !== undefined) body.tornTail = read.torn;
-      io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+      io.stdout.write(`${jsonText(body, io.stdout)}\n`);
       return EXIT.ok;
     }
     io.stdout.write(

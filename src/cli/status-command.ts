@@ -1,5 +1,6 @@
 import { type Command, integerOption, parseCommandLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
+import { jsonText } from './json-text.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { inspectTree } from './run-tree.ts';
@@ -67,7 +68,7 @@ Exit codes:
     );
     const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
     if (values.json === true) {
-      io.stdout.write(`${JSON.stringify(statusJson(roots, maxRevivals), null, 2)}\n`);
+      io.stdout.write(`${jsonText(statusJson(roots, maxRevivals), io.stdout)}\n`);
     } else {
       io.stdout.write(statusText(roots, io.out));
     }

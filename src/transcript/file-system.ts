@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import fsx from 'fs-native-extensions';
 
 /**
  * How a file is opened: `append` (O_APPEND|O_CREAT), `create` (O_CREAT|O_EXCL, for a new
@@ -63,6 +63,19 @@ function done(operation: (callback: (error: Error | null) => void) => void) {
   return new Promise<void>((resolve, reject) => {
     operation((error) => (error ? reject(error) : resolve()));
   });
+}
+
+/**
+ * The native addon behind {@link FileSystem.tryLock}, loaded when a lock is first taken: loading
+ * it (and its resolver) is about a tenth of a read-only command's start-up, and `status`,
+ * `show` and `inspect` never take a lock.
+ */
+let loadedExtensions: { tryLock(fd: number): boolean } | undefined;
+function nativeExtensions(): { tryLock(fd: number): boolean } {
+  loadedExtensions ??= createRequire(import.meta.url)('fs-native-extensions') as {
+    tryLock(fd: number): boolean;
+  };
+  return loadedExtensions;
 }
 
 const WINDOWS_FOLDER_SYNC_CODES = new Set(['EPERM', 'EISDIR', 'EINVAL']);
@@ -131,7 +144,7 @@ export const nodeFileSystem: FileSystem = {
     }
   },
   makeFolder: (path) => fs.promises.mkdir(path, { recursive: true, mode: 0o700 }),
-  tryLock: (fd) => fsx.tryLock(fd),
+  tryLock: (fd) => nativeExtensions().tryLock(fd),
   async isLocked(path) {
     const answer = await lockedPerProc(path);
     if (answer !== null) return answer;
