@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { APICallError, createProviderRegistry, customProvider } from 'ai';
 import { classifyModelError } from '../../src/loop/call-model.ts';
 import { Loop, RUN_ERROR_EXTRA } from '../../src/loop/loop.ts';
+import type { Session } from '../../src/transcript/session.ts';
 import { collectEvents, recordsOf, shapeOf, withFreshSession } from './support/harness.ts';
 import { httpError, ScriptedModel } from './support/scripted-model.ts';
 
@@ -124,33 +125,42 @@ test('when every backend fails the run ends failed, with the error written as a 
     assert.equal(error.attempts, 4);
   }));
 
+/**
+ * A loop over two scripted backends with three rounds, recording every backoff it sleeps: a
+ * refusal must never be waited on (a sleep that threw would be swallowed as the run's abort,
+ * so the sleeps are counted instead).
+ */
+function refusalLoop(fixture: { session: Session }, first: ScriptedModel, second: ScriptedModel) {
+  const slept: number[] = [];
+  const loop = new Loop({
+    backends: [first.model, second.model],
+    session: fixture.session,
+    backendRounds: 3,
+    sleep: async (milliseconds) => {
+      slept.push(milliseconds);
+    },
+  });
+  return { loop, slept };
+}
+
 test('a request one backend refuses (400) goes to the next backend, and never back to the first', () =>
   withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 400, message: 'bad request' }]);
     const second = new ScriptedModel([{ text: 'Taken.' }]);
-    const loop = new Loop({
-      backends: [first.model, second.model],
-      session: fixture.session,
-      backendRounds: 3,
-      sleep: async () => assert.fail('a refusal is not waited on'),
-    });
+    const { loop, slept } = refusalLoop(fixture, first, second);
     const result = await loop.start('Hi');
     assert.equal(result.status, 'finished', result.error);
     assert.equal(result.text, 'Taken.');
     assert.equal(first.prompts.length, 1);
     assert.equal(second.prompts.length, 1);
+    assert.deepEqual(slept, [], 'a refusal is not waited on');
   }));
 
 test('a request every backend refuses ends the run failed at once, naming the last refusal', () =>
   withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 401, message: 'bad key' }]);
     const second = new ScriptedModel([{ fail: 'http', status: 400, message: 'bad request' }]);
-    const loop = new Loop({
-      backends: [first.model, second.model],
-      session: fixture.session,
-      backendRounds: 3,
-      sleep: async () => assert.fail('a refusal is not waited on'),
-    });
+    const { loop, slept } = refusalLoop(fixture, first, second);
     const result = await loop.start('Hi');
     assert.equal(result.status, 'failed');
     assert.match(
@@ -159,6 +169,7 @@ test('a request every backend refuses ends the run failed at once, naming the la
     );
     assert.equal(first.prompts.length, 1);
     assert.equal(second.prompts.length, 1);
+    assert.deepEqual(slept, [], 'a refusal is not waited on');
   }));
 
 test('a run whose transcript cannot be written ends failed, never rejects', () =>
