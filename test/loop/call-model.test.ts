@@ -10,6 +10,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 
 import { callModel, type ModelTurnRequest } from '../../src/loop/call-model.ts';
 import type { LoopEvent } from '../../src/loop/types.ts';
 import { latch } from '../support/latch.ts';
+import { mockUsage } from '../support/mock-usage.ts';
 
 /*
  * callModel's edge cases, each with a backend that misbehaves in one precise way: a call or a
@@ -27,10 +28,7 @@ const prompt: LanguageModelV4Prompt = [
 const finish: LanguageModelV4StreamPart = {
   type: 'finish',
   finishReason: { unified: 'stop', raw: 'stop' },
-  usage: {
-    inputTokens: { total: 7, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: 3, text: undefined, reasoning: undefined },
-  },
+  usage: mockUsage(7, 3),
 };
 
 /** A whole answer: stream-start, the text in deltas, finish. */

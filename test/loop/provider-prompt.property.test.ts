@@ -14,8 +14,9 @@ import type {
   ToolCallPart,
   ToolResultPart,
 } from '../../src/transcript/records.ts';
-import { system, user } from '../transcript/conversation-builders.ts';
+import { mockUsage } from '../support/mock-usage.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { system, user } from '../transcript/conversation-builders.ts';
 
 /*
  * toProviderPrompt is the AI SDK's own prompt conversion (convertToLanguageModelPrompt, which
@@ -199,15 +200,7 @@ async function sdkPrompt(prompt: ReturnType<typeof toModelPrompt>): Promise<Lang
       return {
         content: [{ type: 'text', text: 'ok' }],
         finishReason: { unified: 'stop', raw: 'stop' },
-        usage: {
-          inputTokens: {
-            total: 1,
-            noCache: undefined,
-            cacheRead: undefined,
-            cacheWrite: undefined,
-          },
-          outputTokens: { total: 1, text: undefined, reasoning: undefined },
-        },
+        usage: mockUsage(1, 1),
         warnings: [],
       };
     },

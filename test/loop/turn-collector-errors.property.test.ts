@@ -5,6 +5,7 @@ import { APICallError, StreamProviderError } from 'ai';
 import fc from 'fast-check';
 import { classifyModelError } from '../../src/loop/call-model.ts';
 import { TurnCollector } from '../../src/loop/turn-collector.ts';
+import { mockUsage } from '../support/mock-usage.ts';
 import { viaStreamText } from './support/stream-text-reference.ts';
 
 /*
@@ -45,10 +46,7 @@ function markedByProvider(fields: {
 
 const finishPart: LanguageModelV4StreamPart = {
   type: 'finish',
-  usage: {
-    inputTokens: { total: 5, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: 2, text: undefined, reasoning: undefined },
-  },
+  usage: mockUsage(5, 2),
   finishReason: { unified: 'stop', raw: 'end_turn' },
 };
 
