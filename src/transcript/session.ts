@@ -106,6 +106,8 @@ export class Session {
   #unsynced = false;
   #buffered: Buffer[] = [];
   #bytesSinceCheckpoint = 0;
+  /** Records this session appended since the last checkpoint: whether closing should add one. */
+  #recordsSinceCheckpoint = 0;
   #tailRepair: TailRepair | undefined;
 
   private constructor(init: {
@@ -260,6 +262,8 @@ export class Session {
     this.#state = foldTailState(this.#state, line.record, line.bytes.length);
     const written = this.#enqueue(() => this.#write(line.bytes)).then(() => line.record);
     this.#bytesSinceCheckpoint += line.bytes.length;
+    this.#recordsSinceCheckpoint =
+      body.type === 'checkpoint' ? 0 : this.#recordsSinceCheckpoint + 1;
     if (body.type !== 'checkpoint' && this.#bytesSinceCheckpoint >= this.#checkpointBytes) {
       void this.#appendCheckpoint().catch(() => undefined);
     }
@@ -290,13 +294,22 @@ export class Session {
   }
 
   /**
-   * A barrier, then release the descriptor and the writer lock. Safe to call twice; a
-   * poisoned session is closed without the barrier.
+   * A closing checkpoint, a barrier, then release the descriptor and the writer lock. Safe to
+   * call twice; a poisoned session is closed without writing anything. Never rejects for a
+   * failed write or sync: the session is poisoned (see {@link poisoned}) and the lock released.
+   *
+   * The closing checkpoint is written when this session appended records since its last one
+   * and the transcript holds a conversation: a transcript closed this way ends with its whole
+   * state, so a reader (`inspect`, `status`) folds nothing. It is what the writer would have
+   * checkpointed anyway, early; a run that dies without closing simply lacks it.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     if (this.#failure === null) {
       try {
+        if (this.#recordsSinceCheckpoint > 0 && this.#state.conversationMessages > 0) {
+          await this.#appendCheckpoint();
+        }
         await this.barrier();
       } catch {
         // The failure is recorded; closing must still release the lock.

@@ -58,14 +58,18 @@ async function runWithFault(operation: Operation | null, nth: number) {
       tools: [echoTool(log)],
     });
     const result = await loop.start('Echo 1, 2, then 3');
+    /** Calls made after the session was created (the ones a rule counts). */
+    const count = (name: 'write' | 'sync') => faulty.count(name, fixture.path) - before[name];
+    const byRun = { write: count('write'), sync: count('sync') };
     await fixture.session.close();
     const inspection = await Revival.inspect({ path: fixture.path, maxRevivals: 5 });
     return {
       result,
       log,
       fired: faulty.fired.length,
-      /** Calls made after the session was created (the ones a rule counts). */
-      count: (name: 'write' | 'sync') => faulty.count(name, fixture.path) - before[name],
+      count,
+      /** Of those, the ones the run made (its host's close of the session comes after). */
+      countByRun: (name: 'write' | 'sync') => byRun[name],
       inspection,
     };
   } finally {
@@ -76,8 +80,8 @@ async function runWithFault(operation: Operation | null, nth: number) {
 test('an I/O failure at any write or sync: the run ends failed (never rejects), no tool ever started without a synced dispatch, the file stays revivable', async () => {
   const clean = await runWithFault(null, 0);
   assert.equal(clean.result.status, 'finished');
-  const writes = clean.count('write');
-  const syncs = clean.count('sync');
+  const writes = clean.countByRun('write');
+  const syncs = clean.countByRun('sync');
   assert.ok(writes >= 10 && syncs >= 5, `writes ${writes}, syncs ${syncs}`);
   let checked = 0;
   for (const operation of ['write', 'sync'] as const) {
@@ -94,6 +98,23 @@ test('an I/O failure at any write or sync: the run ends failed (never rejects), 
     }
   }
   assert.equal(checked, writes + syncs);
+});
+
+test('an I/O failure while closing a finished run: the run stays finished, close does not reject, nothing is lost', async () => {
+  const clean = await runWithFault(null, 0);
+  const closing = {
+    write: clean.count('write') - clean.countByRun('write'),
+    sync: clean.count('sync') - clean.countByRun('sync'),
+  };
+  // Closing a finished run writes its closing checkpoint and syncs it.
+  assert.deepEqual(closing, { write: 1, sync: 1 });
+  for (const operation of ['write', 'sync'] as const) {
+    const run = await runWithFault(operation, clean.countByRun(operation) + 1);
+    assert.equal(run.fired, 1, `${operation} at close: the fault fired`);
+    assert.equal(run.result.status, 'finished', `${operation} at close`);
+    assert.equal(run.inspection.reason, 'finished', `${operation} at close`);
+    assert.equal(run.inspection.messages, clean.inspection.messages, `${operation} at close`);
+  }
 });
 
 test('abort mid-tool, revive, run again: the interrupted call is answered honestly, never replayed, the run finishes', async () => {

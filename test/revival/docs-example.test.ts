@@ -57,8 +57,9 @@ async function example(): Promise<{ before: string; after: string; inspection: s
     clock: fixedClock(Date.parse('2026-01-01T01:00:00.000Z')),
   });
   assert.ok(revived.ok);
-  await revived.session.close();
+  // What revive wrote, read before the session is closed: a Loop would carry on from here.
   const after = fileSystem.readFile(PATH).toString().slice(before.length);
+  await revived.session.close();
   return { before, after, inspection };
 }
 

@@ -6,6 +6,7 @@ import { readTailState } from '../../src/revival/read-tail-state.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { abandonSession } from '../support/abandon-session.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import {
   assistant,
@@ -59,6 +60,7 @@ async function play(
   path: string,
   actions: Action[],
   checkpointBytes: number,
+  ending: 'close' | 'die',
 ): Promise<Session['state']> {
   const session = await Session.create(path, META, {
     fileSystem,
@@ -129,9 +131,14 @@ async function play(
     }
     await session.append(body);
   }
-  await session.barrier();
+  // Closed (ending with its closing checkpoint when it has a conversation) or killed after its
+  // last append (ending wherever it was).
+  if (ending === 'close') {
+    await session.close();
+    return session.state;
+  }
   const state = session.state;
-  await session.close();
+  await abandonSession(session, fileSystem);
   return state;
 }
 
@@ -146,10 +153,11 @@ describe('inspect: its answer is the same whether it reads the whole file or onl
         tornTail,
         // From a window too small to hold any checkpoint (the backward search) to whole files.
         fc.integer({ min: 1, max: 6000 }),
-        async (actions, checkpointBytes, torn, windowBytes) => {
+        fc.constantFrom('close', 'die'),
+        async (actions, checkpointBytes, torn, windowBytes, ending) => {
           const fileSystem = new MemoryFileSystem();
           const path = '/runs/a.jsonl';
-          const written = await play(fileSystem, path, actions, checkpointBytes);
+          const written = await play(fileSystem, path, actions, checkpointBytes, ending);
           if (torn !== '') {
             fileSystem.writeFile(
               path,

@@ -198,16 +198,29 @@ describe('A tool call that was in flight', () => {
       fileSystem,
     });
     assert.ok(revived.ok);
+    const steps = () =>
+      fileSystem.calls
+        .filter(
+          (entry) =>
+            entry.path === path && (entry.operation === 'write' || entry.operation === 'sync'),
+        )
+        .map((entry) =>
+          entry.operation === 'sync'
+            ? 'sync'
+            : (JSON.parse(entry.bytes?.toString() ?? '{}') as { type: string }).type,
+        );
+    // Revive's own writes, before the session is handed on.
+    assert.deepEqual(steps(), [
+      'message',
+      'sync',
+      'tool-settled',
+      'message',
+      'run-revived',
+      'sync',
+    ]);
     await revived.session.close();
-    const onTranscript = fileSystem.calls.filter(
-      (entry) => entry.path === path && (entry.operation === 'write' || entry.operation === 'sync'),
-    );
-    const steps = onTranscript.map((entry) =>
-      entry.operation === 'sync'
-        ? 'sync'
-        : (JSON.parse(entry.bytes?.toString() ?? '{}') as { type: string }).type,
-    );
-    assert.deepEqual(steps, ['message', 'sync', 'tool-settled', 'message', 'run-revived', 'sync']);
+    // Closing adds the closing checkpoint, made durable.
+    assert.deepEqual(steps().slice(6), ['checkpoint', 'sync']);
   });
 
   test('a result that revival itself wrote is recognised and settles as interrupted', async () => {

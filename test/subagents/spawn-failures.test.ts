@@ -110,10 +110,13 @@ describe('createChildSession under file-system faults', () => {
         });
         if (created.ok) {
           await created.session.close();
-          const records = await recordsOf(sessionPath);
-          assert.deepEqual(
-            records.map((record) => record.type),
-            ['session-meta', 'message'],
+          const types = (await recordsOf(sessionPath)).map((record) => record.type);
+          // What createChildSession wrote, then the closing checkpoint unless its write was
+          // the one that failed (closing never throws for that).
+          assert.deepEqual(types.slice(0, 2), ['session-meta', 'message']);
+          assert.ok(
+            types.length === 2 || (types.length === 3 && types[2] === 'checkpoint'),
+            `${operation} #${nth}: ${types.join(', ')}`,
           );
         } else {
           failures += 1;

@@ -46,7 +46,9 @@ export async function expectRepaired(
   );
   const records = await readAll(path, fileSystem);
   assert.deepEqual(records.slice(0, kept), original.records.slice(0, kept), label);
-  assert.equal(records.length, kept + 2, `${label}: records after the repair`);
+  // The repair's checkpoint, the record appended, the closing checkpoint.
+  assert.equal(records.length, kept + 3, `${label}: records after the repair`);
+  assert.equal(records[kept + 2]?.type, 'checkpoint', `${label}: the closing checkpoint`);
   assert.equal(records[kept]?.type, 'checkpoint', label);
   assert.deepEqual(
     records[kept]?.tailRepair,

@@ -57,8 +57,8 @@ async function collect(path: string, fileSystem: FileSystem) {
 
 /**
  * Cut a copy of `built` at `cut` (written by `place`), open it for appending, check that the
- * repair gave the exact prefix with the torn bytes in the sidecar, append 10 records and read
- * everything back. Throws an assertion error naming the cut on any difference.
+ * repair gave the exact prefix with the torn bytes in the sidecar, append 10 records, close and
+ * read everything back. Throws an assertion error naming the cut on any difference.
  */
 export async function checkCut(
   built: BuiltTranscript,
@@ -105,7 +105,8 @@ export async function checkCut(
   }
   const records = await collect(path, fileSystem);
   const extra = repaired ? 1 : 0;
-  assert.equal(records.length, expected.kept + extra + 10, `cut ${cut}: record count`);
+  // The kept prefix, the repair's checkpoint, the 10 appended and the closing checkpoint.
+  assert.equal(records.length, expected.kept + extra + 10 + 1, `cut ${cut}: record count`);
   assert.deepEqual(
     records.slice(0, expected.kept),
     built.records.slice(0, expected.kept),
@@ -123,8 +124,9 @@ export async function checkCut(
   records.forEach((record, index) => {
     assert.equal(record.seq, index, `cut ${cut}: seq of record ${index}`);
   });
-  const last = records.at(-1);
+  const last = records.at(-2);
   assert.ok(
     last?.type === 'message' && JSON.stringify(last.content).includes(`after cut ${cut} #9`),
   );
+  assert.equal(records.at(-1)?.type, 'checkpoint', `cut ${cut}: the closing checkpoint`);
 }

@@ -243,7 +243,9 @@ test('peek reads a transcript another process is appending to right now', async 
     await worker.send({ op: 'close' });
     const final = await peek(path);
     assert.ok(final.ok && final.state === 'clean');
-    assert.equal(final.records.length, (reply.lastSeq ?? 0) + 1);
+    // Every record the writer appended, and the checkpoint its close added.
+    assert.equal(final.records.length, (reply.lastSeq ?? 0) + 2);
+    assert.equal(final.records.at(-1)?.type, 'checkpoint');
     const names = Object.keys(Object.fromEntries(await snapshotFolder(folder))).sort();
     assert.deepEqual(names, ['live.jsonl', 'live.jsonl.lock']);
   } finally {

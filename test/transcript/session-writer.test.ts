@@ -65,7 +65,7 @@ test('concurrent appends never interleave or reorder: seq order = call order = f
         await new Promise((resolve) => setImmediate(resolve));
     },
   });
-  // No checkpoints: this test counts the lines it asked for.
+  // No checkpoints but the closing one: this test counts the lines it asked for.
   const session = await Session.create(PATH, sessionMeta(), {
     fileSystem,
     checkpointBytes: Number.POSITIVE_INFINITY,
@@ -84,9 +84,12 @@ test('concurrent appends never interleave or reorder: seq order = call order = f
     assert.equal(record.seq, index + 1, 'seq follows call order');
   });
   const writes = fileSystem.callsOf('write').filter((call) => isTranscript(call.path ?? ''));
-  assert.equal(writes.length, texts.length, 'one write per line');
+  assert.equal(writes.length, texts.length + 1, 'one write per line, the closing checkpoint too');
   for (const write of writes) assert.equal(lines(write.bytes ?? Buffer.alloc(0)).length, 1);
-  const onDisk = lines(memory.readFile(PATH)).slice(1);
+  const closing = decodeLine(lines(memory.readFile(PATH)).at(-1) ?? Buffer.alloc(0));
+  assert.ok(closing.ok && closing.record.type === 'checkpoint', 'the closing checkpoint is last');
+  assert.equal(closing.record.seq, texts.length + 1);
+  const onDisk = lines(memory.readFile(PATH)).slice(1, -1);
   assert.equal(onDisk.length, texts.length);
   onDisk.forEach((line, index) => {
     const decoded = decodeLine(line);
@@ -108,8 +111,37 @@ test('fsync: one fdatasync per barrier, however many records; none when nothing 
   assert.equal(fileSystem.count('sync', PATH), 1, 'a barrier with nothing new syncs nothing');
   await session.appendDurable(textMessage('user', 'durable'));
   assert.equal(fileSystem.count('sync', PATH), 2);
+  await session.barrier();
+  assert.equal(fileSystem.count('sync', PATH), 2, 'nothing new since the durable append');
   await session.close();
-  assert.equal(fileSystem.count('sync', PATH), 2, 'close has nothing left to sync');
+  assert.equal(fileSystem.count('write', PATH), 42, 'close writes its closing checkpoint');
+  assert.equal(fileSystem.count('sync', PATH), 3, 'and syncs that, once');
+});
+
+test('closing: a checkpoint after what this session appended, none after nothing or an empty run', async () => {
+  const { fileSystem, memory } = setup();
+  const types = async () => (await readAll(PATH, memory)).map((record) => record.type);
+  const empty = await Session.create(PATH, sessionMeta(), { fileSystem });
+  await empty.close();
+  assert.deepEqual(await types(), ['session-meta'], 'no conversation: nothing to summarise');
+
+  const first = await Session.open(PATH, { fileSystem });
+  await first.append(textMessage('user', 'hello'));
+  const before = JSON.parse(JSON.stringify(first.state));
+  await first.close();
+  assert.deepEqual(await types(), ['session-meta', 'message', 'checkpoint']);
+  const checkpoint = (await readAll(PATH, memory)).at(-1) as { state?: unknown };
+  assert.deepEqual(checkpoint.state, before, 'the state of everything before it');
+
+  fileSystem.clearCalls();
+  const reader = await Session.open(PATH, { fileSystem });
+  await reader.close();
+  assert.equal(
+    fileSystem.count('write', PATH),
+    0,
+    'a session that appended nothing writes nothing',
+  );
+  assert.deepEqual(await types(), ['session-meta', 'message', 'checkpoint']);
 });
 
 test('flush never syncs; none writes only at barriers, all of it in one write', async () => {
@@ -123,7 +155,7 @@ test('flush never syncs; none writes only at barriers, all of it in one write', 
   await flushed.close();
   assert.equal(flush.fileSystem.count('sync'), 0);
   assert.equal(flush.fileSystem.count('syncFolder'), 0);
-  assert.equal(flush.fileSystem.count('write', PATH), 11);
+  assert.equal(flush.fileSystem.count('write', PATH), 12, 'meta, 10 records, closing checkpoint');
 
   const none = setup();
   const buffered = await Session.create(PATH, sessionMeta(), {
@@ -141,7 +173,9 @@ test('flush never syncs; none writes only at barriers, all of it in one write', 
   await buffered.close();
   assert.equal(none.fileSystem.count('write', PATH), 2, 'close is a barrier');
   assert.equal(none.fileSystem.count('sync'), 0);
-  assert.equal((await readAll(PATH, none.memory)).length, 12);
+  const records = await readAll(PATH, none.memory);
+  assert.equal(records.length, 13, 'meta, 11 records, and the closing checkpoint');
+  assert.equal(records.at(-1)?.type, 'checkpoint');
 });
 
 for (const fault of [

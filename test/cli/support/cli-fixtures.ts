@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { inputDigest } from '../../../src/loop/input-digest.ts';
 import type { JsonValue, Message, RecordBody } from '../../../src/transcript/records.ts';
 import { Session, type SessionMeta } from '../../../src/transcript/session.ts';
+import { abandonSession } from '../../support/abandon-session.ts';
 
 /** The repository root. */
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -67,10 +68,21 @@ function text(value: string): Message['content'][number] {
   return { type: 'text', text: value };
 }
 
-async function write(path: string, meta: SessionMeta, bodies: RecordBody[]): Promise<void> {
+/**
+ * Write a run's transcript. `ending`: `close` for a run that ended (a finished run's host
+ * closes its session, which adds the closing checkpoint); `die` for one whose process was
+ * killed after its last record.
+ */
+async function write(
+  path: string,
+  meta: SessionMeta,
+  bodies: RecordBody[],
+  ending: 'close' | 'die',
+): Promise<void> {
   const session = await Session.create(path, meta, { durability: 'none' });
   for (const body of bodies) await session.append(body);
-  await session.close();
+  if (ending === 'close') await session.close();
+  else await abandonSession(session);
 }
 
 function call(callId: string, toolName: string, input: JsonValue): Message['content'][number] {
@@ -145,6 +157,7 @@ export async function writeFixtureTree(folder: string): Promise<void> {
       { type: 'message', role: 'assistant', content: [call(FIXTURE.joinCall, 'task_wait', wait)] },
       dispatch(FIXTURE.joinCall, 'task_wait', wait, wait.agentIds),
     ],
+    'die',
   );
   const parent = { transcript: '../main.jsonl' };
   await write(
@@ -160,6 +173,7 @@ export async function writeFixtureTree(folder: string): Promise<void> {
       { type: 'message', role: 'user', content: [text('Task A')] },
       { type: 'message', role: 'assistant', content: [text('answer A')] },
     ],
+    'close',
   );
   const writeInput = { path: 'b.txt', content: 'B' };
   await write(
@@ -180,6 +194,7 @@ export async function writeFixtureTree(folder: string): Promise<void> {
       },
       dispatch(FIXTURE.writeCall, 'write_file', writeInput),
     ],
+    'die',
   );
   const other = join(folder, 'other');
   await mkdir(other, { recursive: true });
@@ -188,6 +203,7 @@ export async function writeFixtureTree(folder: string): Promise<void> {
     join(other, 'empty.jsonl'),
     { agentId: 'empty', agentType: 'main', label: 'Empty', model: 'test:none' },
     [],
+    'close',
   );
   await write(
     join(other, 'noticed.jsonl'),
@@ -202,6 +218,7 @@ export async function writeFixtureTree(folder: string): Promise<void> {
       },
       { type: 'message', role: 'assistant', content: [text('Noted.')] },
     ],
+    'close',
   );
 }
 

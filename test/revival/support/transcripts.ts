@@ -11,6 +11,7 @@ import type {
   TranscriptRecord,
 } from '../../../src/transcript/records.ts';
 import { Session, type SessionMeta } from '../../../src/transcript/session.ts';
+import { abandonSession } from '../../support/abandon-session.ts';
 
 /*
  * Builders for the transcripts revival is tested on: the records a Loop would have written up
@@ -81,7 +82,10 @@ export function settle(
   return { type: 'tool-settled', callId, status };
 }
 
-/** Write a transcript as a host and a Loop would have: its session-meta, then `bodies`. */
+/**
+ * Write a transcript as a host and a Loop would have before its process died: its
+ * session-meta, then `bodies`, and no closing checkpoint.
+ */
 export async function writeTranscript(
   path: string,
   bodies: RecordBody[],
@@ -96,7 +100,8 @@ export async function writeTranscript(
     sessionOptions.checkpointBytes = options.checkpointBytes;
   const session = await Session.create(path, options.meta ?? META, sessionOptions);
   for (const body of bodies) await session.append(body);
-  await session.close();
+  // The run died after its last record: no closing checkpoint.
+  await abandonSession(session, options.fileSystem);
 }
 
 /** The records of a transcript; fails the test when it cannot be read. */
