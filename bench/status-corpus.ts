@@ -1,11 +1,11 @@
-import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { COMPACTION_PREFIX } from '../src/loop/compaction.ts';
 import { Session } from '../src/transcript/index.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
 
 /** Bump when the corpus changes shape, so that a reused folder is regenerated. */
-const CORPUS_VERSION = 4;
+const CORPUS_VERSION = 5;
 
 /** The states a transcript of the corpus is written to be in. */
 export type CorpusState =
@@ -221,7 +221,14 @@ export async function writeTranscript(
       content: [{ type: 'text', text: 'thanks' }],
     });
   }
-  await session.close();
+  if (state === 'finished') await session.close();
+  else {
+    // Every other state is a run whose process died: no close, so no closing checkpoint.
+    await session.barrier();
+    const crashedSize = (await stat(path)).size;
+    await session.close();
+    await truncate(path, crashedSize);
+  }
   if (state === 'unreadable') {
     const size = (await stat(path)).size;
     const handle = await open(path, 'r+');
