@@ -1,5 +1,6 @@
 import type { FileSystem } from '../transcript/file-system.ts';
 import { decodeLine } from '../transcript/line-codec.ts';
+import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
 import { type TailState, tailStateFromJson } from '../transcript/tail-state.ts';
 
 /*
@@ -28,6 +29,10 @@ export interface FoundCheckpoint {
   seq: number;
   /** The state of every record before the checkpoint. */
   state: TailState;
+  /** The checkpoint record itself, decoded and checked: a reader folds it without reading it again. */
+  record: TranscriptRecord | ForeignRecord;
+  /** Bytes of its line, newline included: where the records after it start. */
+  length: number;
 }
 
 /**
@@ -184,7 +189,8 @@ function checkpointFromLine(line: Buffer, offset: number, seq: number): FoundChe
   if (typeof stored !== 'object' || stored === null) return null;
   const state = tailStateFromJson(stored as Parameters<typeof tailStateFromJson>[0]);
   if (state === null || state.lastSeq !== seq - 1 || state.records !== seq) return null;
-  return plausible(state) ? { offset, seq, state } : null;
+  if (!plausible(state)) return null;
+  return { offset, seq, state, record: decoded.record, length: line.length + 1 };
 }
 
 /** A checkpoint's CRC proves it was written whole, not that its writer was this version. */

@@ -91,7 +91,9 @@ export async function readTailState(
     if (damage !== null) return damage;
     if (found !== null || window.offset === 0) {
       const bytes =
-        found === null ? window.bytes : window.bytes.subarray(found.offset - window.offset);
+        found === null
+          ? window.bytes
+          : window.bytes.subarray(startOf(found).offset - window.offset);
       const start = found === null ? undefined : startOf(found);
       // Everything to fold is in memory: fold it without a promise per record.
       if (window.atEnd) return foldBytes(path, bytes, start, found);
@@ -122,8 +124,19 @@ export async function readTailState(
   }
 }
 
+/** Where the fold resumes: the record after the checkpoint, which was decoded when found. */
 function startOf(checkpoint: FoundCheckpoint): { offset: number; seq: number; line: number } {
-  return { offset: checkpoint.offset, seq: checkpoint.seq, line: checkpoint.seq + 1 };
+  return {
+    offset: checkpoint.offset + checkpoint.length,
+    seq: checkpoint.seq + 1,
+    line: checkpoint.seq + 2,
+  };
+}
+
+/** The state the fold resumes from: the checkpoint's, with the checkpoint itself folded in. */
+function stateAfter(checkpoint: FoundCheckpoint | null): TailState {
+  if (checkpoint === null) return emptyTailState();
+  return foldTailState(checkpoint.state, checkpoint.record, checkpoint.length);
 }
 
 /** Fold what a scan yields, starting from a checkpoint's state (or from nothing). */
@@ -131,7 +144,7 @@ async function fold(
   iterator: ReturnType<typeof scanRecords>,
   checkpoint: FoundCheckpoint | null,
 ): Promise<TailRead> {
-  let state = checkpoint?.state ?? emptyTailState();
+  let state = stateAfter(checkpoint);
   for (;;) {
     const step = await iterator.next();
     if (step.done !== true) {
@@ -151,7 +164,7 @@ function foldBytes(
 ): TailRead {
   const scanner = new LineScanner(path, start);
   scanner.feed(bytes);
-  let state = checkpoint?.state ?? emptyTailState();
+  let state = stateAfter(checkpoint);
   for (const { record, info } of scanner.take()) state = foldTailState(state, record, info.length);
   return tailRead(scanner.finish(), state, checkpoint);
 }
