@@ -1,5 +1,8 @@
 import type { InspectSection } from './bench-results.ts';
-import { DEFAULT_SIZES, measureInspect } from './inspect.ts';
+import { DEFAULT_SIZES, type InspectMeasurement } from './inspect.ts';
+import { runChild } from './run-child.ts';
+
+const CHILD = new URL('./inspect-child.ts', import.meta.url).pathname;
 
 /**
  * Goal 1, measured by bench/inspect.ts (`Revival.inspect`, median of nine, against
@@ -15,15 +18,19 @@ export async function inspectSection(
   log: (line: string) => void,
 ): Promise<InspectSection> {
   try {
-    const rows = await measureInspect({
-      sizes: quick ? DEFAULT_SIZES.slice(0, 2) : DEFAULT_SIZES,
-      dataFolder,
-      log: (line) => log(`  ${line.trim()}`),
-    });
+    // In a process of its own (bench/inspect-child.ts says why).
+    const answer = await runChild<InspectMeasurement[]>(
+      CHILD,
+      [JSON.stringify({ sizes: quick ? DEFAULT_SIZES.slice(0, 2) : DEFAULT_SIZES, dataFolder })],
+      undefined,
+      (line) => log(`  ${line.trim()}`),
+    );
+    if (!answer.ok) throw new Error(answer.reason);
+    const rows = answer.value;
     return {
       ok: true,
       source:
-        'bench/inspect.ts, in-process, median of 9 inspects after 200 unmeasured ones, page cache warm',
+        'bench/inspect.ts in a process of its own, median of 9 inspects after 200 unmeasured ones, page cache warm',
       sizes: rows.map((row) => ({
         bytes: row.bytes,
         inspectMs: row.inspectMs,

@@ -14,6 +14,8 @@ export function runChild<T>(
   script: string,
   args: string[],
   timeoutMs = 30 * 60 * 1000,
+  /** Called with each line the child writes to stderr, as it comes (its progress). */
+  onStderrLine?: (line: string) => void,
 ): Promise<ChildAnswer<T>> {
   return new Promise((resolve) => {
     const started = performance.now();
@@ -23,7 +25,14 @@ export function runChild<T>(
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    let partial = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      err.push(chunk);
+      if (onStderrLine === undefined) return;
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onStderrLine(line);
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
