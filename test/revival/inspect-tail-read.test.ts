@@ -193,6 +193,54 @@ describe('inspect: its answer is the same whether it reads the whole file or onl
       `${fromCheckpoint} of ${runs} runs read from a checkpoint`,
     );
   });
+
+  test('reads at the same time each get their own window, and no answer changes after it is given', async () => {
+    // The window buffers are reused: reads interleaved on an asynchronous file system must not
+    // see each other's bytes, and an answer must not point into a buffer read into again later.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            actions: fc.array(action, { minLength: 1, maxLength: 40 }),
+            torn: tornTail,
+            ending: fc.constantFrom<'close' | 'die'>('close', 'die'),
+          }),
+          { minLength: 2, maxLength: 6 },
+        ),
+        async (transcripts) => {
+          const fileSystem = new MemoryFileSystem();
+          const paths = transcripts.map((_, index) => `/runs/t${index}.jsonl`);
+          for (const [index, transcript] of transcripts.entries()) {
+            const path = paths[index] as string;
+            await play(fileSystem, path, transcript.actions, 700, transcript.ending);
+            const bytes = fileSystem.readFile(path);
+            fileSystem.writeFile(
+              path,
+              Buffer.concat([bytes, Buffer.from(transcript.torn, 'latin1')]),
+            );
+          }
+          const together = await Promise.all(
+            paths.map((path) => readTailState(path, { fileSystem })),
+          );
+          const given = together.map((read) => JSON.stringify(read));
+          for (const [index, path] of paths.entries()) {
+            const full = await readTailState(path, { fileSystem, strategy: 'full' });
+            const read = together[index];
+            assert.ok(full.ok && read?.ok, `${path}: ${JSON.stringify(read)}`);
+            assert.deepStrictEqual(read.state, full.state, path);
+            assert.equal(read.bytes, full.bytes, path);
+          }
+          // Read again, reusing the windows: what was handed out before is unchanged.
+          await Promise.all(paths.map((path) => readTailState(path, { fileSystem })));
+          assert.deepEqual(
+            together.map((read) => JSON.stringify(read)),
+            given,
+          );
+        },
+      ),
+      { seed, numRuns: 60 },
+    );
+  });
 });
 
 /** Counts the bytes read through it. */
