@@ -10,9 +10,9 @@ let applied = false;
  * objects. In about half of the runs of `status` over the bench's 10,000 transcripts, V8
  * decided early on to allocate some of them straight into the old generation. It then grew
  * by about 5 KB a transcript with garbage that no scavenge frees, and the young generation
- * grew to 128 MiB. Those runs took 1.45 s instead of 0.8 s for the same reads: the measured
- * cause of `status` taking anywhere from 1.5 s to 2.7 s on the same folder. With pretenuring
- * off, 8 runs of 8 took the fast path (`docs/performance.md`).
+ * grew to 128 MiB. Those runs took 1.45 s instead of 0.8 s for the same reads, a large part of
+ * why `status` took anywhere from 1.5 s to 2.7 s on the same folder. With pretenuring off,
+ * 8 runs of 8 took the fast path (`docs/performance.md`, goal 2).
  *
  * The flag is only read when V8 collects garbage, to decide where later objects go, so
  * turning it off at run time changes no object already made: a process gives up an
