@@ -11,7 +11,7 @@ import {
 } from './records.ts';
 import { repairTornTail } from './repair-torn-tail.ts';
 import { type LineInfo, scanTranscript } from './scan-transcript.ts';
-import { describeError, SessionError, sessionIo as io } from './session-error.ts';
+import { describeError, sessionIo as io, SessionError } from './session-error.ts';
 import { emptyTailState, foldTailState, type TailState, tailStateToJson } from './tail-state.ts';
 import { acquireWriterLock, describeHolder, type WriterLock } from './writer-lock.ts';
 
@@ -103,6 +103,7 @@ export class Session {
   #queue: Promise<unknown> = Promise.resolve();
   #failure: SessionError | null = null;
   #closed = false;
+  #closing: Promise<void> | undefined;
   #unsynced = false;
   #buffered: Buffer[] = [];
   #bytesSinceCheckpoint = 0;
@@ -250,6 +251,10 @@ export class Session {
    */
   append(body: RecordBody): Promise<TranscriptRecord> {
     this.#assertUsable();
+    return this.#append(body);
+  }
+
+  #append(body: RecordBody): Promise<TranscriptRecord> {
     const header: Parameters<typeof encodeLine>[0] = {
       v: FORMAT_VERSION,
       seq: this.#nextSeq,
@@ -276,6 +281,10 @@ export class Session {
    */
   barrier(): Promise<void> {
     this.#assertUsable();
+    return this.#barrier();
+  }
+
+  #barrier(): Promise<void> {
     return this.#enqueue(async () => {
       await this.#flushBuffered();
       if (this.durability === 'fsync' && this.#unsynced) {
@@ -294,28 +303,34 @@ export class Session {
   }
 
   /**
-   * A closing checkpoint, a barrier, then release the descriptor and the writer lock. Safe to
-   * call twice; a poisoned session is closed without writing anything. Never rejects for a
-   * failed write or sync: the session is poisoned (see {@link poisoned}) and the lock released.
+   * A closing checkpoint, a barrier, then release the descriptor and the writer lock. From the
+   * call on, the session refuses appends and barriers (`closed`); calling it again, even before
+   * the first call has finished, returns the same promise. A poisoned session is closed without
+   * writing anything. Never rejects for a failed write or sync: the session is poisoned (see
+   * {@link poisoned}) and the lock released.
    *
    * The closing checkpoint is written when this session appended records since its last one
    * and the transcript holds a conversation: a transcript closed this way ends with its whole
    * state, so a reader (`inspect`, `status`) folds nothing. It is what the writer would have
    * checkpointed anyway, early; a run that dies without closing simply lacks it.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#closed = true;
     if (this.#failure === null) {
       try {
         if (this.#recordsSinceCheckpoint > 0 && this.#state.conversationMessages > 0) {
           await this.#appendCheckpoint();
         }
-        await this.barrier();
+        await this.#barrier();
       } catch {
         // The failure is recorded; closing must still release the lock.
       }
     }
-    this.#closed = true;
     await this.#queue.catch(() => undefined);
     try {
       await this.#fileSystem.close(this.#fd);
@@ -382,7 +397,7 @@ export class Session {
 
   async #appendCheckpoint(): Promise<void> {
     this.#bytesSinceCheckpoint = 0;
-    await this.append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
+    await this.#append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
   }
 }
 

@@ -144,6 +144,27 @@ test('closing: a checkpoint after what this session appended, none after nothing
   assert.deepEqual(await types(), ['session-meta', 'message', 'checkpoint']);
 });
 
+test('closing twice at once: one close, one checkpoint, neither rejects; appends are refused from the first call', async () => {
+  const { fileSystem, memory } = setup();
+  const session = await Session.create(PATH, sessionMeta(), { fileSystem });
+  await session.append(textMessage('user', 'hello'));
+  fileSystem.clearCalls();
+  const first = session.close();
+  const second = session.close();
+  assert.equal(first, second, 'the same promise');
+  assert.throws(() => session.append(textMessage('user', 'late')), expectSessionError('closed'));
+  assert.throws(() => session.barrier(), expectSessionError('closed'));
+  const settled = await Promise.allSettled([first, second]);
+  assert.deepEqual(
+    settled.map((outcome) => outcome.status),
+    ['fulfilled', 'fulfilled'],
+  );
+  assert.equal(fileSystem.count('close', PATH), 1, 'the descriptor is closed once');
+  assert.equal(fileSystem.count('write', PATH), 1, 'one closing checkpoint');
+  const types = (await readAll(PATH, memory)).map((record) => record.type);
+  assert.deepEqual(types, ['session-meta', 'message', 'checkpoint']);
+});
+
 test('flush never syncs; none writes only at barriers, all of it in one write', async () => {
   const flush = setup();
   const flushed = await Session.create(PATH, sessionMeta(), {
