@@ -10,7 +10,6 @@ import { parentTranscriptPath } from '../subagents/child-layout.ts';
 import { inspectTranscript } from './inspect-transcript.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
 import { lockSnapshotFileSystem } from './lock-snapshot.ts';
-import { steadyHeap } from './steady-heap.ts';
 
 /**
  * What the CLI calls a run's state: `inspect`'s reasons, named for people.
@@ -92,7 +91,7 @@ export function buildTree(
 
 /**
  * Inspect every path (one at a time unless `concurrency` says otherwise) and arrange the
- * answers as trees. Turns V8's pretenuring off for the process first ({@link steadyHeap}).
+ * answers as trees.
  *
  * @example
  * const lockFiles = new Set<string>();
@@ -107,7 +106,6 @@ export async function inspectTree(
   // The reads block (see lock-snapshot.ts): inspecting several at once would only interleave
   // them and hold more windows in memory at a time.
   const concurrency = options.concurrency ?? 1;
-  steadyHeap();
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
   const fileSystem = await lockSnapshotFileSystem(undefined, options.lockFiles);

@@ -1,9 +1,10 @@
 import { type Command, integerOption, parseCommandLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
-import { jsonText } from './json-text.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
+import { jsonText } from './json-text.ts';
 import { inspectTree } from './run-tree.ts';
+import { steadyHeap } from './steady-heap.ts';
 
 /**
  * The revival cap the CLI assumes when `--max-revivals` is not given.
@@ -60,6 +61,8 @@ Exit codes:
       values['max-revivals'] as string | undefined,
       DEFAULT_MAX_REVIVALS,
     );
+    // A read-only command that ends when the folder is inspected: see steady-heap.ts.
+    steadyHeap();
     const lockFiles = new Set<string>();
     const paths = await findTranscripts(
       positionals.length === 0 ? ['.'] : positionals,
