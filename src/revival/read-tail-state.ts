@@ -1,6 +1,6 @@
 import { damaged } from '../transcript/classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { checksumProblem } from '../transcript/line-codec.ts';
+import { checksumProblem, decodeLine } from '../transcript/line-codec.ts';
 import { LineScanner } from '../transcript/line-scanner.ts';
 import {
   type ScanResult,
@@ -263,6 +263,15 @@ function damageBefore(
   }
   const problems = lines.map((line) => checksumProblem(line));
   const seqs = lines.map((line, index) => (problems[index] === null ? writtenSeq(line) : null));
+  // A line whose checksum matches but which does not begin as this version writes a record —
+  // another writer's key order, a newer version, or no record at all — is decoded, as a full
+  // scan would: its seq, or what is wrong with it (rare, so the cost does not matter).
+  for (const [index, line] of lines.entries()) {
+    if (problems[index] !== null || seqs[index] !== null) continue;
+    const decoded = decodeLine(line);
+    if (decoded.ok) seqs[index] = decoded.record.seq;
+    else problems[index] = decoded.message;
+  }
   // Lines are counted from the first whole line's seq; when that line is the bad one, from
   // the next one's, taking it for a changed record (it may have been added bytes: a full scan,
   // which saw the line before it, then counts one more).
