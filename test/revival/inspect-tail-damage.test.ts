@@ -48,6 +48,16 @@ function checksummed(json: string): Buffer {
   return Buffer.from(`${json.slice(0, -1)},"crc":"${crc}"}\n`);
 }
 
+/** `bytes` read by a full scan and by the tail read (a {@link WINDOW}-byte window). */
+async function readBothWays(bytes: Buffer) {
+  const fileSystem = new MemoryFileSystem();
+  fileSystem.writeFile(PATH, bytes);
+  return {
+    full: await readTailState(PATH, { fileSystem, strategy: 'full' }),
+    fast: await readTailState(PATH, { fileSystem, windowBytes: WINDOW }),
+  };
+}
+
 /** Line starts of `bytes` (every line ends with a newline). */
 function lineStarts(bytes: Buffer): number[] {
   const starts: number[] = [];
@@ -104,10 +114,7 @@ test('damage in the window before the last checkpoint is seen, and named as a fu
     const target = candidates[Math.floor(random() * candidates.length)] as (typeof candidates)[0];
     const kind = kinds[round % kinds.length] as Mutation;
     const bytes = mutate(original, kind, target.at, target.end, random);
-    const fileSystem = new MemoryFileSystem();
-    fileSystem.writeFile(PATH, bytes);
-    const full = await readTailState(PATH, { fileSystem, strategy: 'full' });
-    const fast = await readTailState(PATH, { fileSystem, windowBytes: WINDOW });
+    const { full, fast } = await readBothWays(bytes);
     // The fault happened: a full scan refuses the file.
     assert.ok(
       !full.ok && full.reason === 'damaged',
@@ -139,10 +146,7 @@ test('damage after the last checkpoint, in what the tail read folds, is named as
     const target = after[Math.floor(random() * after.length)] as (typeof after)[0];
     const kind = kinds[round % kinds.length] as Mutation;
     const bytes = mutate(original, kind, target.at, target.end, random);
-    const fileSystem = new MemoryFileSystem();
-    fileSystem.writeFile(PATH, bytes);
-    const full = await readTailState(PATH, { fileSystem, strategy: 'full' });
-    const fast = await readTailState(PATH, { fileSystem, windowBytes: WINDOW });
+    const { full, fast } = await readBothWays(bytes);
     assert.ok(!full.ok, `round ${round} ${kind}: the fault did not damage the file`);
     assert.ok(!fast.ok, `round ${round} ${kind}: the tail read missed the damage`);
     assert.equal(fast.reason, full.reason, `round ${round} ${kind}`);
@@ -169,13 +173,9 @@ test('a line before the checkpoint that another writer checksummed: its seq is r
     { name: 'not a record at all', line: checksummed('{"hello":"world"}'), ok: false },
   ];
   for (const { name, line, ok } of cases) {
-    const fileSystem = new MemoryFileSystem();
-    fileSystem.writeFile(
-      PATH,
+    const { full, fast } = await readBothWays(
       Buffer.concat([original.subarray(0, at), line, original.subarray(end)]),
     );
-    const full = await readTailState(PATH, { fileSystem, strategy: 'full' });
-    const fast = await readTailState(PATH, { fileSystem, windowBytes: WINDOW });
     assert.equal(full.ok, ok, `${name}: ${JSON.stringify(full)}`);
     assert.equal(fast.ok, ok, `${name}: ${JSON.stringify(fast)}`);
     if (full.ok && fast.ok) assert.deepEqual(fast.state, full.state, name);
