@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
-import { buildTranscript, textMessage } from '../support/transcripts.ts';
+import { buildTranscript, snapshotFolder, textMessage } from '../support/transcripts.ts';
 import { hasStackTrace, REPO, runCli, temporaryFolder } from './support/cli-fixtures.ts';
 
 /** Everything a hostile string can hold that a terminal acts on or a reader cannot see. */
@@ -270,7 +270,9 @@ describe('text from transcripts and models reaches the terminal escaped', () => 
   });
 
   test('revive: the plan, what is left alone and the refusal are escaped; nothing is written', async () => {
+    const before = await snapshotFolder(folder);
     const result = await runCli(['revive', 'runs'], { cwd: folder });
+    assert.deepEqual(await snapshotFolder(folder), before, 'nothing written');
     assert.equal(result.code, 2, result.stderr);
     assertTerminalSafe(result.stdout, 'revive stdout');
     assertTerminalSafe(result.stderr, 'revive stderr');
