@@ -44,3 +44,26 @@ function clusterWidth(cluster: string): number {
   if (PICTURE_EMOJI.test(cluster)) return 2;
   return eastAsianWidth(cluster.codePointAt(0) ?? 0);
 }
+
+/**
+ * `text` cut to at most `maxWidth` columns, ending in `…` when it was cut (at a grapheme
+ * boundary, so no character is split): for table cells whose text a transcript controls.
+ *
+ * @example
+ * fitWidth('報告書を書く', 7); // '報告書…'
+ * fitWidth('short', 40); // 'short'
+ */
+export function fitWidth(text: string, maxWidth: number): string {
+  // No cluster is wider than 2 columns nor shorter than one code unit.
+  if (text.length * 2 <= maxWidth) return text;
+  let width = 0;
+  let cutAt = -1;
+  // Stops a little past maxWidth columns, however long the text.
+  for (const { segment, index } of graphemes.segment(text)) {
+    const next = clusterWidth(segment);
+    if (cutAt === -1 && width + next > maxWidth - 1) cutAt = index;
+    width += next;
+    if (width > maxWidth) return `${text.slice(0, cutAt)}…`;
+  }
+  return text;
+}

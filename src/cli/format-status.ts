@@ -5,6 +5,7 @@
  */
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import type { RunNode, RunState } from './run-tree.ts';
+import { fitWidth } from './display-width.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
 
@@ -56,6 +57,9 @@ const TAIL_PHRASES: Record<string, string> = {
   'results-unread': 'results not yet read',
   'user-turn': 'a turn not yet answered',
 };
+
+/** The widest a TYPE or LABEL cell gets in the table (`--json` has the whole text). */
+const MAX_CELL_WIDTH = 40;
 
 const STATES: RunState[] = ['running', 'finished', 'revivable', 'capped', 'unreadable', 'empty'];
 
@@ -199,8 +203,8 @@ export function statusText(roots: RunNode[], style: Style): string {
     );
     rows.push([
       `${prefix}${branch}${name}`,
-      terminalSafe(inspection.agentType ?? '—'),
-      terminalSafe(inspection.label ?? '—'),
+      fitWidth(terminalSafe(inspection.agentType ?? '—'), MAX_CELL_WIDTH),
+      fitWidth(terminalSafe(inspection.label ?? '—'), MAX_CELL_WIDTH),
       colourState(node.state, style),
       node.state === 'finished' || node.state === 'running'
         ? style.dim('—')

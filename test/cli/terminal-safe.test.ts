@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { displayWidth } from '../../src/cli/display-width.ts';
+import { displayWidth, fitWidth } from '../../src/cli/display-width.ts';
 import { quote } from '../../src/cli/format-status.ts';
 import { terminalSafe, terminalSafeLines } from '../../src/cli/terminal-safe.ts';
 
@@ -75,4 +75,12 @@ test("quote spells unsafe characters in $'…' so the command is safe to print a
     const echoed = execFileSync('bash', ['-c', `printf %s ${quote(name)}`]).toString('utf8');
     assert.equal(echoed, name);
   }
+});
+
+test('fitWidth cuts at a grapheme boundary to at most the width, with an ellipsis', () => {
+  assert.equal(fitWidth('short', 40), 'short');
+  assert.equal(fitWidth('報告書を書く', 7), '報告書…');
+  assert.equal(fitWidth('報告書を書く', 12), '報告書を書く');
+  assert.equal(fitWidth('e\u0301e\u0301e\u0301e\u0301', 3), 'e\u0301e\u0301…');
+  assert.equal(fitWidth('x'.repeat(100_000), 40), `${'x'.repeat(39)}…`);
 });
