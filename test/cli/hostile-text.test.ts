@@ -294,7 +294,15 @@ describe('status lines up labels of wide characters', () => {
   let folder = '';
   before(async () => {
     folder = await temporaryFolder();
-    const labels = ['ab', '報告書を書く', 'e\u0301te\u0301', '🚀 launch', 'ＦＵＬＬ'];
+    // The last is 60 columns wide: cut to fit 40, a wide character never split.
+    const labels = [
+      'ab',
+      '報告書を書く',
+      'e\u0301te\u0301',
+      '🚀 launch',
+      'ＦＵＬＬ',
+      '漢'.repeat(30),
+    ];
     for (const [index, label] of labels.entries()) {
       const bodies: RecordBody[] = [
         {
@@ -318,7 +326,8 @@ describe('status lines up labels of wide characters', () => {
     assert.equal(result.code, 3, result.stderr);
     const lines = result.stdout.split('\n');
     const rows = lines.filter((line) => /^(RUN|r\d)/.test(line));
-    assert.equal(rows.length, 6, result.stdout);
+    assert.equal(rows.length, 7, result.stdout);
+    assert.ok(result.stdout.includes(`${'漢'.repeat(19)}…`), result.stdout);
     // Widths counted by hand for these characters: CJK and fullwidth 2, the rocket 2, the
     // combining acute 0 — independently of the code under test.
     const width = (text: string): number =>
