@@ -1,11 +1,25 @@
 /**
- * `show` output: a conversation as the model sees it, for people. Pure.
+ * `show` output: a conversation as the model sees it, for people. Pure. Everything taken from
+ * the transcript is made safe for a terminal (terminal-safe.ts) before it is coloured, and a
+ * tool input or output is rendered without recursion and cut below {@link MAX_VALUE_DEPTH}
+ * levels, so that no nesting overflows the stack.
  *
  * @module
  */
 import type { ViewMessage } from '../transcript/conversation-view.ts';
 import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/records.ts';
+import { serializeJson } from './json-text.ts';
+import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
 import type { Style } from './terminal-style.ts';
+
+/**
+ * The deepest nesting of a tool input or output that `show` prints; deeper containers are
+ * replaced by `… (truncated: nested deeper than 64)` (`show --json` prints them whole).
+ *
+ * @example
+ * serializeJson(input, { maxDepth: MAX_VALUE_DEPTH });
+ */
+export const MAX_VALUE_DEPTH = 64;
 
 /**
  * Options of {@link conversationText}.
@@ -49,35 +63,34 @@ export function conversationText(
   for (const message of messages) {
     flushEnvelopes(message.seq);
     const injected = message.extras?.injected;
-    const heading =
+    const heading = terminalSafe(
       injected === undefined
         ? message.role
-        : `${message.role} · written by the system (${injected})`;
+        : `${message.role} · written by the system (${injected})`,
+    );
     const colour = injected !== undefined ? style.magenta : roleColour(message.role, style);
     lines.push(colour(style.bold(`── ${heading} `)) + style.dim(`[seq ${message.seq}]`));
     for (const part of message.content) {
       switch (part.type) {
         case 'text':
-          lines.push(indent(part.text));
+          lines.push(indent(terminalSafeLines(part.text)));
           break;
         case 'reasoning':
-          lines.push(style.dim(indent(`(reasoning) ${part.text}`)));
+          lines.push(style.dim(indent(`(reasoning) ${terminalSafeLines(part.text)}`)));
           break;
         case 'tool-call':
           lines.push(
-            `  ${style.cyan('→')} ${style.bold(part.toolName)} ${style.dim(part.callId)} ${cut(
-              render(part.input),
-              limit,
-            )}`,
+            `  ${style.cyan('→')} ${style.bold(terminalSafe(part.toolName))} ${style.dim(
+              terminalSafe(part.callId),
+            )} ${cut(render(part.input), limit)}`,
           );
           break;
         case 'tool-result': {
           const mark = part.isError ? style.red('← error') : style.green('←');
           lines.push(
-            `  ${mark} ${style.bold(part.toolName)} ${style.dim(part.callId)} ${cut(
-              render(part.output),
-              limit,
-            )}`,
+            `  ${mark} ${style.bold(terminalSafe(part.toolName))} ${style.dim(
+              terminalSafe(part.callId),
+            )} ${cut(render(part.output), limit)}`,
           );
           break;
         }
@@ -89,12 +102,16 @@ export function conversationText(
 }
 
 /**
- * One envelope in a line.
+ * One envelope in a line, made safe for a terminal (every field of it comes from the file).
  *
  * @example
  * envelopeLine(dispatchRecord); // '[seq 7] tool-dispatched write_file call_1 (side-effect)'
  */
 export function envelopeLine(record: TranscriptRecord | ForeignRecord): string {
+  return terminalSafe(envelopeText(record));
+}
+
+function envelopeText(record: TranscriptRecord | ForeignRecord): string {
   const head = `[seq ${record.seq}] ${record.type}`;
   if ('unknown' in record) return `${head} (unknown record type, ignored)`;
   switch (record.type) {
@@ -148,12 +165,17 @@ function indent(text: string): string {
     .join('\n');
 }
 
-/** JSON for inputs and outputs alike, so that a string output shows as the string it is. */
+/**
+ * JSON for inputs and outputs alike, so that a string output shows as the string it is; made
+ * safe for a terminal after the JSON (which escapes C0 controls but not C1, DEL or bidi).
+ */
 function render(value: JsonValue): string {
-  return JSON.stringify(value) ?? 'null';
+  return serializeJson(value, { maxDepth: MAX_VALUE_DEPTH });
 }
 
+/** At most `limit` characters of the JSON (never half a surrogate pair), then made safe. */
 function cut(text: string, limit: number): string {
-  if (limit === 0 || text.length <= limit) return text;
-  return `${text.slice(0, limit)}… (${text.length - limit} more characters; --full shows all)`;
+  if (limit === 0 || text.length <= limit) return terminalSafe(text);
+  const end = /[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? limit - 1 : limit;
+  return `${terminalSafe(text.slice(0, end))}… (${text.length - end} more characters; --full shows all)`;
 }

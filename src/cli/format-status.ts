@@ -5,6 +5,8 @@
  */
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import type { RunNode, RunState } from './run-tree.ts';
+import { fitWidth } from './display-width.ts';
+import { terminalSafe } from './terminal-safe.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
 
 /**
@@ -55,6 +57,9 @@ const TAIL_PHRASES: Record<string, string> = {
   'results-unread': 'results not yet read',
   'user-turn': 'a turn not yet answered',
 };
+
+/** The widest a TYPE or LABEL cell gets in the table (`--json` has the whole text). */
+const MAX_CELL_WIDTH = 40;
 
 const STATES: RunState[] = ['running', 'finished', 'revivable', 'capped', 'unreadable', 'empty'];
 
@@ -176,8 +181,9 @@ export function openCalls(node: RunNode): number {
 }
 
 /**
- * The tree as an aligned table, with a summary line and, when something can be done, the
- * command that does it.
+ * The tree as an aligned table (columns measured in terminal columns, so wide characters line
+ * up), with a summary line and, when something can be done, the command that does it. Text
+ * from transcripts and file names is made safe for a terminal.
  *
  * @example
  * process.stdout.write(statusText(roots, style));
@@ -189,15 +195,20 @@ export function statusText(roots: RunNode[], style: Style): string {
   const visit = (node: RunNode, prefix: string, isRoot: boolean, isLast: boolean): void => {
     const inspection = node.inspection;
     const branch = isRoot ? '' : isLast ? '└─ ' : '├─ ';
-    const name = isRoot
-      ? `${node.displayPath}${inspection.agentId === undefined ? '' : ` (${inspection.agentId})`}`
-      : (inspection.agentId ?? node.displayPath);
+    // Paths, ids, types, labels and reasons come from file names and transcripts: made safe.
+    const name = terminalSafe(
+      isRoot
+        ? `${node.displayPath}${inspection.agentId === undefined ? '' : ` (${inspection.agentId})`}`
+        : (inspection.agentId ?? node.displayPath),
+    );
     rows.push([
       `${prefix}${branch}${name}`,
-      inspection.agentType ?? '—',
-      inspection.label ?? '—',
+      fitWidth(terminalSafe(inspection.agentType ?? '—'), MAX_CELL_WIDTH),
+      fitWidth(terminalSafe(inspection.label ?? '—'), MAX_CELL_WIDTH),
       colourState(node.state, style),
-      node.state === 'finished' || node.state === 'running' ? style.dim('—') : reasonOf(node),
+      node.state === 'finished' || node.state === 'running'
+        ? style.dim('—')
+        : terminalSafe(reasonOf(node)),
       `${inspection.revivalsUsed}/${inspection.maxRevivals}`,
       String(openCalls(node)),
       formatBytes(inspection.bytes),
@@ -221,7 +232,9 @@ export function statusText(roots: RunNode[], style: Style): string {
     return [...(node.state === 'unreadable' ? [node] : []), ...node.children.flatMap(collect)];
   });
   for (const node of unreadable) {
-    lines.push(`${style.red('Unreadable:')} ${node.inspection.detail ?? node.displayPath}`);
+    lines.push(
+      `${style.red('Unreadable:')} ${terminalSafe(node.inspection.detail ?? node.displayPath)}`,
+    );
   }
   if (summary.revivable > 0) {
     lines.push(
@@ -319,11 +332,16 @@ export function plural(count: number, one: string, many = `${one}s`): string {
 }
 
 /**
- * A path as a shell would need it.
+ * A path as a shell would need it, safe to print: a path with control or invisible characters
+ * (a file name can hold an escape sequence) is written in bash's and zsh's `$'…'` quoting,
+ * which spells them as escapes and still names the file when pasted.
  *
  * @example
  * quote("it's.jsonl"); // 'it'\''s.jsonl'
+ * quote('a\u001b[2J.jsonl'); // $'a\x1b[2J.jsonl'
  */
 export function quote(path: string): string {
-  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
+  if (/^[\w@%+=:,./-]+$/.test(path)) return path;
+  if (terminalSafe(path) === path) return `'${path.replaceAll("'", "'\\''")}'`;
+  return `$'${terminalSafe(path.replace(/[\\']/g, '\\$&'))}'`;
 }

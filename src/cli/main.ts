@@ -10,6 +10,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Command, CommandIo } from './command.ts';
 import { EXIT } from './exit-codes.ts';
+import { terminalSafe } from './terminal-safe.ts';
 import { colourEnabled, createStyle } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
 
@@ -156,12 +157,13 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     const command = await entry.load();
     return await command.run(rest, io);
   } catch (error) {
+    // A message may quote a transcript (an agent type, a line's damage): made safe, one line.
     if (error instanceof UserError) {
-      io.stderr.write(`llm-agent: ${error.message}\n`);
+      io.stderr.write(`llm-agent: ${terminalSafe(error.message)}\n`);
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`llm-agent: internal error: ${message.split('\n')[0]}\n`);
+    io.stderr.write(`llm-agent: internal error: ${terminalSafe(message.split('\n')[0] ?? '')}\n`);
     if ((io.env.LLM_AGENT_DEBUG ?? '') !== '' && error instanceof Error) {
       io.stderr.write(`${error.stack ?? ''}\n`);
     }

@@ -8,6 +8,7 @@
 import type { RunNode } from './run-tree.ts';
 import { walkChildrenFirst, walkTree } from './run-tree.ts';
 import { formatCount, plural } from './format-status.ts';
+import { terminalSafe as safe } from './terminal-safe.ts';
 import type { Style } from './terminal-style.ts';
 
 /**
@@ -157,7 +158,8 @@ function whyLeftAlone(node: RunNode): string {
 
 /**
  * The plan for people: numbered revivals with what each repairs and starts, then what is left
- * alone, then the token estimate.
+ * alone, then the token estimate. Paths, ids, types, tool names and reasons come from file
+ * names and transcripts: each is made safe for a terminal before it is coloured.
  *
  * @example
  * process.stdout.write(planText(plan, style));
@@ -165,7 +167,9 @@ function whyLeftAlone(node: RunNode): string {
 export function planText(plan: RevivalPlan, style: Style): string {
   const lines: string[] = [];
   for (const blocked of plan.blocked) {
-    lines.push(`${style.yellow('Not touched:')} ${blocked.node.displayPath}: ${blocked.why}.`);
+    lines.push(
+      `${style.yellow('Not touched:')} ${safe(blocked.node.displayPath)}: ${safe(blocked.why)}.`,
+    );
   }
   if (plan.revivals.length === 0) {
     lines.push('Nothing to revive.');
@@ -175,36 +179,36 @@ export function planText(plan: RevivalPlan, style: Style): string {
       const inspection = revival.node.inspection;
       const name = inspection.agentId ?? revival.node.displayPath;
       lines.push(
-        `  ${index + 1}. revive ${style.bold(name)}${
-          inspection.agentType === undefined ? '' : ` (${inspection.agentType})`
-        }  ${style.dim(revival.node.displayPath)}`,
+        `  ${index + 1}. revive ${style.bold(safe(name))}${
+          inspection.agentType === undefined ? '' : ` (${safe(inspection.agentType)})`
+        }  ${style.dim(safe(revival.node.displayPath))}`,
       );
       for (const call of revival.interrupt) {
         lines.push(
-          `       answer ${call.toolName} ${style.dim(call.callId)} (${call.idempotency}) as interrupted, outcome unknown — NOT retried`,
+          `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(call.idempotency)}) as interrupted, outcome unknown — NOT retried`,
         );
       }
       for (const call of revival.settleOnly) {
         lines.push(
-          `       settle ${call.toolName} ${style.dim(call.callId)}: its result was written, only the settle was lost`,
+          `       settle ${safe(call.toolName)} ${style.dim(safe(call.callId))}: its result was written, only the settle was lost`,
         );
       }
       for (const call of revival.orphaned) {
         lines.push(
-          `       settle ${call.toolName} ${style.dim(call.callId)} as orphaned (a compaction replaced its turn)`,
+          `       settle ${safe(call.toolName)} ${style.dim(safe(call.callId))} as orphaned (a compaction replaced its turn)`,
         );
       }
       for (const join of revival.joins) {
         const children = join.children
-          .map((child) => `${child.agentId} (${childNote(child.state)})`)
+          .map((child) => `${safe(child.agentId)} (${childNote(child.state)})`)
           .join(', ');
         lines.push(
-          `       keep task_wait ${style.dim(join.callId)} open for ${children || 'its children'}`,
+          `       keep task_wait ${style.dim(safe(join.callId))} open for ${children || 'its children'}`,
         );
       }
       for (const call of revival.start) {
         lines.push(
-          `       start ${call.toolName} ${style.dim(call.callId)}: asked for, never started`,
+          `       start ${safe(call.toolName)} ${style.dim(safe(call.callId))}: asked for, never started`,
         );
       }
       lines.push(
@@ -216,7 +220,7 @@ export function planText(plan: RevivalPlan, style: Style): string {
   }
   for (const left of plan.leftAlone) {
     lines.push(
-      `${style.yellow('Left alone:')} ${left.node.inspection.agentId ?? left.node.displayPath}: ${left.why}.`,
+      `${style.yellow('Left alone:')} ${safe(left.node.inspection.agentId ?? left.node.displayPath)}: ${safe(left.why)}.`,
     );
   }
   if (plan.revivals.length > 0) {

@@ -22,6 +22,7 @@ import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
+import { terminalSafe as safe } from './terminal-safe.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
 
@@ -243,7 +244,7 @@ export async function executePlan(
       onEvent: (event) => {
         if (event.type !== 'child-start') return;
         io.stderr.write(
-          `${io.err.dim(`[${event.child.agentId}]`)} ${event.revived ? 'running again under its own id' : `started (${event.child.agentType}, "${event.child.label}")`}\n`,
+          `${io.err.dim(`[${safe(event.child.agentId)}]`)} ${event.revived ? 'running again under its own id' : `started (${safe(event.child.agentType)}, "${safe(event.child.label)}")`}\n`,
         );
         stopper?.add(event.run);
         followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
@@ -273,7 +274,7 @@ export async function executePlan(
       if (!revived.ok) {
         outcome.refused = { reason: revived.reason, detail: revived.detail };
         io.stderr.write(
-          `${io.err.dim(`[${name}]`)} ${io.err.red('not revived')}: ${revived.reason}: ${revived.detail}\n`,
+          `${io.err.dim(`[${safe(name)}]`)} ${io.err.red('not revived')}: ${safe(`${revived.reason}: ${revived.detail}`)}\n`,
         );
         composer.reportUnrevivable({
           sessionPath: node.path,
@@ -284,7 +285,7 @@ export async function executePlan(
       }
       outcome.revival = revived.revival.ordinal;
       io.stderr.write(
-        `${io.err.dim(`[${name}]`)} revived (revival ${revived.revival.ordinal} of ${maxRevivals})${
+        `${io.err.dim(`[${safe(name)}]`)} revived (revival ${revived.revival.ordinal} of ${maxRevivals})${
           revived.interrupted.length === 0
             ? ''
             : `: ${plural(revived.interrupted.length, 'call')} answered as interrupted`
@@ -314,20 +315,21 @@ export async function executePlan(
 
 function outcomesText(outcomes: RevivalOutcome[], io: CommandIo): string {
   const rows = outcomes.map((outcome) => {
-    const name = outcome.node.inspection.agentId ?? outcome.node.displayPath;
+    const name = safe(outcome.node.inspection.agentId ?? outcome.node.displayPath);
     if (outcome.refused !== undefined) {
       return [
         name,
         io.out.red('not revived'),
-        `${outcome.refused.reason}: ${outcome.refused.detail}`,
+        safe(`${outcome.refused.reason}: ${outcome.refused.detail}`),
       ];
     }
     const result = outcome.result;
     if (result === undefined) return [name, io.out.red('not run'), ''];
     const state =
       result.status === 'finished' ? io.out.green('finished') : io.out.red(result.status);
+    // The model's answer: cut, then made safe (the escapes may lengthen it, never unbounded).
     const text = (result.error ?? result.text).replace(/\s+/g, ' ');
-    return [name, state, text.length > 100 ? `${text.slice(0, 100)}…` : text];
+    return [name, state, safe(text.length > 100 ? `${text.slice(0, 100)}…` : text)];
   });
   return `${['', io.out.bold('Revived runs:'), ...table(rows).map((line) => `  ${line}`)].join('\n')}\n`;
 }

@@ -12,6 +12,7 @@ import { EXIT } from './exit-codes.ts';
 import { loadAgents } from './load-agents.ts';
 import { quote } from './format-status.ts';
 import { followRun } from './run-progress.ts';
+import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
 import { RunStopper } from './run-stopper.ts';
 import { UserError } from './user-error.ts';
 
@@ -98,7 +99,8 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
       agentId: agentId ?? agentType,
       label: (values.label as string | undefined) ?? agentType,
     });
-    if (result.text !== '') writeLine(io.stdout, result.text);
+    // The model's answer, made safe for a terminal (the exact text is in the transcript).
+    if (result.text !== '') writeLine(io.stdout, terminalSafeLines(result.text));
     if (stopped) return EXIT.interrupted;
     return result.status === 'finished' ? EXIT.ok : EXIT.failure;
   },
@@ -137,7 +139,7 @@ export async function runRoot(
     onEvent: (event) => {
       if (event.type === 'child-start') {
         io.stderr.write(
-          `${io.err.dim(`[${event.child.agentId}]`)} started (${event.child.agentType}, "${event.child.label}")\n`,
+          `${io.err.dim(`[${terminalSafe(event.child.agentId)}]`)} started (${terminalSafe(event.child.agentType)}, "${terminalSafe(event.child.label)}")\n`,
         );
         stopper.add(event.run);
         followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
@@ -153,7 +155,7 @@ export async function runRoot(
   }
   stopper.add(started.run);
   io.stderr.write(
-    `${io.err.dim(`[${started.agentId}]`)} started (${request.agentType}) → ${request.path}\n`,
+    `${io.err.dim(`[${terminalSafe(started.agentId)}]`)} started (${terminalSafe(request.agentType)}) → ${terminalSafe(request.path)}\n`,
   );
   await followRun(started.agentId, started.run, io.stderr, io.err);
   const result = await started.run;

@@ -1,9 +1,13 @@
 /**
- * Progress of running runs, one line per event worth a person's attention, on stderr.
+ * Progress of running runs, one line per event worth a person's attention, on stderr. Names,
+ * tool names, inputs, the model's text and errors come from the model: each is made safe for a
+ * terminal (terminal-safe.ts) before it is coloured.
  *
  * @module
  */
 import type { LoopEvent, RunHandle } from '../loop/types.ts';
+import { serializeJson } from './json-text.ts';
+import { terminalSafe } from './terminal-safe.ts';
 import type { Style } from './terminal-style.ts';
 
 /** Longest input or text shown in one progress line. */
@@ -17,14 +21,16 @@ const MAX_SHOWN = 160;
  * progressLine('writer-1', { type: 'tool-call-start', callId: 'c', toolName: 'read_file', input: {} }, style);
  */
 export function progressLine(name: string, event: LoopEvent, style: Style): string | null {
-  const who = style.dim(`[${name}]`);
+  const who = style.dim(`[${terminalSafe(name)}]`);
   switch (event.type) {
     case 'tool-call-start':
-      return `${who} ${style.cyan('→')} ${event.toolName} ${style.dim(shorten(JSON.stringify(event.input)))}`;
+      return `${who} ${style.cyan('→')} ${terminalSafe(event.toolName)} ${style.dim(
+        shorten(serializeJson(event.input, { maxDepth: MAX_INPUT_DEPTH })),
+      )}`;
     case 'tool-call-end':
-      return `${who} ${event.isError ? style.red('← error from') : style.green('←')} ${event.toolName}`;
+      return `${who} ${event.isError ? style.red('← error from') : style.green('←')} ${terminalSafe(event.toolName)}`;
     case 'join-wait-start':
-      return `${who} waiting for ${event.agentIds.join(', ')} (the pending task_wait)`;
+      return `${who} waiting for ${shorten(event.agentIds.join(', '))} (the pending task_wait)`;
     case 'model-error':
       return `${who} ${style.yellow('model error')} (backend ${event.backend + 1}, attempt ${event.attempt}): ${shorten(event.message)}${
         event.willRetry ? ' — retrying' : ''
@@ -36,7 +42,7 @@ export function progressLine(name: string, event: LoopEvent, style: Style): stri
     case 'run-end': {
       const result = event.result;
       if (result.status === 'finished') return `${who} ${style.green('finished')}`;
-      return `${who} ${style.red(result.status)}: ${result.error ?? result.stopReason}`;
+      return `${who} ${style.red(result.status)}: ${shorten(result.error ?? result.stopReason)}`;
     }
     default:
       return null;
@@ -64,7 +70,7 @@ export async function followRun(
     }
     if (event.type === 'turn-end' || event.type === 'run-end') {
       if (text.trim() !== '')
-        stream.write(`${style.dim(`[${name}]`)} says: ${shorten(text.trim())}\n`);
+        stream.write(`${style.dim(`[${terminalSafe(name)}]`)} says: ${shorten(text.trim())}\n`);
       text = '';
     }
     const line = progressLine(name, event, style);
@@ -72,7 +78,13 @@ export async function followRun(
   }
 }
 
+/** Nesting of a tool input shown before it is cut (the line is cut far sooner anyway). */
+const MAX_INPUT_DEPTH = 16;
+
+/** On one line, at most {@link MAX_SHOWN} characters, then made safe for a terminal. */
 function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ');
-  return flat.length <= MAX_SHOWN ? flat : `${flat.slice(0, MAX_SHOWN)}…`;
+  if (flat.length <= MAX_SHOWN) return terminalSafe(flat);
+  const end = /[\ud800-\udbff]/.test(flat.charAt(MAX_SHOWN - 1)) ? MAX_SHOWN - 1 : MAX_SHOWN;
+  return `${terminalSafe(flat.slice(0, end))}…`;
 }

@@ -6,6 +6,7 @@ import { type Command, parseCommandLine } from './command.ts';
 import { jsonText } from './json-text.ts';
 import { EXIT } from './exit-codes.ts';
 import { conversationText } from './format-conversation.ts';
+import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -81,7 +82,7 @@ transcript (the line and reason are printed).
     if (read.torn !== undefined) {
       io.stdout.write(
         io.out.dim(
-          `  · torn tail: ${read.torn.tornBytes} bytes after the last record (${read.torn.reason}); opening the transcript for writing repairs it\n`,
+          `  · torn tail: ${read.torn.tornBytes} bytes after the last record (${terminalSafe(read.torn.reason)}); opening the transcript for writing repairs it\n`,
         ),
       );
     }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { displayWidth } from './display-width.ts';
 
 /**
  * The few styles the CLI uses; each returns its input unchanged when colour is off.
@@ -76,11 +77,14 @@ export function stripColour(text: string): string {
 }
 
 /**
- * The visible width of text that may hold colour codes.
+ * The columns text takes on a terminal once its colour codes are left out: wide characters
+ * count two, combining marks none (see display-width.ts). Text from a transcript must have
+ * been made safe (terminal-safe.ts) before it was coloured.
  *
  * @example
  * visibleWidth('\u001b[31mred\u001b[39m'); // 3
+ * visibleWidth('報告'); // 4
  */
 export function visibleWidth(text: string): number {
-  return [...stripColour(text)].length;
+  return displayWidth(stripColour(text));
 }
