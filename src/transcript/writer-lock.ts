@@ -217,7 +217,10 @@ const HOLDER_NAME_POLL_MS = 2;
  * died without releasing left its own: so a refused caller that reads no name, or the name of a
  * process that is gone, reads again for a short while before answering.
  */
-async function awaitHolderName(fileSystem: FileSystem, transcriptPath: string): Promise<LockHolder> {
+async function awaitHolderName(
+  fileSystem: FileSystem,
+  transcriptPath: string,
+): Promise<LockHolder> {
   const deadline = Date.now() + HOLDER_NAME_WAIT_MS;
   for (;;) {
     const holder = await readHolder(fileSystem, transcriptPath);

@@ -62,6 +62,10 @@ describe('probeWriterLock: who holds a transcript, found without locking', () =>
     const { fileSystem, path } = await heldLock();
     fileSystem.removeFile(nametagPathOf(path));
     assert.equal(fileSystem.exists(nametagPathOf(path)), false, 'the nametag was deleted');
-    assert.deepEqual(await probeWriterLock(fileSystem, path), { pid: null, since: null, host: null });
+    assert.deepEqual(await probeWriterLock(fileSystem, path), {
+      pid: null,
+      since: null,
+      host: null,
+    });
   });
 });
