@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  link,
   lstat,
   mkdir,
   readdir,
@@ -167,6 +168,30 @@ describe('a writer owns its transcript by identity', () => {
       await assert.rejects(Session.create(link, sessionMeta()), sessionError('exists'));
       assert.ok((await readFile(real)).equals(before));
       assert.deepEqual((await readdir(folder)).sort(), ['link.jsonl', 'real.jsonl']);
+    });
+  });
+
+  test('a hard link to a live transcript is the same file: opening it is refused', async () => {
+    await withFolder(async (folder) => {
+      const path = join(folder, 'run.jsonl');
+      const other = join(folder, 'other.jsonl');
+      const writer = await Session.create(path, sessionMeta());
+      await link(path, other);
+      assert.equal((await stat(other)).ino, (await stat(path)).ino, 'the hard link exists');
+      await assert.rejects(Session.open(other), sessionError('locked'));
+      await writer.appendDurable(textMessage('user', 'still the only writer'));
+      await writer.close();
+    });
+  });
+
+  test('a folder named X.jsonl is refused as a folder, and left alone', async () => {
+    await withFolder(async (folder) => {
+      const path = join(folder, 'run.jsonl');
+      await mkdir(path);
+      await assert.rejects(Session.open(path), sessionError('unreadable', /is a folder/));
+      await assert.rejects(Session.create(path, sessionMeta()), sessionError('exists'));
+      assert.deepEqual(await readdir(path), []);
+      assert.deepEqual(await readdir(folder), ['run.jsonl']);
     });
   });
 
