@@ -35,7 +35,9 @@ export async function repairTornTail(
   const length = Math.max(0, Math.min(tornBytes, size - validBytes));
   const source: Range = { fd, path, from: validBytes, length };
   const base = `${basename(path)}.torn-${validBytes}`;
-  const buffers = { left: Buffer.allocUnsafe(CHUNK_BYTES), right: Buffer.allocUnsafe(CHUNK_BYTES) };
+  // Sized to the tail when it is short: a repair of a few bytes allocates a few bytes.
+  const chunk = Math.max(1, Math.min(CHUNK_BYTES, length));
+  const buffers: Buffers = { left: Buffer.allocUnsafe(chunk), right: null };
   let sidecar = base;
   for (let attempt = 1; ; attempt++) {
     sidecar = attempt === 1 ? base : `${base}-${attempt}`;
@@ -49,6 +51,12 @@ export async function repairTornTail(
   await io(path, 'truncate the torn tail', () => fileSystem.truncate(fd, validBytes));
   await io(path, 'sync the truncation', () => fileSystem.sync(fd));
   return { validBytes, tornBytes: length, sidecar };
+}
+
+/** The copy's buffer, and the comparison's (allocated only when a sidecar is compared). */
+interface Buffers {
+  left: Buffer;
+  right: Buffer | null;
 }
 
 /** Bytes `from`…`from + length` of the file open on `fd`. */
@@ -86,7 +94,7 @@ async function compareExisting(
   fileSystem: FileSystem,
   file: string,
   source: Range,
-  buffers: { left: Buffer; right: Buffer },
+  buffers: Buffers,
 ): Promise<'missing' | 'same' | 'other'> {
   const found = await io(file, 'look at', () => fileSystem.identityOf(file));
   if (found === null) return 'missing';
@@ -96,6 +104,7 @@ async function compareExisting(
   try {
     const existing: Range = { fd, path: file, from: 0, length: source.length };
     if ((await io(file, 'read', () => fileSystem.size(fd))) !== source.length) return 'other';
+    buffers.right ??= Buffer.allocUnsafe(buffers.left.length);
     for (let offset = 0; offset < source.length; ) {
       const left = await readRange(fileSystem, source, offset, buffers.left);
       const right = await readRange(fileSystem, existing, offset, buffers.right);
