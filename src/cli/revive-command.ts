@@ -91,9 +91,8 @@ cleanly and stays revivable).
       values['max-revivals'] as string | undefined,
       DEFAULT_MAX_REVIVALS,
     );
-    const lockFiles = new Set<string>();
-    const paths = await findTranscripts(positionals, io.cwd, lockFiles);
-    const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    const paths = await findTranscripts(positionals, io.cwd);
+    const roots = await inspectTree(paths, maxRevivals, io.cwd);
     const plan = planRevival(roots);
     io.stdout.write(planText(plan, io.out));
     if (plan.revivals.length === 0) {

@@ -94,21 +94,20 @@ export function buildTree(
  * answers as trees.
  *
  * @example
- * const lockFiles = new Set<string>();
- * const roots = await inspectTree(await findTranscripts(['runs'], cwd, lockFiles), 3, cwd, { lockFiles });
+ * const roots = await inspectTree(await findTranscripts(['runs'], cwd), 3, cwd);
  */
 export async function inspectTree(
   paths: string[],
   maxRevivals: number,
   cwd: string,
-  options: { lockFiles?: ReadonlySet<string>; concurrency?: number } = {},
+  options: { concurrency?: number } = {},
 ): Promise<RunNode[]> {
   // The reads block (see lock-snapshot.ts): inspecting several at once would only interleave
   // them and hold more windows in memory at a time.
   const concurrency = options.concurrency ?? 1;
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
-  const fileSystem = await lockSnapshotFileSystem(undefined, options.lockFiles);
+  const fileSystem = await lockSnapshotFileSystem();
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const index = next;

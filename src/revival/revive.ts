@@ -1,3 +1,4 @@
+import { agentsFoldersOf } from '../subagents/child-layout.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
@@ -114,6 +115,8 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     const sessionOptions: SessionOpenOptions = {
       ...options.sessionOptions,
       fileSystem,
+      // A child's `*.agents` folders must be real folders: none may lead the revive elsewhere.
+      realFolders: agentsFoldersOf(path),
       onRecord: (record, info) => read.add(record, info),
     };
     if (options.clock !== undefined) sessionOptions.clock = options.clock;

@@ -340,16 +340,21 @@ describe('It deliberately does not scan a directory, ask a human, or build a loo
     assert.ok(revived.ok);
     await revived.session.close();
     const touched = new Set(fileSystem.calls.map((entry) => entry.path));
-    const expected = [path, `${path}.lock`, folder, `${path}.torn-`];
+    // The transcript, its nametag (and the nametag's temporary name), its folder, a sidecar.
+    const expected = [path, `${path}.owner`, `${path}.owner.`, folder, `${path}.torn-`];
     for (const name of touched) {
       assert.ok(
         expected.some(
-          (allowed) => name === allowed || (allowed.endsWith('-') && name?.startsWith(allowed)),
+          (allowed) =>
+            name === allowed || (/[-.]$/.test(allowed) && name?.startsWith(allowed) === true),
         ),
         `revive touched ${name}`,
       );
     }
-    assert.ok(touched.has(`${path}.lock`), 'the lock was taken');
+    assert.ok(
+      fileSystem.calls.some((entry) => entry.operation === 'tryLock' && entry.path === path),
+      'the lock was taken, on the transcript itself',
+    );
   });
 });
 
@@ -482,7 +487,7 @@ describe('The cap, and why it is a parameter', () => {
     const revived = await Revival.revive({ path, agentId: META.agentId, maxRevivals: 0 });
     assert.equal(revived.ok ? 'ok' : revived.reason, 'revival-cap');
     assert.deepEqual(await readFile(path), bytes);
-    assert.equal((await stat(`${path}.lock`)).size, 0, 'not even the lock taken');
+    await assert.rejects(stat(`${path}.owner`), { code: 'ENOENT' }, 'not even the lock taken');
   });
 
   test('of two run-revived envelopes after the same record, only the first counts', async () => {
@@ -531,7 +536,8 @@ describe('Nothing throws', () => {
     const missing = join(folder, 'missing.jsonl');
     const revivedMissing = await Revival.revive({ path: missing, agentId: 'a', maxRevivals: 1 });
     assert.deepEqual(revivedMissing.ok ? 'ok' : revivedMissing.reason, 'unreadable');
-    await assert.rejects(stat(`${missing}.lock`), { code: 'ENOENT' });
+    await assert.rejects(stat(`${missing}.owner`), { code: 'ENOENT' });
+    await assert.rejects(stat(missing), { code: 'ENOENT' }, 'nothing created');
     const revivedFolder = await Revival.revive({ path: folder, agentId: 'a', maxRevivals: 1 });
     assert.deepEqual(revivedFolder.ok ? 'ok' : revivedFolder.reason, 'unreadable');
     const damaged = fresh();

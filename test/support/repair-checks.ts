@@ -89,11 +89,11 @@ export async function expectUnreadable(
   assert.equal(caught.line, line, `${label}: ${caught.message}`);
   assert.ok(caught.message.startsWith(`${path}:${line}: `), `${label}: ${caught.message}`);
   assert.ok(fileSystem.readFile(path).equals(damaged), `${label}: the file was changed`);
-  const lock = `${path}.lock`;
-  const after = fileSystem.listFiles().filter((file) => file !== lock);
+  const isNametag = (file: string) => file.startsWith(`${path}.owner`);
+  const after = fileSystem.listFiles().filter((file) => !isNametag(file));
   assert.deepEqual(
     after,
-    before.filter((file) => file !== lock),
+    before.filter((file) => !isNametag(file)),
     `${label}: files appeared`,
   );
   assert.equal(fileSystem.openDescriptors(), 0, `${label}: a descriptor leaked`);
