@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import type { FileSystem, OpenMode } from '../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../src/transcript/file-system.ts';
 import { fileSystemError, normalise } from '../test/support/memory-file-system.ts';
 
 /*
@@ -302,6 +302,41 @@ export class RecordingFileSystem implements FileSystem {
   async isLocked(path: string): Promise<boolean> {
     this.#enter('isLocked', path, false);
     return (this.#files.get(normalise(path))?.lockedBy ?? null) !== null;
+  }
+
+  async identity(fd: number): Promise<FileIdentity> {
+    const handle = this.#handle(fd, 'fstat');
+    this.#enter('identity', handle.path, false);
+    return handle.inode === 'folder'
+      ? this.#folderIdentity(handle.path)
+      : this.#fileIdentity(handle.inode);
+  }
+
+  async identityOf(path: string): Promise<FileIdentity | null> {
+    this.#enter('identityOf', path, false);
+    const name = normalise(path);
+    if (this.#folders.has(name)) return this.#folderIdentity(name);
+    const inode = this.#files.get(name);
+    return inode === undefined ? null : this.#fileIdentity(inode);
+  }
+
+  async unlink(path: string): Promise<void> {
+    this.#enter('unlink', path, true);
+    const name = normalise(path);
+    if (this.#folders.has(name)) throw fileSystemError('EISDIR', 'unlink', path);
+    if (!this.#files.delete(name)) throw fileSystemError('ENOENT', 'unlink', path);
+    this.#boundary(`unlink ${name}`);
+  }
+
+  #fileIdentity(inode: Inode): FileIdentity {
+    let links = 0;
+    for (const other of this.#files.values()) if (other === inode) links += 1;
+    return { dev: 1n, ino: BigInt(inode.id), kind: 'file', links };
+  }
+
+  #folderIdentity(name: string): FileIdentity {
+    const index = [...this.#folders.keys()].indexOf(name);
+    return { dev: 1n, ino: 1_000_000_000n + BigInt(index), kind: 'directory', links: 2 };
   }
 
   // ---- internals ----

@@ -10,6 +10,11 @@
  *
  * @module
  */
+import {
+  type ClaimTreeOptions,
+  type ClaimTreeResult,
+  claimRevivalTree,
+} from './claim-revival-tree.ts';
 import type { Inspection } from './inspection.ts';
 import { type InspectOptions, inspectTranscript } from './inspect.ts';
 import {
@@ -27,6 +32,8 @@ export type {
   TailKind,
 } from './inspection.ts';
 export type { InspectOptions } from './inspect.ts';
+export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
+export type { TreeClaim } from '../transcript/tree-claim.ts';
 export type {
   ReviveFailureReason,
   ReviveOptions,
@@ -86,5 +93,23 @@ export class Revival {
    */
   static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
     return reviveTranscript(options);
+  }
+
+  /**
+   * Claim the tree a transcript belongs to — one reviver per tree — for an application that
+   * revives several of its runs: pass the claim to each {@link Revival.revive} of the tree
+   * (`treeClaim`), release it when their runs have ended. A second claimer, in any process and
+   * from any run of the tree, is refused (`running`, naming the holder's pid and since when);
+   * the claim dies with its process.
+   *
+   * @example
+   * const claimed = await Revival.claimTree({ path: 'runs/main.jsonl' });
+   * if (!claimed.ok) throw new Error(claimed.detail);
+   * const child = await Revival.revive({ path: childPath, agentId: 'worker-1', maxRevivals: 2, treeClaim: claimed.claim });
+   * // … revive the rest of the tree the same way, run everything, then:
+   * await claimed.claim.release();
+   */
+  static claimTree(options: ClaimTreeOptions): Promise<ClaimTreeResult> {
+    return claimRevivalTree(options);
   }
 }

@@ -5,12 +5,28 @@ import { dirname } from 'node:path';
 /**
  * How a file is opened: `append` (O_APPEND|O_CREAT), `create` (O_CREAT|O_EXCL, for a new
  * transcript), `read`, `read-write` (an existing file, for truncation) and `lock` (O_CREAT,
- * read-write, never truncated: the lock file) and `replace` (O_CREAT|O_TRUNC: a sidecar).
+ * read-write, never truncated, a symlink refused: a lock or claim file) and `replace` (O_CREAT|O_TRUNC: a sidecar).
  *
  * @example
  * const fd = await fileSystem.open('runs/a.jsonl', 'read');
  */
 export type OpenMode = 'append' | 'create' | 'read' | 'read-write' | 'lock' | 'replace';
+
+/**
+ * Which file a descriptor or a path is, and what kind: two identities with the same `dev` and
+ * `ino` are one file. `links` is its hard-link count.
+ *
+ * @example
+ * const held = await fileSystem.identity(fd);
+ * const named = await fileSystem.identityOf(path);
+ * const same = named !== null && named.dev === held.dev && named.ino === held.ino;
+ */
+export interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+  kind: 'file' | 'directory' | 'symlink' | 'other';
+  links: number;
+}
 
 /**
  * Every file operation the transcript layer performs. One small interface, so that tests can
@@ -41,6 +57,12 @@ export interface FileSystem {
   tryLock(fd: number): boolean;
   /** Whether some process holds a kernel lock on `path`, found without taking one. */
   isLocked(path: string): Promise<boolean>;
+  /** fstat(2) of an open descriptor. */
+  identity(fd: number): Promise<FileIdentity>;
+  /** lstat(2) of a path (a symlink is not followed); null when nothing is there. */
+  identityOf(path: string): Promise<FileIdentity | null>;
+  /** Remove a name (unlink(2)); a folder is refused. */
+  unlink(path: string): Promise<void>;
 }
 
 const FLAGS: Record<OpenMode, number> = {
@@ -49,7 +71,7 @@ const FLAGS: Record<OpenMode, number> = {
     fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_EXCL,
   read: fs.constants.O_RDONLY,
   'read-write': fs.constants.O_RDWR,
-  lock: fs.constants.O_RDWR | fs.constants.O_CREAT,
+  lock: fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
   replace: fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC,
 };
 
@@ -76,6 +98,17 @@ function nativeExtensions(): { tryLock(fd: number): boolean } {
     tryLock(fd: number): boolean;
   };
   return loadedExtensions;
+}
+
+function identityOfStats(stats: fs.BigIntStats): FileIdentity {
+  const kind = stats.isFile()
+    ? 'file'
+    : stats.isDirectory()
+      ? 'directory'
+      : stats.isSymbolicLink()
+        ? 'symlink'
+        : 'other';
+  return { dev: stats.dev, ino: stats.ino, kind, links: Number(stats.nlink) };
 }
 
 const WINDOWS_FOLDER_SYNC_CODES = new Set(['EPERM', 'EISDIR', 'EINVAL']);
@@ -152,6 +185,20 @@ export const nodeFileSystem: FileSystem = {
     // that briefly held a lock could make a real writer's acquire fail.
     return lockFileNamesLivePid(path);
   },
+  identity: async (fd) =>
+    identityOfStats(
+      await call<fs.BigIntStats>((callback) => fs.fstat(fd, { bigint: true }, callback)),
+    ),
+  async identityOf(path) {
+    try {
+      return identityOfStats(await fs.promises.lstat(path, { bigint: true }));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw error;
+    }
+  },
+  unlink: (path) => fs.promises.unlink(path),
 };
 
 /**

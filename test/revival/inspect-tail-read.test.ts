@@ -263,6 +263,9 @@ function countingReads(base: FileSystem): FileSystem & { bytesRead: number } {
     makeFolder: (path) => base.makeFolder(path),
     tryLock: (fd) => base.tryLock(fd),
     isLocked: (path) => base.isLocked(path),
+    identity: (fd) => base.identity(fd),
+    identityOf: (path) => base.identityOf(path),
+    unlink: (path) => base.unlink(path),
   };
   return counter;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, test } from 'node:test';
 import {
   BACKGROUND_FRAME,
@@ -305,7 +305,7 @@ describe('Calls never dispatched, and joins', () => {
       meta: {
         ...META,
         agentId: 'child-1',
-        parent: { transcript: '../run.jsonl', callId: 'spawn-1' },
+        parent: { transcript: `../${basename(parent)}`, callId: 'spawn-1' },
       },
     });
     const revived = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 1 });
@@ -316,7 +316,7 @@ describe('Calls never dispatched, and joins', () => {
 });
 
 describe('It deliberately does not scan a directory, ask a human, or build a loop', () => {
-  test('revive touches the transcript it was given, its lock file and its torn-tail sidecar, nothing else', async () => {
+  test('revive touches the transcript it was given, its lock file, its torn-tail sidecar and its tree claim, nothing else', async () => {
     const path = fresh();
     await writeTranscript(path, parallelBatch());
     await writeFile(
@@ -340,7 +340,7 @@ describe('It deliberately does not scan a directory, ask a human, or build a loo
     assert.ok(revived.ok);
     await revived.session.close();
     const touched = new Set(fileSystem.calls.map((entry) => entry.path));
-    const expected = [path, `${path}.lock`, folder, `${path}.torn-`];
+    const expected = [path, `${path}.lock`, folder, `${path}.torn-`, `${path}.claim`];
     for (const name of touched) {
       assert.ok(
         expected.some(
@@ -350,6 +350,8 @@ describe('It deliberately does not scan a directory, ask a human, or build a loo
       );
     }
     assert.ok(touched.has(`${path}.lock`), 'the lock was taken');
+    assert.ok(touched.has(`${path}.claim`), 'the tree was claimed');
+    await assert.rejects(stat(`${path}.claim`), { code: 'ENOENT' }, 'closing released the claim');
   });
 });
 

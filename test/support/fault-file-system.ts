@@ -1,4 +1,4 @@
-import type { FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
 import { fileSystemError } from './memory-file-system.ts';
 
 /*
@@ -204,6 +204,18 @@ export class FaultyFileSystem implements FileSystem {
     return this.#run({ operation: 'isLocked', path }, () => this.base.isLocked(path));
   }
 
+  identity(fd: number): Promise<FileIdentity> {
+    return this.#run({ operation: 'identity', fd }, () => this.base.identity(fd));
+  }
+
+  identityOf(path: string): Promise<FileIdentity | null> {
+    return this.#run({ operation: 'identityOf', path }, () => this.base.identityOf(path));
+  }
+
+  unlink(path: string): Promise<void> {
+    return this.#run({ operation: 'unlink', path }, () => this.base.unlink(path));
+  }
+
   #begin(partial: Partial<CallRecord>): CallRecord {
     const operation = partial.operation as Operation;
     const path =
@@ -269,6 +281,8 @@ function syscallOf(operation: Operation): string {
     size: 'fstat',
     syncFolder: 'fsync',
     makeFolder: 'mkdir',
+    identity: 'fstat',
+    identityOf: 'lstat',
   };
   return names[operation] ?? operation;
 }

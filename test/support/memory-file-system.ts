@@ -1,5 +1,5 @@
 import { dirname, posix } from 'node:path';
-import type { FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
 
 /*
  * An in-memory implementation of the transcript layer's FileSystem, for tests that need speed
@@ -253,6 +253,37 @@ export class MemoryFileSystem implements FileSystem {
 
   async isLocked(path: string): Promise<boolean> {
     return (this.#files.get(normalise(path))?.lockedBy ?? null) !== null;
+  }
+
+  async identity(fd: number): Promise<FileIdentity> {
+    const handle = this.#handle(fd, 'fstat');
+    if (handle.inode === 'folder') return this.#folderIdentity(handle.path);
+    return this.#fileIdentity(handle.inode);
+  }
+
+  async identityOf(path: string): Promise<FileIdentity | null> {
+    const name = normalise(path);
+    if (this.#folders.has(name)) return this.#folderIdentity(name);
+    const inode = this.#files.get(name);
+    return inode === undefined ? null : this.#fileIdentity(inode);
+  }
+
+  async unlink(path: string): Promise<void> {
+    const name = normalise(path);
+    if (this.#folders.has(name)) throw fileSystemError('EISDIR', 'unlink', path);
+    if (!this.#files.delete(name)) throw fileSystemError('ENOENT', 'unlink', path);
+  }
+
+  #fileIdentity(inode: Inode): FileIdentity {
+    let links = 0;
+    for (const other of this.#files.values()) if (other === inode) links += 1;
+    return { dev: 1n, ino: BigInt(inode.id), kind: 'file', links };
+  }
+
+  #folderIdentity(name: string): FileIdentity {
+    // Folders are not inodes here: a stable number far from the files' ones names each.
+    const index = [...this.#folders.keys()].indexOf(name);
+    return { dev: 1n, ino: 1_000_000_000n + BigInt(index), kind: 'directory', links: 2 };
   }
 
   // ---- Test helpers ----

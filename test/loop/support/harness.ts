@@ -75,6 +75,15 @@ export class RecordingFileSystem implements FileSystem {
   isLocked(path: string) {
     return this.#inner.isLocked(path);
   }
+  identity(fd: number) {
+    return this.#inner.identity(fd);
+  }
+  identityOf(path: string) {
+    return this.#inner.identityOf(path);
+  }
+  unlink(path: string) {
+    return this.#inner.unlink(path);
+  }
 }
 
 /**
