@@ -8,6 +8,8 @@
 import { type Dirent, promises as fs, readdirSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { childrenFolder } from '../subagents/child-layout.ts';
+import { layoutAncestors } from '../revival/tree-root.ts';
+import { claimPathOf } from '../transcript/tree-claim.ts';
 import { lockPathOf } from '../transcript/writer-lock.ts';
 import { UserError } from './user-error.ts';
 
@@ -17,8 +19,8 @@ import { UserError } from './user-error.ts';
  * naming it. A folder that cannot be read below the named one is skipped, not fatal. Folders
  * whose name starts with `.` and `node_modules` are not entered.
  *
- * When `lockFiles` is given, the writer lock files (`X.jsonl.lock`) that exist beside the
- * transcripts found are added to it — seen for free in the same folder listings — so that a
+ * When `lockFiles` is given, the writer lock files (`X.jsonl.lock`) and tree claim files
+ * (`X.jsonl.claim`) that exist beside the transcripts found are added to it — seen for free in the same folder listings — so that a
  * transcript with no lock file is known not to be running without asking the file system again.
  *
  * @example
@@ -47,6 +49,10 @@ export async function findTranscripts(
       found.add(path);
       if (lockFiles !== undefined && (await exists(lockPathOf(path)))) {
         lockFiles.add(lockPathOf(path));
+      }
+      // A tree's claim lies beside its root: the file's own, or an ancestor's by layout.
+      for (const root of lockFiles === undefined ? [] : layoutAncestors(path)) {
+        if (await exists(claimPathOf(root))) lockFiles?.add(claimPathOf(root));
       }
       walk(childrenFolder(path), found, lockFiles);
     } else {
@@ -77,7 +83,10 @@ function walk(folder: string, found: Set<string>, lockFiles: Set<string> | undef
       walk(path, found, lockFiles);
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
-    } else if (lockFiles !== undefined && entry.name.endsWith('.jsonl.lock')) {
+    } else if (
+      lockFiles !== undefined &&
+      (entry.name.endsWith('.jsonl.lock') || entry.name.endsWith('.jsonl.claim'))
+    ) {
       lockFiles.add(path);
     }
   }

@@ -60,9 +60,10 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
     if (holder !== null) {
       context.runningDetail = `a live process holds the writer lock (${describeHolder(holder)})`;
     } else if (reviver !== null) {
-      context.runningDetail = reviver;
+      context.runningDetail = heldDetail(reviver.root, reviver);
     }
     const inspection: Inspection = { path, bytes: read.bytes, ...assessTail(read.state, context) };
+    if (holder === null && reviver !== null) inspection.reviver = reviver;
     if (!validCap && inspection.reason === 'revival-cap') {
       inspection.detail = `maxRevivals must be a non-negative integer (got ${String(options?.maxRevivals)}); treated as 0`;
     }
@@ -82,17 +83,17 @@ function ownClaim(claim: TreeClaim | undefined): string | undefined {
  * Whether another reviver holds the claim of the tree `path` is in: the claim lies beside the
  * tree's root, which is one of the transcript's ancestors by layout — each probed (a stat and
  * the kernel's lock table; nothing read from the transcripts). The claim `held` by the caller
- * itself is not another reviver. One line naming the reviver, or null.
+ * itself is not another reviver. The reviver and the root it claimed, or null.
  */
 async function probeTreeClaims(
   fileSystem: FileSystem,
   path: string,
   held: string | undefined,
-): Promise<string | null> {
+): Promise<NonNullable<Inspection['reviver']> | null> {
   const roots = layoutAncestors(path).filter((root) => claimPathOf(root) !== held);
   const holders = await Promise.all(roots.map((root) => probeTreeClaim(fileSystem, root)));
   for (const [index, holder] of holders.entries()) {
-    if (holder !== null) return heldDetail(roots[index] as string, holder);
+    if (holder !== null) return { root: roots[index] as string, ...holder };
   }
   return null;
 }
@@ -102,6 +103,7 @@ const ORDER: (keyof Inspection)[] = [
   'revivable',
   'reason',
   'detail',
+  'reviver',
   'tail',
   'revivalsUsed',
   'maxRevivals',

@@ -11,7 +11,7 @@ import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
 import { RunTail } from './run-tail.ts';
-import { findTreeRoot } from './tree-root.ts';
+import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -125,6 +125,12 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
         `Revival.revive: treeClaim ${given.held ? `claims the tree of ${given.root}` : 'was released'}; ${path} is in the tree of ${tree.root}`,
       );
     }
+    if (!(await given.verify())) {
+      return refused(
+        'running',
+        `${path}: the claim file of its tree (${given.path}) was removed or replaced; another reviver may hold the tree now`,
+      );
+    }
     claim = given;
   } else {
     try {
@@ -174,6 +180,13 @@ async function reviveClaimed(
   if (mismatch !== null) return refused('unreadable', mismatch);
   // Refusals decided before opening write nothing: opening would take the lock and repair.
   if (!before.revivable) return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  // Opening repairs a torn tail (a write): whatever refuses must refuse before it.
+  const joined = await checkJoinedChildren(
+    path,
+    before.pendingJoins.flatMap((join) => join.agentIds),
+    fileSystem,
+  );
+  if (joined !== null) return refused('unreadable', joined);
   let session: Session;
   // Opening reads every record (damage anywhere refuses the revive): what the revive needs of
   // them is kept on the way, so the file is read once and never held whole.
@@ -244,6 +257,15 @@ async function reviveOpen(
   if (!assessment.revivable) {
     await release();
     return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);
+  }
+  const joined = await checkJoinedChildren(
+    path,
+    assessment.pendingJoins.flatMap((join) => join.agentIds),
+    fileSystem,
+  );
+  if (joined !== null) {
+    await release();
+    return refused('unreadable', joined);
   }
   // The view's records, read back by where they lie: at most what survived compaction.
   const kept = await read.lines.read(path, fileSystem);

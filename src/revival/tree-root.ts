@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { parentTranscriptPath } from '../subagents/child-layout.ts';
+import { childTranscriptPath, parentTranscriptPath } from '../subagents/child-layout.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
 import type { SessionMetaBody } from '../transcript/records.ts';
 import { scanRecords } from '../transcript/scan-transcript.ts';
@@ -122,4 +122,39 @@ export function layoutAncestors(path: string): string[] {
     ancestors.push(at);
   }
   return ancestors;
+}
+
+/**
+ * Why the children a transcript's pending joins wait for cannot be read safely, or null: each
+ * child's transcript (`X.agents/<id>.jsonl`) must be a regular file or missing (a missing child
+ * is answered as such). A FIFO, a device, a symlink or a folder there is refused before anything
+ * is written — reading one could block, or read outside the tree. Looks without following
+ * symlinks and reads nothing.
+ *
+ * @example
+ * const problem = await checkJoinedChildren('/runs/main.jsonl', ['worker-1'], nodeFileSystem);
+ * if (problem !== null) console.error(problem);
+ */
+export async function checkJoinedChildren(
+  path: string,
+  agentIds: readonly string[],
+  fileSystem: FileSystem,
+): Promise<string | null> {
+  for (const agentId of agentIds) {
+    let child: string;
+    try {
+      child = childTranscriptPath(path, agentId);
+    } catch {
+      return `${path}: a pending join waits for ${JSON.stringify(agentId.slice(0, 100))}, which cannot name a child transcript`;
+    }
+    try {
+      const identity = await fileSystem.identityOf(child);
+      if (identity !== null && identity.kind !== 'file') {
+        return `${path}: the transcript of child ${agentId} (${child}) is not a regular file (${identity.kind})`;
+      }
+    } catch (error) {
+      return `${path}: cannot look at the transcript of child ${agentId} (${error instanceof Error ? error.message : String(error)})`;
+    }
+  }
+  return null;
 }

@@ -32,6 +32,11 @@ export interface TreeClaim {
   readonly holder: LockHolder;
   /** Whether it is still held (not released by this process). */
   readonly held: boolean;
+  /**
+   * Whether the claim still stands: held, and its file is still the one at the path (another
+   * process that deleted or replaced it could claim the tree anew). Never throws.
+   */
+  verify(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -134,6 +139,11 @@ function heldClaim(
     holder,
     get held() {
       return released === undefined;
+    },
+    async verify() {
+      if (released !== undefined) return false;
+      const named = await fileSystem.identityOf(path).catch(() => null);
+      return sameFile(identity, named) && named?.links === 1;
     },
     release() {
       released ??= (async () => {
