@@ -8,7 +8,8 @@ import {
 import { describeHolder, probeWriterLock } from '../transcript/writer-lock.ts';
 import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
-import { readTailState } from './read-tail-state.ts';
+import { readTailState, WINDOW_BYTES } from './read-tail-state.ts';
+import { verdictDisagreement } from './verdict-agreement.ts';
 import { layoutAncestors } from './tree-root.ts';
 
 /**
@@ -62,7 +63,9 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
     } else if (reviver !== null) {
       context.runningDetail = heldDetail(reviver.root, reviver);
     }
-    const inspection: Inspection = { path, bytes: read.bytes, ...assessTail(read.state, context) };
+    let inspection: Inspection = { path, bytes: read.bytes, ...assessTail(read.state, context) };
+    const lie = await checkpointLie(path, read, inspection, context, fileSystem);
+    if (lie !== null) inspection = unreadableInspection(path, maxRevivals, lie);
     if (holder === null && reviver !== null) inspection.reviver = reviver;
     if (!validCap && inspection.reason === 'revival-cap') {
       inspection.detail = `maxRevivals must be a non-negative integer (got ${String(options?.maxRevivals)}); treated as 0`;
@@ -72,6 +75,29 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
   } catch (error) {
     return unreadableInspection(path, maxRevivals, `${path}: cannot inspect (${String(error)})`);
   }
+}
+
+/**
+ * Whether the checkpoint the fold started from tells the truth, checked where it costs no more
+ * than one more read of what inspect read already: for a revivable verdict (the only one a
+ * revive acts on) of a transcript that fits in the window, the records are folded from the
+ * start too, and the two verdicts compared as revive compares them (verdictDisagreement).
+ * A longer transcript's checkpoint is checked by revive's full read.
+ */
+async function checkpointLie(
+  path: string,
+  read: Extract<Awaited<ReturnType<typeof readTailState>>, { ok: true }>,
+  inspection: Inspection,
+  context: Parameters<typeof assessTail>[1],
+  fileSystem: FileSystem,
+): Promise<string | null> {
+  if (!inspection.revivable || read.fromCheckpoint === null || read.bytes > WINDOW_BYTES) {
+    return null;
+  }
+  const full = await readTailState(path, { fileSystem, strategy: 'full' });
+  if (!full.ok) return null;
+  const problem = verdictDisagreement(inspection, assessTail(full.state, context));
+  return problem === null ? null : `${path}: ${problem}`;
 }
 
 /** The claim file of the caller's claim while it holds it. */

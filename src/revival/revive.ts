@@ -12,6 +12,7 @@ import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './ins
 import { planRevival } from './plan-revival.ts';
 import { RunTail } from './run-tail.ts';
 import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
+import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -206,7 +207,7 @@ async function reviveClaimed(
     }
     return refused('io-error', `${path}: cannot open to revive (${describe(error)})`);
   }
-  return reviveOpen(session, options, fileSystem, read);
+  return reviveOpen(session, options, fileSystem, read, before);
 }
 
 /**
@@ -230,6 +231,7 @@ async function reviveOpen(
   options: ReviveOptions,
   fileSystem: FileSystem,
   opened: TranscriptReading | null,
+  decided: VerdictFields | null = null,
 ): Promise<Omit<Revived, 'treeClaim'> | ReviveRefused> {
   const path = session.path;
   const release = async (): Promise<void> => {
@@ -254,6 +256,13 @@ async function reviveOpen(
     return refused('unreadable', mismatch);
   }
   const assessment = assessTail(state, { maxRevivals: options.maxRevivals, running: false });
+  // One verdict: revive acts on what inspect (and so `status`) decided from the checkpoint.
+  // When the records read in full say otherwise, the checkpoint lied: refuse, as inspect does.
+  const lie = decided === null ? null : verdictDisagreement(decided, assessment);
+  if (lie !== null) {
+    await release();
+    return refused('unreadable', `${path}: ${lie}`);
+  }
   if (!assessment.revivable) {
     await release();
     return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);

@@ -339,7 +339,14 @@ describe('It deliberately does not scan a directory, ask a human, or build a loo
     });
     assert.ok(revived.ok);
     await revived.session.close();
-    const touched = new Set(fileSystem.calls.map((entry) => entry.path));
+    // A joined child's transcript is looked at (lstat: a regular file, or missing), never read.
+    const children = `${path.slice(0, -'.jsonl'.length)}.agents/`;
+    const looked = fileSystem.calls.filter((entry) => entry.path?.startsWith(children));
+    assert.ok(looked.length > 0, 'the joined child was looked at');
+    assert.deepEqual(new Set(looked.map((entry) => entry.operation)), new Set(['identityOf']));
+    const touched = new Set(
+      fileSystem.calls.filter((entry) => !looked.includes(entry)).map((entry) => entry.path),
+    );
     const expected = [path, `${path}.lock`, folder, `${path}.torn-`, `${path}.claim`];
     for (const name of touched) {
       assert.ok(
