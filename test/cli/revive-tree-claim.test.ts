@@ -15,7 +15,7 @@ import {
 } from '../revival/support/transcripts.ts';
 import { tempFolder } from '../revival/support/temp-folder.ts';
 import { snapshotFolder } from '../support/transcripts.ts';
-import { REPO, writeFixtureAgents } from './support/cli-fixtures.ts';
+import { REPO, runCli, writeFixtureAgents } from './support/cli-fixtures.ts';
 
 /*
  * `llm-agent revive` and the tree claim: a tree another reviver holds is refused naming the
@@ -96,6 +96,17 @@ describe('llm-agent revive: one reviver per tree', () => {
     const claimed = await claimTree(nodeFileSystem, root, new Date('2026-01-01T11:00:00.000Z'));
     assert.ok(claimed.ok);
     try {
+      const status = await runCli(['status', root, '--json'], { cwd: folder });
+      const shown = JSON.parse(status.stdout) as {
+        runs: { state: string; detail: string; children: { state: string; detail: string }[] }[];
+      };
+      for (const run of [shown.runs[0], shown.runs[0]?.children[0]]) {
+        assert.equal(run?.state, 'running');
+        assert.match(
+          run?.detail ?? '',
+          new RegExp(`the tree of .* is being revived by pid ${process.pid}`),
+        );
+      }
       for (const path of [root, child]) {
         const result = await revive([path, '--yes', '--agents', agents]);
         assert.equal(result.code, 7, result.stdout + result.stderr);
