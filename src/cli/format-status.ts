@@ -197,7 +197,11 @@ export function statusText(roots: RunNode[], style: Style): string {
       inspection.agentType ?? '—',
       inspection.label ?? '—',
       colourState(node.state, style),
-      node.state === 'finished' || node.state === 'running' ? style.dim('—') : reasonOf(node),
+      inspection.reviver !== undefined
+        ? `being revived by pid ${inspection.reviver.pid ?? '?'}`
+        : node.state === 'finished' || node.state === 'running'
+          ? style.dim('—')
+          : reasonOf(node),
       `${inspection.revivalsUsed}/${inspection.maxRevivals}`,
       String(openCalls(node)),
       formatBytes(inspection.bytes),
