@@ -204,7 +204,8 @@ export async function probeTreeClaim(
     return unknown;
   }
   try {
-    return await readHolder(fileSystem, fd);
+    // A claimer names itself just after it takes the lock: a probe between the two waits a moment.
+    return await awaitHolderName(fileSystem, fd);
   } finally {
     await Promise.resolve()
       .then(() => fileSystem.close(fd))
