@@ -77,14 +77,19 @@ export class Revival {
   }
 
   /**
-   * Revive one transcript, holding its writer lock while it decides and appends: answer each
+   * Revive one transcript, holding its tree's claim (one reviver per tree: taken here unless
+   * the caller passes `treeClaim`, released when the revived session closes) and its writer
+   * lock while it decides and appends. Every link up to the tree's root and every child a
+   * pending join waits for is checked first, and `inspect`'s verdict is the one acted on: a
+   * refusal writes nothing. Then it answers each
    * call that was in flight as interrupted (never replayed), settle every open dispatch but the
    * joins still waiting, tell the run it was resumed (once), and append one `run-revived`
    * envelope, which the cap counts. Each step is crash-safe: a revive killed half-way is
    * completed by the next one, never doubled.
    *
    * Throws only for an impossible request — a path and a session at once, neither, a cap that
-   * is not a non-negative integer (TypeError / RangeError). Everything about the transcript's
+   * is not a non-negative integer, a `treeClaim` of another tree or already released
+   * (TypeError / RangeError). Everything about the transcript's
    * own state comes back as `{ ok: false, reason, detail }`, with nothing written.
    *
    * @example
