@@ -206,9 +206,11 @@ export function statusText(roots: RunNode[], style: Style): string {
       fitWidth(terminalSafe(inspection.agentType ?? '—'), MAX_CELL_WIDTH),
       fitWidth(terminalSafe(inspection.label ?? '—'), MAX_CELL_WIDTH),
       colourState(node.state, style),
-      node.state === 'finished' || node.state === 'running'
-        ? style.dim('—')
-        : terminalSafe(reasonOf(node)),
+      inspection.reviver !== undefined
+        ? `being revived by pid ${inspection.reviver.pid ?? '?'}`
+        : node.state === 'finished' || node.state === 'running'
+          ? style.dim('—')
+          : terminalSafe(reasonOf(node)),
       `${inspection.revivalsUsed}/${inspection.maxRevivals}`,
       String(openCalls(node)),
       formatBytes(inspection.bytes),

@@ -65,6 +65,11 @@ export interface Inspection {
   reason?: NotRevivableReason;
   /** One line a human can act on: for `unreadable`, the file, line and cause. */
   detail?: string;
+  /**
+   * For `running` because another reviver holds the tree's claim: who (pid, since when, host)
+   * and the tree's root transcript.
+   */
+  reviver?: { root: string; pid: number | null; since: string | null; host: string | null };
   /** Counted `run-revived` envelopes (a race's second envelope after one record counts once). */
   revivalsUsed: number;
   maxRevivals: number;

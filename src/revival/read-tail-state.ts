@@ -54,7 +54,13 @@ export interface ReadTailOptions {
   chunkBytes?: number;
 }
 
-const WINDOW_BYTES = 64 * 1024;
+/**
+ * How much of a transcript's end `readTailState` reads in one go by default.
+ *
+ * @example
+ * const whole = size <= WINDOW_BYTES; // read at once, from the start
+ */
+export const WINDOW_BYTES = 64 * 1024;
 const CHUNK_BYTES = 256 * 1024;
 
 /**
