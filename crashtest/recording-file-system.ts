@@ -150,17 +150,9 @@ export class RecordingFileSystem implements FileSystem {
   async open(path: string, mode: OpenMode): Promise<number> {
     this.#enter('open', path, mode !== 'read' && mode !== 'read-write');
     const name = normalise(path);
-    if (this.#folders.has(name)) {
-      if (mode !== 'read') throw fileSystemError('EISDIR', 'open', path);
-      return this.#newHandle({
-        path: name,
-        inode: 'folder',
-        readable: true,
-        writable: false,
-        append: false,
-        position: 0,
-      });
-    }
+    // As the real `read` mode: a folder is refused at open, before any read (this model
+    // holds no FIFOs or devices).
+    if (this.#folders.has(name)) throw fileSystemError('EISDIR', 'open', path);
     if (!this.#folders.has(dirname(name))) throw fileSystemError('ENOENT', 'open', path);
     let inode = this.#files.get(name);
     if (mode === 'create' && inode !== undefined) throw fileSystemError('EEXIST', 'open', path);

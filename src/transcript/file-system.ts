@@ -6,6 +6,9 @@ import { dirname } from 'node:path';
  * How a file is opened: `append` (O_APPEND|O_CREAT), `create` (O_CREAT|O_EXCL, for a new
  * transcript), `read`, `read-write` (an existing file, for truncation) and `lock` (O_CREAT,
  * read-write, never truncated: the lock file) and `replace` (O_CREAT|O_TRUNC: a sidecar).
+ * `read` opens only a regular file (a symlink is followed to one): anything else — a FIFO, a
+ * device such as /dev/zero, a socket, a folder — is refused before the first read, without
+ * blocking, with {@link notRegularFile}'s error.
  *
  * @example
  * const fd = await fileSystem.open('runs/a.jsonl', 'read');
@@ -47,7 +50,9 @@ const FLAGS: Record<OpenMode, number> = {
   append: fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
   create:
     fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_EXCL,
-  read: fs.constants.O_RDONLY,
+  // Non-blocking: opening a FIFO for reading would otherwise wait for a writer. It changes
+  // nothing for a regular file, the only kind `read` lets through.
+  read: fs.constants.O_RDONLY | fs.constants.O_NONBLOCK,
   'read-write': fs.constants.O_RDWR,
   lock: fs.constants.O_RDWR | fs.constants.O_CREAT,
   replace: fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC,
@@ -115,6 +120,68 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
 }
 
 /**
+ * The error `open(path, 'read')` throws for anything but a regular file: code `EFTYPE`
+ * ("inappropriate file type"), `EISDIR` for a folder; the message names the kind.
+ *
+ * @example
+ * throw notRegularFile('runs/a.jsonl', 'a FIFO');
+ */
+export function notRegularFile(path: string, kind: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`${path}: not a regular file (${kind})`);
+  error.code = kind === 'a folder' ? 'EISDIR' : 'EFTYPE';
+  error.path = path;
+  return error;
+}
+
+/**
+ * What kind of file a stat describes, or null for a regular file.
+ *
+ * @example
+ * fileKind(fs.statSync('/dev/zero')); // 'a character device'
+ */
+export function fileKind(stat: fs.Stats): string | null {
+  if (stat.isFile()) return null;
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+async function openForReading(path: string): Promise<number> {
+  const fd = await call<number>((callback) => fs.open(path, FLAGS.read, callback));
+  let kind: string | null;
+  try {
+    kind = fileKind(await call<fs.Stats>((callback) => fs.fstat(fd, callback)));
+  } catch (error) {
+    await done((callback) => fs.close(fd, callback)).catch(() => undefined);
+    throw error;
+  }
+  if (kind !== null) {
+    await done((callback) => fs.close(fd, callback)).catch(() => undefined);
+    throw notRegularFile(path, kind);
+  }
+  return fd;
+}
+
+function openForReadingSync(path: string): number {
+  const fd = fs.openSync(path, FLAGS.read);
+  let kind: string | null;
+  try {
+    kind = fileKind(fs.fstatSync(fd));
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  if (kind !== null) {
+    fs.closeSync(fd);
+    throw notRegularFile(path, kind);
+  }
+  return fd;
+}
+
+/**
  * The real file system, through Node's `fs` with raw descriptors. Tests wrap it (or replace it)
  * to inject faults, which is why every transcript function takes a `FileSystem`.
  *
@@ -122,7 +189,10 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
  * const session = await Session.create('runs/a.jsonl', meta, { fileSystem: nodeFileSystem });
  */
 export const nodeFileSystem: FileSystem = {
-  open: (path, mode) => call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
+  open: (path, mode) =>
+    mode === 'read'
+      ? openForReading(path)
+      : call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
   write: (fd, bytes) =>
     call<number>((callback) => fs.write(fd, bytes, 0, bytes.length, null, callback)),
   read: (fd, buffer, position) =>
@@ -167,7 +237,8 @@ export const nodeFileSystem: FileSystem = {
  */
 export const blockingReadFileSystem: FileSystem = {
   ...nodeFileSystem,
-  open: async (path, mode) => fs.openSync(path, FLAGS[mode], 0o600),
+  open: async (path, mode) =>
+    mode === 'read' ? openForReadingSync(path) : fs.openSync(path, FLAGS[mode], 0o600),
   read: async (fd, buffer, position) => fs.readSync(fd, buffer, 0, buffer.length, position),
   size: async (fd) => fs.fstatSync(fd).size,
   close: async (fd) => fs.closeSync(fd),

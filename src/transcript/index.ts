@@ -25,6 +25,7 @@ export {
   type ScanResult,
   scanRecords,
   scanTranscript,
+  type DamagedTail,
   type TornTail,
   type UnreadableReason,
 } from './scan-transcript.ts';

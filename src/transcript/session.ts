@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { encodeLine } from './line-codec.ts';
 import {
@@ -63,6 +63,14 @@ export interface SessionOpenOptions extends SessionOptions {
    * not throw.
    */
   onRecord?: (record: TranscriptRecord | ForeignRecord, info: LineInfo) => void;
+  /**
+   * Salvage damage that ends the transcript — newline-terminated bad lines after the last good
+   * record, which may be durable records changed since (bit rot, an edit) and so are refused
+   * by default: their bytes are moved to a sidecar as a torn tail's are, and every call of the
+   * last assistant turn without a settle counts as dispatched (answered as interrupted by a
+   * revive, never run). Damage followed by good records is never salvaged.
+   */
+  salvageDamagedTail?: boolean;
 }
 
 /**
@@ -196,7 +204,13 @@ export class Session {
           options.onRecord?.(record, info);
         },
       });
-      if (!scan.ok) {
+      let repair: TailRepair | undefined;
+      if (!scan.ok && scan.salvage !== undefined && options.salvageDamagedTail === true) {
+        const { validBytes, badBytes, lines } = scan.salvage;
+        const cut = await repairTornTail(fileSystem, path, validBytes, badBytes);
+        repair = { ...cut, possiblyDispatched: true };
+        if (lines > 0) repair.wholeLines = lines;
+      } else if (!scan.ok) {
         const code = scan.reason === 'io-error' ? 'io' : 'unreadable';
         throw new SessionError(
           code,
@@ -205,10 +219,18 @@ export class Session {
           scan.line === undefined ? {} : { line: scan.line },
         );
       }
-      let repair: TailRepair | undefined;
-      if (scan.state === 'torn-tail' && scan.torn !== undefined) {
-        repair = await repairTornTail(fileSystem, path, scan.torn.validBytes, scan.torn.tornBytes);
+      if (scan.ok && scan.state === 'torn-tail' && scan.torn !== undefined) {
+        const cut = await repairTornTail(
+          fileSystem,
+          path,
+          scan.torn.validBytes,
+          scan.torn.tornBytes,
+        );
+        // The cut bytes may be a durable dispatch cut short (by truncation, say): its call is
+        // never taken for one that did not start.
+        repair = { ...cut, possiblyDispatched: true };
       }
+      if (scan.ok && repair === undefined) repair = await unrecordedRepair(fileSystem, path, scan);
       const fd = await io(path, 'open for appending', () => fileSystem.open(path, 'append'));
       const session = new Session({ path, fd, lock, state, options });
       if (repair !== undefined) {
@@ -398,6 +420,35 @@ export class Session {
   async #appendCheckpoint(): Promise<void> {
     this.#bytesSinceCheckpoint = 0;
     await this.#append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
+  }
+}
+
+/**
+ * A repair that cut the file and was interrupted before its record was written: the sidecar
+ * named for the file's length exists, yet nothing follows that length. Its record is written
+ * now, so the calls the cut bytes may have dispatched are still never run.
+ */
+async function unrecordedRepair(
+  fileSystem: FileSystem,
+  path: string,
+  scan: { validBytes: number; state: string },
+): Promise<TailRepair | undefined> {
+  if (scan.state !== 'clean' || scan.validBytes === 0) return undefined;
+  const sidecar = `${basename(path)}.torn-${scan.validBytes}`;
+  let fd: number;
+  try {
+    fd = await fileSystem.open(join(dirname(path), sidecar), 'read');
+  } catch {
+    return undefined;
+  }
+  try {
+    const tornBytes = await fileSystem.size(fd);
+    if (tornBytes === 0) return undefined;
+    return { validBytes: scan.validBytes, tornBytes, sidecar, possiblyDispatched: true };
+  } catch {
+    return undefined;
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
   }
 }
 

@@ -30,10 +30,14 @@ export async function expectRepaired(
   damaged: Buffer,
   kept: number,
   label: string,
+  options: { salvage?: boolean } = {},
 ): Promise<void> {
   const validBytes = original.offsets[kept] ?? 0;
   const sidecar = `${path.split('/').at(-1)}.torn-${validBytes}`;
-  const session = await Session.open(path, { fileSystem });
+  const session = await Session.open(path, {
+    fileSystem,
+    salvageDamagedTail: options.salvage === true,
+  });
   try {
     await session.append(textMessage('user', 'after the repair'));
   } finally {
@@ -50,9 +54,17 @@ export async function expectRepaired(
   assert.equal(records.length, kept + 3, `${label}: records after the repair`);
   assert.equal(records[kept + 2]?.type, 'checkpoint', `${label}: the closing checkpoint`);
   assert.equal(records[kept]?.type, 'checkpoint', label);
+  const cut = damaged.subarray(validBytes);
+  const wholeLines = cut.filter((byte) => byte === 0x0a).length;
   assert.deepEqual(
     records[kept]?.tailRepair,
-    { validBytes, tornBytes: damaged.length - validBytes, sidecar },
+    {
+      validBytes,
+      tornBytes: cut.length,
+      sidecar,
+      possiblyDispatched: true,
+      ...(wholeLines > 0 ? { wholeLines } : {}),
+    },
     label,
   );
   assert.equal(records[kept + 1]?.seq, kept + 1, label);

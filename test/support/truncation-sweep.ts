@@ -119,6 +119,7 @@ export async function checkCut(
       validBytes: expected.validBytes,
       tornBytes: expected.torn.length,
       sidecar: `${path.split('/').at(-1)}.torn-${expected.validBytes}`,
+      possiblyDispatched: true,
     });
   }
   records.forEach((record, index) => {

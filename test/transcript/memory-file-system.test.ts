@@ -60,7 +60,7 @@ const script: Step[] = [
   ],
   ['append in a missing folder is ENOENT', (fs, root) => fs.open(join(root, 'zz/t'), 'append')],
   [
-    'a folder opens for reading, then reading fails',
+    'a folder does not open for reading (EISDIR, before any read)',
     async (fs, root) => {
       const fd = await fs.open(join(root, 'a'), 'read');
       try {

@@ -61,7 +61,7 @@ test('a record out of seq, a repeated last line or a whole old record without it
   );
 });
 
-test('whole lines changed after they were written (several bad checksums) are damage, not a torn tail', async () => {
+test('whole lines changed after they were written are damage, not a torn tail; only bytes after the last newline are', async () => {
   const built = buildTranscript(sampleBodies(6, 30));
   const edited = Buffer.concat([
     built.lines[0] ?? Buffer.alloc(0),
@@ -71,11 +71,27 @@ test('whole lines changed after they were written (several bad checksums) are da
   assert.ok(!result.ok, JSON.stringify(result));
   assert.equal(result.reason, 'damaged');
   assert.equal(result.line, 2);
-  assert.match(result.detail, /whole lines fail their checksums/);
-  // One garbled last line is still a crash's torn tail.
+  assert.match(result.detail, /5 lines end in one/);
+  assert.deepEqual(result.salvage, {
+    validBytes: built.offsets[1],
+    badBytes: edited.length - (built.offsets[1] ?? 0),
+    lines: 5,
+  });
+  // One garbled last line that ends in its newline may be a durable record: damage too.
   const last = Buffer.from(built.bytes);
   const at = (built.offsets[5] ?? 0) + 40;
   last[at] = (last[at] ?? 0) ^ 1;
-  const torn = await scan(last);
+  const flipped = await scan(last);
+  assert.ok(!flipped.ok && flipped.reason === 'damaged' && flipped.line === 6);
+  assert.match(flipped.detail, /it may be a durable record.*--salvage/);
+  assert.equal(flipped.salvage?.lines, 1);
+  // Without its newline it is what a crash leaves: a torn tail.
+  const torn = await scan(last.subarray(0, -1));
   assert.ok(torn.ok && torn.state === 'torn-tail' && torn.records === 5);
+  // Damage followed by a good record is never salvageable.
+  const middle = Buffer.from(built.bytes);
+  const inMiddle = (built.offsets[3] ?? 0) + 40;
+  middle[inMiddle] = (middle[inMiddle] ?? 0) ^ 1;
+  const refused = await scan(middle);
+  assert.ok(!refused.ok && refused.line === 4 && refused.salvage === undefined);
 });
