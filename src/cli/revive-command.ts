@@ -21,6 +21,7 @@ import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
+import { salvageDamaged } from './salvage-damaged.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
@@ -65,6 +66,9 @@ Options:
                      llm-agent run --help); not needed for the demo's own transcripts
   --yes, -y          do not ask
   --max-revivals N   refuse to revive a run already revived N times (default ${DEFAULT_MAX_REVIVALS})
+  --salvage          cut damage that ends a transcript (a last line that fails its checksum
+                     yet ends in a newline: it may be a durable record) into a sidecar, and
+                     answer every call of that run's last turn as interrupted, never run
   -h, --help         show this help
 
 Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
@@ -77,6 +81,7 @@ cleanly and stays revivable).
       agents: { type: 'string' },
       yes: { type: 'boolean', short: 'y' },
       'max-revivals': { type: 'string' },
+      salvage: { type: 'boolean' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -92,7 +97,10 @@ cleanly and stays revivable).
     );
     const lockFiles = new Set<string>();
     const paths = await findTranscripts(positionals, io.cwd, lockFiles);
-    const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    let roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    if (values.salvage === true && (await salvageDamaged(roots, io)) > 0) {
+      roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    }
     const plan = planRevival(roots);
     io.stdout.write(planText(plan, io.out));
     if (plan.revivals.length === 0) {

@@ -36,6 +36,12 @@ export type ReviveOptions = ReviveTarget & {
   clock?: () => Date;
   /** For the session opened from a path (durability, checkpoint interval). */
   sessionOptions?: Omit<SessionOpenOptions, 'fileSystem' | 'clock' | 'onRecord'>;
+  /**
+   * Salvage damage that ends the transcript (see `SessionOpenOptions.salvageDamagedTail`): its
+   * bytes go to a sidecar and every call of the last turn without a settle is answered as
+   * interrupted, never run. Without it such a transcript is refused as `unreadable`.
+   */
+  salvageDamagedTail?: boolean;
 };
 
 /**
@@ -101,11 +107,17 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   }
   const path = options.path as string;
   const before = await inspectTranscript({ path, maxRevivals: options.maxRevivals, fileSystem });
-  if (before.reason === 'unreadable') return refused('unreadable', before.detail ?? path);
+  const salvage = options.salvageDamagedTail === true;
+  // Damage a salvage may cut off is decided by the open below, which refuses any other.
+  if (before.reason === 'unreadable' && !salvage) {
+    return refused('unreadable', before.detail ?? path);
+  }
   const mismatch = agentMismatch(path, before.agentId, options.agentId);
   if (mismatch !== null) return refused('unreadable', mismatch);
   // Refusals decided before opening write nothing: opening would take the lock and repair.
-  if (!before.revivable) return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  if (!before.revivable && before.reason !== 'unreadable') {
+    return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  }
   let session: Session;
   // Opening reads every record (damage anywhere refuses the revive): what the revive needs of
   // them is kept on the way, so the file is read once and never held whole.
@@ -116,6 +128,7 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
       fileSystem,
       onRecord: (record, info) => read.add(record, info),
     };
+    if (salvage) sessionOptions.salvageDamagedTail = true;
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
     session = await Session.open(path, sessionOptions);
   } catch (error) {
