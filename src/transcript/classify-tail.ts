@@ -38,6 +38,51 @@ export interface TornTail {
   line: number;
   /** Why those bytes are not a record. */
   reason: string;
+  /**
+   * The record type the torn bytes declare, when they begin as the next record would, up to
+   * the end of its `type` member (`{"v":1,"seq":<next>,"type":"message"`); absent otherwise.
+   */
+  declaredType?: string;
+}
+
+/**
+ * Whether bytes cut from the end of a transcript could hold (part of) a dispatch, so that the
+ * calls of the last turn without a settle must count as dispatched. Only bytes that begin as
+ * the next record, up to a complete `type` member naming another record type, cannot: a crash
+ * that tore a message leaves those, while a durable dispatch cut short or flipped (its
+ * newline, a byte, a truncation) still begins `"type":"tool-dispatched"` or less than that.
+ *
+ * @example
+ * mayHoldDispatch(Buffer.from('{"v":1,"seq":7,"type":"message","at"'), 7); // false
+ * mayHoldDispatch(Buffer.from('{"v":1,"seq":7,"ty'), 7); // true
+ */
+export function mayHoldDispatch(head: Buffer, expectedSeq: number): boolean {
+  return typeMayDispatch(declaredType(head, expectedSeq));
+}
+
+/**
+ * {@link mayHoldDispatch} from a {@link TornTail}'s `declaredType`.
+ *
+ * @example
+ * typeMayDispatch(torn.declaredType); // true when it is absent
+ */
+export function typeMayDispatch(type: string | undefined): boolean {
+  return type === undefined || !CANNOT_DISPATCH.has(type);
+}
+
+const CANNOT_DISPATCH = new Set([
+  'session-meta',
+  'message',
+  'tool-settled',
+  'compaction',
+  'run-revived',
+  'checkpoint',
+]);
+
+function declaredType(head: Buffer, expectedSeq: number): string | undefined {
+  const match = /^\{"v":1,"seq":(\d{1,16}),"type":"([a-z-]{1,32})"/.exec(head.toString('latin1'));
+  if (match === null || Number(match[1]) !== expectedSeq) return undefined;
+  return match[2];
 }
 
 /**
@@ -224,6 +269,9 @@ export function classifyTail(
       tornBytes: found.bytes,
       line: first.info.line,
       reason: first.reason,
+      ...(declaredType(first.head, good.expectedSeq) === undefined
+        ? {}
+        : { declaredType: declaredType(first.head, good.expectedSeq) as string }),
     },
   };
 }

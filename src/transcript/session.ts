@@ -9,6 +9,7 @@ import {
   type TailRepair,
   type TranscriptRecord,
 } from './records.ts';
+import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { repairTornTail } from './repair-torn-tail.ts';
 import { type LineInfo, scanTranscript } from './scan-transcript.ts';
 import { describeError, sessionIo as io, SessionError } from './session-error.ts';
@@ -226,11 +227,21 @@ export class Session {
           scan.torn.validBytes,
           scan.torn.tornBytes,
         );
-        // The cut bytes may be a durable dispatch cut short (by truncation, say): its call is
-        // never taken for one that did not start.
-        repair = { ...cut, possiblyDispatched: true };
+        repair = cut;
+        // The cut bytes may be a durable dispatch cut short (a flipped newline, a truncation):
+        // its call is never taken for one that did not start. So may the bytes of an earlier
+        // repair at this length whose record was torn in turn (they are in its sidecar).
+        const earlier = await unrecordedRepair(fileSystem, path, {
+          validBytes: scan.torn.validBytes,
+          lastSeq: scan.lastSeq,
+        });
+        if (typeMayDispatch(scan.torn.declaredType) || earlier?.possiblyDispatched === true) {
+          repair = { ...cut, possiblyDispatched: true };
+        }
       }
-      if (scan.ok && repair === undefined) repair = await unrecordedRepair(fileSystem, path, scan);
+      if (scan.ok && scan.state === 'clean' && scan.validBytes > 0) {
+        repair = await unrecordedRepair(fileSystem, path, scan);
+      }
       const fd = await io(path, 'open for appending', () => fileSystem.open(path, 'append'));
       const session = new Session({ path, fd, lock, state, options });
       if (repair !== undefined) {
@@ -424,16 +435,16 @@ export class Session {
 }
 
 /**
- * A repair that cut the file and was interrupted before its record was written: the sidecar
- * named for the file's length exists, yet nothing follows that length. Its record is written
- * now, so the calls the cut bytes may have dispatched are still never run.
+ * A repair that cut the file at `validBytes` and was interrupted before its record was
+ * written (or whose record was torn in turn): the sidecar named for that length exists, yet
+ * nothing good follows that length. Its record is written now, so the calls the cut bytes may
+ * have dispatched are still never run.
  */
 async function unrecordedRepair(
   fileSystem: FileSystem,
   path: string,
-  scan: { validBytes: number; state: string },
+  scan: { validBytes: number; lastSeq: number },
 ): Promise<TailRepair | undefined> {
-  if (scan.state !== 'clean' || scan.validBytes === 0) return undefined;
   const sidecar = `${basename(path)}.torn-${scan.validBytes}`;
   let fd: number;
   try {
@@ -444,7 +455,12 @@ async function unrecordedRepair(
   try {
     const tornBytes = await fileSystem.size(fd);
     if (tornBytes === 0) return undefined;
-    return { validBytes: scan.validBytes, tornBytes, sidecar, possiblyDispatched: true };
+    const head = Buffer.alloc(Math.min(tornBytes, 64));
+    const read = await fileSystem.read(fd, head, 0);
+    const repair: TailRepair = { validBytes: scan.validBytes, tornBytes, sidecar };
+    // The same rule as the repair that was interrupted: the cut bytes are in the sidecar.
+    if (mayHoldDispatch(head.subarray(0, read), scan.lastSeq + 1)) repair.possiblyDispatched = true;
+    return repair;
   } catch {
     return undefined;
   } finally {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
@@ -62,7 +63,11 @@ export async function expectRepaired(
       validBytes,
       tornBytes: cut.length,
       sidecar,
-      possiblyDispatched: true,
+      // A salvage always; a torn tail unless it begins as the next record of a type that is
+      // not a dispatch.
+      ...(options.salvage === true || mayHoldDispatch(cut, kept)
+        ? { possiblyDispatched: true }
+        : {}),
       ...(wholeLines > 0 ? { wholeLines } : {}),
     },
     label,
