@@ -46,7 +46,7 @@ export interface ScanStart {
  * @example
  * const streamed = lineBytes > STREAM_AFTER_BYTES;
  */
-export const STREAM_AFTER_BYTES = 32 * 1024 * 1024;
+export const STREAM_AFTER_BYTES = 8 * 1024 * 1024;
 
 /** `,"crc":"` + 8 hex digits + `"}`: the bytes a streamed line's checksum is checked against. */
 const SUFFIX_BYTES = 18;
