@@ -2,7 +2,8 @@
  * The bench's `memory` section (issue 15's memory goals): peak RSS of `inspect`, `status` and
  * `revive` on hostile inputs, each in its own process — 60 MB of short junk lines after a
  * run's last good record, and a 200 MB torn (unterminated) last line. Goals: ≤ 150 MB each.
- * Runnable alone: `npm run bench -- --only memory`.
+ * Runnable alone: `npm run bench -- --only memory`. Each figure is the peak resident memory of
+ * the whole process — Node and the compiled library included (about 50 MB before any work).
  *
  * @example
  * const section = await memorySection('bench/data', log);
@@ -14,8 +15,12 @@ import { Session } from '../src/transcript/session.ts';
 
 const MB = 1000 * 1000;
 const ROOT = new URL('..', import.meta.url).pathname;
-const CHILD = join(ROOT, 'bench/memory-child.ts');
-const CLI = join(ROOT, 'src/cli/main.ts');
+const CHILD = join(ROOT, 'bench/memory-child.mjs');
+// The CLI as shipped (bench/run.ts builds dist/ first), or its sources when asked.
+const CLI = join(
+  ROOT,
+  process.env.BENCH_REVIVAL_SOURCE === '1' ? 'src/cli/main.ts' : 'dist/cli/main.js',
+);
 
 /** One measured operation. */
 export interface MemoryRow {

@@ -77,7 +77,8 @@ async function main(): Promise<void> {
   };
   // Both measure the compiled CLI and library (the revival section measures `src/` when
   // BENCH_REVIVAL_SOURCE=1; the status section always measures `dist/`).
-  const revivalFromDist = only.has('revival') && process.env.BENCH_REVIVAL_SOURCE !== '1';
+  const revivalFromDist =
+    (only.has('revival') || only.has('memory')) && process.env.BENCH_REVIVAL_SOURCE !== '1';
   if (only.has('status') || revivalFromDist) await ensureBuilt(log);
   // Status first, on a quiet machine: after the sections that read a gigabyte, this machine's
   // kernel stays busy with memory for a while, and the same status command measured 2.1 s
