@@ -21,7 +21,7 @@ import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
-import { salvageDamaged } from './salvage-damaged.ts';
+import { findSalvageable, salvage, salvageText } from './salvage-damaged.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
@@ -98,8 +98,26 @@ cleanly and stays revivable).
     const lockFiles = new Set<string>();
     const paths = await findTranscripts(positionals, io.cwd, lockFiles);
     let roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
-    if (values.salvage === true && (await salvageDamaged(roots, io)) > 0) {
-      roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    if (values.salvage === true) {
+      // Salvaging writes: it is shown and confirmed (or --yes) first, like the revival.
+      const damaged = await findSalvageable(roots);
+      if (damaged.length > 0) {
+        io.stdout.write(salvageText(damaged));
+        if (values.yes !== true) {
+          if (io.stdin.isTTY !== true) {
+            throw new UserError(
+              'revive: stdin is not a terminal, so nobody can confirm the salvage: pass --yes (nothing was written)',
+            );
+          }
+          if (!(await confirm(io, `Salvage ${plural(damaged.length, 'transcript')}? [y/N] `))) {
+            writeLine(io.stderr, 'Declined; nothing was written.');
+            return EXIT.declined;
+          }
+        }
+        if ((await salvage(damaged, io)) > 0) {
+          roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+        }
+      }
     }
     const plan = planRevival(roots);
     io.stdout.write(planText(plan, io.out));
