@@ -47,10 +47,11 @@ const SLICE_BYTES = 4 * 1024;
  * throws (an I/O failure is `io-error`).
  *
  * A line whose checksum matches is exactly as written: if it is invalid, out of seq, or comes
- * after bad lines, that is damage. Lines failing their checksums at the end are a torn tail,
- * unless they hold a complete record (something was lost in the middle) or several whole
- * record-shaped lines (changed after they were written). docs/transcript-format.md §4 has the
- * rules in full.
+ * after bad lines, that is damage. Only bytes after the last newline can be a torn tail (a
+ * crash's unfinished line), unless they hold a complete record (something was lost in the
+ * middle); a bad line that ends in a newline may be a durable record changed since, so it is
+ * damage — salvageable when nothing good follows it (the result's `salvage`).
+ * docs/transcript-format.md §4 has the rules in full.
  *
  * @example
  * const result = await scanTranscript('run.jsonl', { onRecord: (record) => count++ });

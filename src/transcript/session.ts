@@ -190,7 +190,8 @@ export class Session {
    * Open an existing transcript for appending: take its writer lock, read it whole, repair a
    * torn tail (its bytes copied to a sidecar, the file truncated to the last good record and
    * synced, the repair named in a checkpoint written at once). Damage anywhere else is never
-   * repaired: it throws `unreadable` with the line and reason, and nothing is written.
+   * repaired: it throws `unreadable` with the line and reason, and nothing is written — unless
+   * it ends the file and `salvageDamagedTail` asks for it to be cut off the same way.
    */
   static async open(path: string, options: SessionOpenOptions = {}): Promise<Session> {
     const fileSystem = options.fileSystem ?? nodeFileSystem;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { STREAM_AFTER_BYTES } from '../../src/transcript/line-scanner.ts';
 import { type ScanResult, scanTranscript } from '../../src/transcript/scan-transcript.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
@@ -94,4 +95,33 @@ test('whole lines changed after they were written are damage, not a torn tail; o
   middle[inMiddle] = (middle[inMiddle] ?? 0) ^ 1;
   const refused = await scan(middle);
   assert.ok(!refused.ok && refused.line === 4 && refused.salvage === undefined);
+});
+
+test('a record longer than the scan buffers is streamed, then read again and decoded; as a torn or damaged last line it is classified without being held', async () => {
+  const huge = 'x'.repeat(STREAM_AFTER_BYTES + 1024);
+  const built = buildTranscript([
+    ...sampleBodies(3, 20),
+    { type: 'message', role: 'user', content: [{ type: 'text', text: huge }] },
+    ...sampleBodies(2, 20, 'after'),
+  ]);
+  const whole = await scan(built.bytes);
+  assert.ok(whole.ok && whole.state === 'clean' && whole.records === 6, JSON.stringify(whole));
+  const fileSystem = new MemoryFileSystem();
+  fileSystem.writeFile(PATH, built.bytes);
+  const seen: number[] = [];
+  await scanTranscript(PATH, { fileSystem, onRecord: (record) => seen.push(record.seq) });
+  assert.deepEqual(seen, [0, 1, 2, 3, 4, 5]);
+  // The huge record last: without its newline it is the next record that lost it (torn);
+  // with a flipped bit and its newline, damage that names it.
+  const last = built.offsets[4] ?? 0;
+  const upToHuge = built.bytes.subarray(0, last);
+  const torn = await scan(upToHuge.subarray(0, -1));
+  assert.ok(torn.ok && torn.state === 'torn-tail' && torn.records === 3, JSON.stringify(torn));
+  assert.equal(torn.torn?.reason, 'the last line has no newline');
+  const flipped = Buffer.from(upToHuge);
+  const at = (built.offsets[3] ?? 0) + 5000;
+  flipped[at] = (flipped[at] ?? 0) ^ 1;
+  const damaged = await scan(flipped);
+  assert.ok(!damaged.ok && damaged.line === 4 && damaged.salvage?.lines === 1);
+  assert.match(damaged.detail, /the checksum does not match the line/);
 });
