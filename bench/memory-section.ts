@@ -36,6 +36,11 @@ export interface MemoryRow {
 /** The section's figures. */
 export interface MemorySection {
   rows: MemoryRow[];
+  /** Set when the section was measured on its own and merged into a full run's results. */
+  measuredAt?: string;
+  commit?: { id: string; dirty: boolean };
+  loadAverage?: { start: number; end?: number };
+  note?: string;
 }
 
 const GOAL = 150 * MB;

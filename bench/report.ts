@@ -294,14 +294,18 @@ export function markdownReport(results: BenchResults): string {
   const memory = results.memory;
   if (memory !== undefined) {
     parts.push(
-      `### 5. Memory on hostile inputs (peak RSS of the whole process, each in a fresh process)\n\n${table(
+      `### 5. Memory on hostile inputs (peak RSS of the whole process, each in a fresh process)\n\n${
+        memory.measuredAt === undefined
+          ? ''
+          : `Measured ${memory.measuredAt} at commit ${memory.commit?.id.slice(0, 7) ?? '?'}${memory.note === undefined ? '' : `, ${memory.note}`}.\n\n`
+      }${table(
         ['input', 'operation', 'peak RSS', 'goal', 'answer'],
         memory.rows.map((row) => [
           row.input,
           row.op,
           row.peakRssBytes === null ? 'not measured' : mb(row.peakRssBytes),
           row.goalBytes === null ? '(shown)' : `≤ ${mb(row.goalBytes)}`,
-          row.answer.replaceAll('|', '/').slice(0, 80),
+          row.answer.split(':')[0]?.replaceAll('|', '/').slice(0, 60) ?? '',
         ]),
       )}`,
     );
