@@ -150,17 +150,10 @@ export class RecordingFileSystem implements FileSystem {
   async open(path: string, mode: OpenMode): Promise<number> {
     this.#enter('open', path, mode === 'create' || mode === 'lock');
     const name = normalise(path);
+    // As the real `read` mode: a folder is refused at open, before any read (this model
+    // holds no FIFOs or devices); an exclusive create finds the name taken.
     if (this.#folders.has(name)) {
-      if (mode === 'create') throw fileSystemError('EEXIST', 'open', path);
-      if (mode !== 'read') throw fileSystemError('EISDIR', 'open', path);
-      return this.#newHandle({
-        path: name,
-        inode: 'folder',
-        readable: true,
-        writable: false,
-        append: false,
-        position: 0,
-      });
+      throw fileSystemError(mode === 'create' ? 'EEXIST' : 'EISDIR', 'open', path);
     }
     if (!this.#folders.has(dirname(name))) throw fileSystemError('ENOENT', 'open', path);
     let inode = this.#files.get(name);

@@ -21,6 +21,7 @@ import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
+import { findSalvageable, salvage, salvageText } from './salvage-damaged.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
@@ -76,6 +77,9 @@ Options:
                      llm-agent run --help); not needed for the demo's own transcripts
   --yes, -y          do not ask
   --max-revivals N   refuse to revive a run already revived N times (default ${DEFAULT_MAX_REVIVALS})
+  --salvage          cut damage that ends a transcript (a last line that fails its checksum
+                     yet ends in a newline: it may be a durable record) into a sidecar, and
+                     answer every call of that run's last turn as interrupted, never run
   -h, --help         show this help
 
 Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
@@ -89,6 +93,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       agents: { type: 'string' },
       yes: { type: 'boolean', short: 'y' },
       'max-revivals': { type: 'string' },
+      salvage: { type: 'boolean' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -103,7 +108,28 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       DEFAULT_MAX_REVIVALS,
     );
     const paths = await findTranscripts(positionals, io.cwd);
-    const roots = await inspectTree(paths, maxRevivals, io.cwd);
+    let roots = await inspectTree(paths, maxRevivals, io.cwd);
+    if (values.salvage === true) {
+      // Salvaging writes: it is shown and confirmed (or --yes) first, like the revival.
+      const damaged = await findSalvageable(roots);
+      if (damaged.length > 0) {
+        io.stdout.write(salvageText(damaged));
+        if (values.yes !== true) {
+          if (io.stdin.isTTY !== true) {
+            throw new UserError(
+              'revive: stdin is not a terminal, so nobody can confirm the salvage: pass --yes (nothing was written)',
+            );
+          }
+          if (!(await confirm(io, `Salvage ${plural(damaged.length, 'transcript')}? [y/N] `))) {
+            writeLine(io.stderr, 'Declined; nothing was written.');
+            return EXIT.declined;
+          }
+        }
+        if ((await salvage(damaged, io)) > 0) {
+          roots = await inspectTree(paths, maxRevivals, io.cwd);
+        }
+      }
+    }
     const plan = planRevival(roots);
     io.stdout.write(planText(plan, io.out));
     if (plan.revivals.length === 0) {

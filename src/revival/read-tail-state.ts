@@ -187,9 +187,20 @@ function foldBytes(
   checkpoint: FoundCheckpoint | null,
 ): TailRead {
   const scanner = new LineScanner(path, start);
-  scanner.feed(bytes);
   let state = stateAfter(checkpoint);
-  for (const { record, info } of scanner.take()) state = foldTailState(state, record, info.length);
+  const base = start?.offset ?? 0;
+  for (let from = 0; from < bytes.length && scanner.failure === null; ) {
+    from += scanner.feed(bytes.subarray(from));
+    // A line streamed rather than buffered is in memory here: hand it back from the bytes.
+    const pending = scanner.pendingLine;
+    if (pending !== null) {
+      const at = pending.offset - base;
+      scanner.supplyLine(bytes.subarray(at, at + pending.length));
+    }
+    for (const { record, info } of scanner.take()) {
+      state = foldTailState(state, record, info.length);
+    }
+  }
   return tailRead(scanner.finish(), state, checkpoint);
 }
 

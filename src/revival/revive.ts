@@ -49,6 +49,12 @@ export type ReviveOptions = ReviveTarget & {
    * is a programmer error (TypeError).
    */
   treeClaim?: TreeClaim;
+  /**
+   * Salvage damage that ends the transcript (see `SessionOpenOptions.salvageDamagedTail`): its
+   * bytes go to a sidecar and every call of the last turn without a settle is answered as
+   * interrupted, never run. Without it such a transcript is refused as `unreadable`.
+   */
+  salvageDamagedTail?: boolean;
 };
 
 /**
@@ -177,11 +183,17 @@ async function reviveClaimed(
     fileSystem,
     treeClaim: claim,
   });
-  if (before.reason === 'unreadable') return refused('unreadable', before.detail ?? path);
+  const salvage = options.salvageDamagedTail === true;
+  // Damage a salvage may cut off is decided by the open below, which refuses any other.
+  if (before.reason === 'unreadable' && !salvage) {
+    return refused('unreadable', before.detail ?? path);
+  }
   const mismatch = agentMismatch(path, before.agentId, options.agentId);
   if (mismatch !== null) return refused('unreadable', mismatch);
   // Refusals decided before opening write nothing: opening would take the lock and repair.
-  if (!before.revivable) return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  if (!before.revivable && before.reason !== 'unreadable') {
+    return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  }
   // Opening repairs a torn tail (a write): whatever refuses must refuse before it.
   const joined = await checkJoinedChildren(
     path,
@@ -201,6 +213,7 @@ async function reviveClaimed(
       realFolders: agentsFoldersOf(path),
       onRecord: (record, info) => read.add(record, info),
     };
+    if (salvage) sessionOptions.salvageDamagedTail = true;
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
     session = await Session.open(path, sessionOptions);
   } catch (error) {

@@ -8,7 +8,9 @@ import { dirname } from 'node:path';
  *   takes over; opened non-blocking, so a FIFO put at its path cannot hang the open);
  * - `create`: a new file, read-write with O_APPEND and O_CREAT|O_EXCL (a new transcript, a
  *   temporary file): an existing name — a symbolic link included — is refused with EEXIST;
- * - `read`;
+ * - `read`: only a regular file (a symlink is followed to one): anything else — a FIFO, a
+ *   device such as /dev/zero, a socket, a folder — is refused before the first read, without
+ *   blocking, with {@link notRegularFile}'s error;
  * - `read-write`: an existing file, for truncation;
  * - `lock`: O_CREAT, read-write, never truncated.
  *
@@ -96,7 +98,9 @@ const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
 const FLAGS: Record<OpenMode, number> = {
   append: O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK,
   create: O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW,
-  read: O_RDONLY,
+  // Non-blocking: opening a FIFO for reading would otherwise wait for a writer. It changes
+  // nothing for a regular file, the only kind `read` lets through.
+  read: O_RDONLY | O_NONBLOCK,
   'read-write': O_RDWR | O_NOFOLLOW | O_NONBLOCK,
   lock: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK,
 };
@@ -179,6 +183,68 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
 }
 
 /**
+ * The error `open(path, 'read')` throws for anything but a regular file: code `EFTYPE`
+ * ("inappropriate file type"), `EISDIR` for a folder; the message names the kind.
+ *
+ * @example
+ * throw notRegularFile('runs/a.jsonl', 'a FIFO');
+ */
+export function notRegularFile(path: string, kind: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`${path}: not a regular file (${kind})`);
+  error.code = kind === 'a folder' ? 'EISDIR' : 'EFTYPE';
+  error.path = path;
+  return error;
+}
+
+/**
+ * What kind of file a stat describes, or null for a regular file.
+ *
+ * @example
+ * fileKind(fs.statSync('/dev/zero')); // 'a character device'
+ */
+export function fileKind(stat: fs.Stats): string | null {
+  if (stat.isFile()) return null;
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+async function openForReading(path: string): Promise<number> {
+  const fd = await call<number>((callback) => fs.open(path, FLAGS.read, callback));
+  let kind: string | null;
+  try {
+    kind = fileKind(await call<fs.Stats>((callback) => fs.fstat(fd, callback)));
+  } catch (error) {
+    await done((callback) => fs.close(fd, callback)).catch(() => undefined);
+    throw error;
+  }
+  if (kind !== null) {
+    await done((callback) => fs.close(fd, callback)).catch(() => undefined);
+    throw notRegularFile(path, kind);
+  }
+  return fd;
+}
+
+function openForReadingSync(path: string): number {
+  const fd = fs.openSync(path, FLAGS.read);
+  let kind: string | null;
+  try {
+    kind = fileKind(fs.fstatSync(fd));
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  if (kind !== null) {
+    fs.closeSync(fd);
+    throw notRegularFile(path, kind);
+  }
+  return fd;
+}
+
+/**
  * The real file system, through Node's `fs` with raw descriptors. Tests wrap it (or replace it)
  * to inject faults, which is why every transcript function takes a `FileSystem`.
  *
@@ -186,7 +252,10 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
  * const session = await Session.create('runs/a.jsonl', meta, { fileSystem: nodeFileSystem });
  */
 export const nodeFileSystem: FileSystem = {
-  open: (path, mode) => call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
+  open: (path, mode) =>
+    mode === 'read'
+      ? openForReading(path)
+      : call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
   write: (fd, bytes) =>
     call<number>((callback) => fs.write(fd, bytes, 0, bytes.length, null, callback)),
   read: (fd, buffer, position) =>
@@ -244,7 +313,8 @@ export const nodeFileSystem: FileSystem = {
  */
 export const blockingReadFileSystem: FileSystem = {
   ...nodeFileSystem,
-  open: async (path, mode) => fs.openSync(path, FLAGS[mode], 0o600),
+  open: async (path, mode) =>
+    mode === 'read' ? openForReadingSync(path) : fs.openSync(path, FLAGS[mode], 0o600),
   read: async (fd, buffer, position) => fs.readSync(fd, buffer, 0, buffer.length, position),
   size: async (fd) => fs.fstatSync(fd).size,
   close: async (fd) => fs.closeSync(fd),

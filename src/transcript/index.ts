@@ -26,6 +26,7 @@ export {
   type ScanResult,
   scanRecords,
   scanTranscript,
+  type DamagedTail,
   type TornTail,
   type UnreadableReason,
 } from './scan-transcript.ts';

@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { encodeLine } from './line-codec.ts';
 import {
@@ -9,6 +9,7 @@ import {
   type TailRepair,
   type TranscriptRecord,
 } from './records.ts';
+import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { repairTornTail } from './repair-torn-tail.ts';
 import { type LineInfo, scanTranscript } from './scan-transcript.ts';
 import {
@@ -76,6 +77,14 @@ export interface SessionOpenOptions extends SessionOptions {
    * not throw.
    */
   onRecord?: (record: TranscriptRecord | ForeignRecord, info: LineInfo) => void;
+  /**
+   * Salvage damage that ends the transcript — newline-terminated bad lines after the last good
+   * record, which may be durable records changed since (bit rot, an edit) and so are refused
+   * by default: their bytes are moved to a sidecar as a torn tail's are, and every call of the
+   * last assistant turn without a settle counts as dispatched (answered as interrupted by a
+   * revive, never run). Damage followed by good records is never salvaged.
+   */
+  salvageDamagedTail?: boolean;
 }
 
 /**
@@ -187,7 +196,8 @@ export class Session {
    * its writer lock on that descriptor, then read it whole and repair a torn tail through the
    * same descriptor (its bytes copied to a sidecar, the file truncated to the last good record
    * and synced, the repair named in a checkpoint written at once). Damage anywhere else is
-   * never repaired: it throws `unreadable` with the line and reason, and nothing is written.
+   * never repaired: it throws `unreadable` with the line and reason, and nothing is written —
+   * unless it ends the file and `salvageDamagedTail` asks for it to be cut off the same way.
    */
   static async open(path: string, options: SessionOpenOptions = {}): Promise<Session> {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
@@ -206,7 +216,13 @@ export class Session {
           options.onRecord?.(record, info);
         },
       });
-      if (!scan.ok) {
+      let repair: TailRepair | undefined;
+      if (!scan.ok && scan.salvage !== undefined && options.salvageDamagedTail === true) {
+        const { validBytes, badBytes, lines } = scan.salvage;
+        const cut = await repairTornTail(fileSystem, path, lock.fd, validBytes, badBytes);
+        repair = { ...cut, possiblyDispatched: true };
+        if (lines > 0) repair.wholeLines = lines;
+      } else if (!scan.ok) {
         const code = scan.reason === 'io-error' ? 'io' : 'unreadable';
         throw new SessionError(
           code,
@@ -215,15 +231,28 @@ export class Session {
           scan.line === undefined ? {} : { line: scan.line },
         );
       }
-      let repair: TailRepair | undefined;
-      if (scan.state === 'torn-tail' && scan.torn !== undefined) {
-        repair = await repairTornTail(
+      if (scan.ok && scan.state === 'torn-tail' && scan.torn !== undefined) {
+        const cut = await repairTornTail(
           fileSystem,
           path,
           lock.fd,
           scan.torn.validBytes,
           scan.torn.tornBytes,
         );
+        repair = cut;
+        // The cut bytes may be a durable dispatch cut short (a flipped newline, a truncation):
+        // its call is never taken for one that did not start. So may the bytes of an earlier
+        // repair at this length whose record was torn in turn (they are in its sidecar).
+        const earlier = await unrecordedRepair(fileSystem, path, {
+          validBytes: scan.torn.validBytes,
+          lastSeq: scan.lastSeq,
+        });
+        if (typeMayDispatch(scan.torn.declaredType) || earlier?.possiblyDispatched === true) {
+          repair = { ...cut, possiblyDispatched: true };
+        }
+      }
+      if (scan.ok && scan.state === 'clean' && scan.validBytes > 0) {
+        repair = await unrecordedRepair(fileSystem, path, scan);
       }
       const session = new Session({ path, lock, state, options });
       if (repair !== undefined) {
@@ -429,6 +458,40 @@ export class Session {
   async #appendCheckpoint(): Promise<void> {
     this.#bytesSinceCheckpoint = 0;
     await this.#append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
+  }
+}
+
+/**
+ * A repair that cut the file at `validBytes` and was interrupted before its record was
+ * written (or whose record was torn in turn): the sidecar named for that length exists, yet
+ * nothing good follows that length. Its record is written now, so the calls the cut bytes may
+ * have dispatched are still never run.
+ */
+async function unrecordedRepair(
+  fileSystem: FileSystem,
+  path: string,
+  scan: { validBytes: number; lastSeq: number },
+): Promise<TailRepair | undefined> {
+  const sidecar = `${basename(path)}.torn-${scan.validBytes}`;
+  let fd: number;
+  try {
+    fd = await fileSystem.open(join(dirname(path), sidecar), 'read');
+  } catch {
+    return undefined;
+  }
+  try {
+    const tornBytes = await fileSystem.size(fd);
+    if (tornBytes === 0) return undefined;
+    const head = Buffer.alloc(Math.min(tornBytes, 64));
+    const read = await fileSystem.read(fd, head, 0);
+    const repair: TailRepair = { validBytes: scan.validBytes, tornBytes, sidecar };
+    // The same rule as the repair that was interrupted: the cut bytes are in the sidecar.
+    if (mayHoldDispatch(head.subarray(0, read), scan.lastSeq + 1)) repair.possiblyDispatched = true;
+    return repair;
+  } catch {
+    return undefined;
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
   }
 }
 

@@ -6,8 +6,9 @@ import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/fi
  * (a sweep over every byte offset) or a model of what a power cut leaves behind.
  *
  * It follows Linux semantics where the transcript layer depends on them: O_APPEND writes go to
- * the end, O_EXCL refuses an existing name, opening a folder read-only succeeds and reading it
- * fails with EISDIR, ftruncate needs a writable descriptor, rename replaces its target, and a
+ * the end, O_EXCL refuses an existing name, opening a folder fails with EISDIR (the real
+ * `read` mode checks the file type before the first read; this model holds no FIFOs or
+ * devices, only files and folders), ftruncate needs a writable descriptor, rename replaces its target, and a
  * kernel lock belongs to the open file description (released when that descriptor is closed).
  *
  * Durability is modelled per file and per folder entry:
@@ -125,10 +126,10 @@ export class MemoryFileSystem implements FileSystem {
 
   async open(path: string, mode: OpenMode): Promise<number> {
     const name = normalise(path);
+    // As the real `read` mode: a folder is refused at open; an exclusive create finds the
+    // name taken.
     if (this.#folders.has(name)) {
-      if (mode === 'create') throw fileSystemError('EEXIST', 'open', path);
-      if (mode !== 'read') throw fileSystemError('EISDIR', 'open', path);
-      return this.#newHandle(name, 'folder', true, false, false);
+      throw fileSystemError(mode === 'create' ? 'EEXIST' : 'EISDIR', 'open', path);
     }
     this.#requireParent(name, 'open', path);
     let inode = this.#files.get(name);

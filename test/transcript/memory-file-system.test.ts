@@ -79,7 +79,7 @@ const script: Step[] = [
   ],
   ['unlink of a missing file is ENOENT', (fs, root) => fs.unlink(join(root, 'a/none'))],
   [
-    'a folder opens for reading, then reading fails',
+    'a folder does not open for reading (EISDIR, before any read)',
     async (fs, root) => {
       const fd = await fs.open(join(root, 'a'), 'read');
       try {
