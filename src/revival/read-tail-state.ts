@@ -1,4 +1,4 @@
-import { damaged } from '../transcript/classify-tail.ts';
+import { damaged, typeMayDispatch } from '../transcript/classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { checksumProblem, decodeLine } from '../transcript/line-codec.ts';
 import { LineScanner } from '../transcript/line-scanner.ts';
@@ -8,7 +8,12 @@ import {
   scanRecords,
   type UnreadableReason,
 } from '../transcript/scan-transcript.ts';
-import { emptyTailState, foldTailState, type TailState } from '../transcript/tail-state.ts';
+import {
+  assumeTurnDispatched,
+  emptyTailState,
+  foldTailState,
+  type TailState,
+} from '../transcript/tail-state.ts';
 import {
   type FoundCheckpoint,
   findLastCheckpoint,
@@ -214,9 +219,17 @@ function tailRead(
     if (result.line !== undefined) failure.line = result.line;
     return failure;
   }
+  // Opening repairs a torn tail, and the repair marks the last turn's unstarted calls as
+  // possibly dispatched unless the torn bytes show a record that cannot dispatch: say now what
+  // the repair will make of them, so that inspect, status and revive tell the same story.
+  const torn = result.state === 'torn-tail' ? result.torn : undefined;
+  const predicted =
+    torn !== undefined && typeMayDispatch(torn.declaredType)
+      ? assumeTurnDispatched(state, result.lastSeq + 1)
+      : state;
   return {
     ok: true,
-    state,
+    state: predicted,
     bytes: result.validBytes + (result.torn?.tornBytes ?? 0),
     torn: result.state === 'torn-tail',
     fromCheckpoint: checkpoint?.seq ?? null,

@@ -223,7 +223,9 @@ async function reviveClaimed(
     }
     return refused('io-error', `${path}: cannot open to revive (${describe(error)})`);
   }
-  return reviveOpen(session, options, fileSystem, read, before);
+  // A salvage acts on what the open cut and read, not on inspect's refusal of the damage.
+  const decided = before.reason === 'unreadable' ? null : before;
+  return reviveOpen(session, options, fileSystem, read, decided);
 }
 
 /**

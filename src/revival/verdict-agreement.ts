@@ -34,10 +34,39 @@ export function verdictDisagreement(
   fromCheckpoint: VerdictFields,
   fromRecords: VerdictFields,
 ): string | null {
-  const said = summary(fromCheckpoint);
+  const said = summary(explainedByRepair(fromCheckpoint, fromRecords));
   const found = summary(fromRecords);
   if (said === found) return null;
   return `its last checkpoint disagrees with the records before it (the checkpoint says: ${said}; the records say: ${found}); the file was changed after it was written, so neither is trusted`;
+}
+
+/**
+ * The checkpoint's verdict with the calls a repair made while opening has since marked as
+ * possibly dispatched (an interrupted repair finished by this open, its cut bytes in the
+ * sidecar): such a call was never started as the checkpoint saw it, and is open now, for the
+ * repair — not a lie — moved it.
+ */
+function explainedByRepair(
+  fromCheckpoint: VerdictFields,
+  fromRecords: VerdictFields,
+): VerdictFields {
+  const moved = new Set(
+    fromRecords.openDispatches
+      .filter((open) => open.possiblyDispatched === true)
+      .map((open) => open.callId),
+  );
+  if (!fromCheckpoint.neverDispatched.some((call) => moved.has(call.callId))) {
+    return fromCheckpoint;
+  }
+  const openIds = new Set(fromCheckpoint.openDispatches.map((open) => open.callId));
+  const added = fromRecords.openDispatches.filter(
+    (open) => moved.has(open.callId) && !openIds.has(open.callId),
+  );
+  return {
+    ...fromCheckpoint,
+    openDispatches: [...fromCheckpoint.openDispatches, ...added],
+    neverDispatched: fromCheckpoint.neverDispatched.filter((call) => !moved.has(call.callId)),
+  };
 }
 
 function summary(verdict: VerdictFields): string {
