@@ -1,0 +1,2 @@
+import type { Attack } from './support.ts';
+export const INPUT_ATTACKS: Attack[] = [];

@@ -1,0 +1,2 @@
+import type { Attack } from './support.ts';
+export const TERMINAL_ATTACKS: Attack[] = [];
