@@ -429,3 +429,77 @@ export function unsafeCharacters(text: string): string[] {
   }
   return found;
 }
+
+/**
+ * The bodies of a parent (agent type `main`, task `plan:tree`) that spawned `children` and was
+ * killed while its `task_wait` on all of them was pending.
+ */
+export function waitingParent(
+  children: { callId: string; agentId: string; task: string }[],
+  options: {
+    agentId?: string;
+    agentType?: string;
+    joinCallId?: string;
+    task?: string;
+    parent?: { transcript: string; callId: string };
+  } = {},
+): RecordBody[] {
+  const agentId = options.agentId ?? 'main';
+  const joinCallId = options.joinCallId ?? 'call_w';
+  const meta = metaBody(agentId) as RecordBody & Record<string, unknown>;
+  const bodies: RecordBody[] = [
+    {
+      ...meta,
+      agentType: options.agentType ?? 'main',
+      label: agentId,
+      model: 'attack:scripted',
+      ...(options.parent === undefined ? {} : { parent: options.parent }),
+    } as RecordBody,
+    {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'text', text: options.task ?? 'plan:tree' }],
+    },
+    {
+      type: 'message',
+      role: 'assistant',
+      content: children.map((child) => ({
+        type: 'tool-call' as const,
+        callId: child.callId,
+        toolName: 'spawn_agent',
+        input: { agentType: 'worker', task: child.task, label: child.task },
+      })),
+    },
+  ];
+  for (const child of children) {
+    bodies.push(
+      callBodies(child.callId, 'spawn_agent', {
+        agentType: 'worker',
+        task: child.task,
+        label: child.task,
+      }).dispatch,
+    );
+  }
+  for (const child of children) {
+    bodies.push(
+      {
+        type: 'message',
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            callId: child.callId,
+            toolName: 'spawn_agent',
+            output: { agentId: child.agentId, status: 'running' },
+            isError: false,
+          },
+        ],
+      },
+      { type: 'tool-settled', callId: child.callId, status: 'completed' },
+    );
+  }
+  const ids = children.map((child) => child.agentId);
+  const wait = callBodies(joinCallId, 'task_wait', { agentIds: ids }, 'read-only', ids);
+  bodies.push(wait.call, wait.dispatch);
+  return bodies;
+}
