@@ -11,7 +11,7 @@ import type { AgentRegistry } from '../src/subagents/agent-definition.ts';
  * line to the ledger file named by ATTACK_LEDGER (the world outside, which survives every
  * process), and — when ATTACK_HANG names a step — that step's `effect` never returns once it
  * has been logged (a tool still running when its process is killed). `hostile` is a model
- * whose every string is an attack on the terminal (ATTACK_HOSTILE holds the payload).
+ * whose every string is an attack on the terminal (ATTACK_HOSTILE_JSON holds the payload as a JSON string: an environment cannot hold NUL).
  */
 
 const NEVER = new Promise<never>(() => {
@@ -41,7 +41,8 @@ export default (context: { env: Record<string, string | undefined> }): AgentRegi
       } as ToolDefinition<never>;
     });
   }
-  const payload = context.env.ATTACK_HOSTILE ?? '\u001b[31mred';
+  const hostile = context.env.ATTACK_HOSTILE_JSON;
+  const payload = hostile === undefined ? '\u001b[31mred' : (JSON.parse(hostile) as string);
   const echo: ToolDefinition<{ text: string }> = {
     name: 'echo',
     description: 'Echoes its input',

@@ -160,7 +160,7 @@ const junkLines: Attack = {
     await writeTranscript(tiny, interruptedRun());
     const size = statSync(path).size;
     if (size < total) return faultNotProven(`the junk file has only ${size} bytes`);
-    const limit = 600;
+    const limit = 400;
     const steps: Step[] = [
       cliStep(context, 'status', (target) => ['status', target, '--json'], limit, 60_000),
       {
@@ -211,7 +211,7 @@ const tornLine: Attack = {
     await writeTranscript(tiny, interruptedRun());
     const size = statSync(path).size;
     if (size < total) return faultNotProven(`the torn file has only ${size} bytes`);
-    const limit = 900;
+    const limit = 400;
     const steps: Step[] = [
       cliStep(context, 'status', (target) => ['status', target, '--json'], limit, 60_000),
       cliStep(

@@ -58,7 +58,7 @@ function swapped(swap: Swap): Attack {
           swap === 'deleted'
             ? now === null
             : swap === 'replaced-by-copy'
-              ? now !== null && now.isFile() && now.ino !== inode
+              ? now?.isFile() && now.ino !== inode
               : now?.isSymbolicLink() === true;
         if (!proven) return faultNotProven(`the transcript was not ${swap}`);
         const target = swap === 'replaced-by-symlink' ? victim : path;
