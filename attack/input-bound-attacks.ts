@@ -150,6 +150,7 @@ const junkLines: Attack = {
   family: 'input',
   what: '60 MB of short junk lines after a session-meta: status, inspect, peek and revive stay within +150 MB RSS',
   timeoutMs: 400_000,
+  alone: true,
   run: async (context) => {
     const path = join(context.folder, 'runs', 'junk.jsonl');
     const tiny = join(context.folder, 'runs', 'tiny.jsonl');
@@ -161,7 +162,7 @@ const junkLines: Attack = {
     const size = statSync(path).size;
     if (size < total) return faultNotProven(`the junk file has only ${size} bytes`);
     const limit = 400;
-    const steps: Step[] = [
+    const all: Step[] = [
       cliStep(context, 'status', (target) => ['status', target, '--json'], limit, 60_000),
       {
         label: 'inspect',
@@ -181,6 +182,10 @@ const junkLines: Attack = {
         60_000,
       ),
     ];
+    // The quick form: the command that reads most (status) and the one that writes (revive).
+    const steps = context.quick
+      ? all.filter((step) => step.label === 'status' || step.label === 'revive')
+      : all;
     const { held, lines } = await boundedSteps(context, path, tiny, steps, 60_000);
     return verdict(
       held,
@@ -194,6 +199,7 @@ const tornLine: Attack = {
   family: 'input',
   what: 'a torn last line of 200 MB after an interrupted run: status and revive stay within +150 MB RSS',
   timeoutMs: 400_000,
+  alone: true,
   run: async (context) => {
     const path = join(context.folder, 'runs', 'torn.jsonl');
     const tiny = join(context.folder, 'runs', 'tiny.jsonl');
@@ -212,7 +218,7 @@ const tornLine: Attack = {
     const size = statSync(path).size;
     if (size < total) return faultNotProven(`the torn file has only ${size} bytes`);
     const limit = 400;
-    const steps: Step[] = [
+    const all: Step[] = [
       cliStep(context, 'status', (target) => ['status', target, '--json'], limit, 60_000),
       cliStep(
         context,
@@ -222,6 +228,7 @@ const tornLine: Attack = {
         120_000,
       ),
     ];
+    const steps = context.quick ? all.filter((step) => step.label === 'revive') : all;
     const { held, lines } = await boundedSteps(context, path, tiny, steps, 120_000);
     return verdict(
       held,
@@ -258,7 +265,10 @@ async function notRegular(
     if (!ok) held = false;
     results.push(`${op} ${result.outcome}${ok ? '' : ` BROKEN (${ending(result)})`}`);
   }
-  for (const command of [['status'], ['show'], ['revive', '--yes', '--agents', AGENTS_MODULE]]) {
+  const commands = [['status'], ['show']];
+  // The quick form leaves out revive, which reads through the same open as status and show.
+  if (!context.quick) commands.push(['revive', '--yes', '--agents', AGENTS_MODULE]);
+  for (const command of commands) {
     const result = await runCli([...command, path] as string[], {
       ...limits,
       env: { ATTACK_LEDGER: join(context.folder, 'ledger.jsonl') },

@@ -9,11 +9,12 @@ import { type Attack, removeFolder, temporaryFolder, type Verdict } from './supp
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
 
 /*
- * `npm run attack [-- --quick] [--seed N] [--only family,…|name,…]`: every attack of
+ * `npm run attack [-- --quick] [--seed N] [--only family,…|name,…] [--jobs N]`: every attack of
  * docs/security.md, run as an attacker with the same user's access would — black-box, through
  * the library's public API and the CLI as a process. Each attack first proves its fault
  * happened, then judges the defence by outcome; each is bounded in time (and its children in
- * memory). Prints the seed first, one line per attack, and ends with exactly one line
+ * memory). `--jobs` attacks run at once (default 3 in --quick, else 1). Prints the seed first,
+ * one line per attack (as each ends), and ends with exactly one line
  * `attack: tried=N held=N broken=N`; exits 1 when anything broke.
  */
 
@@ -57,11 +58,13 @@ function attackSeed(name: string): number {
   return hash;
 }
 
+const jobs = Number(optionValue('--jobs') ?? (quick ? 3 : 1));
 const began = performance.now();
 let held = 0;
 let broken = 0;
 const brokenLines: string[] = [];
-for (const attack of chosen) {
+
+async function runOne(attack: Attack): Promise<void> {
   const folder = await temporaryFolder(`attack-${attack.name}-`);
   const started = performance.now();
   const limit = attack.timeoutMs ?? (quick ? 60_000 : 300_000);
@@ -108,6 +111,17 @@ for (const attack of chosen) {
     brokenLines.push(line);
   }
 }
+
+// Attacks that measure memory or push the disk run alone, after the others; the others run
+// `--jobs` at a time (each in its own folder, its children bounded on their own).
+const shared = chosen.filter((attack) => attack.alone !== true);
+const queue = [...shared];
+await Promise.all(
+  Array.from({ length: Math.max(1, jobs) }, async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await runOne(next);
+  }),
+);
+for (const attack of chosen.filter((entry) => entry.alone === true)) await runOne(attack);
 console.log('');
 if (brokenLines.length > 0) {
   console.log(`Broken (${brokenLines.length}):`);

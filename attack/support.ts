@@ -46,6 +46,8 @@ export interface Attack {
   what: string;
   /** Wall-clock limit of the whole attack; past it the attack is broken (it hung). */
   timeoutMs?: number;
+  /** Measures memory or writes hundreds of MB: run when no other attack runs. */
+  alone?: boolean;
   run(context: AttackContext): Promise<Verdict>;
 }
 
