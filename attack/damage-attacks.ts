@@ -40,7 +40,12 @@ async function reviveAndRun(
     path,
     agentId: 'main',
     maxRevivals: 3,
-    sessionOptions: { durability: 'none' as const },
+    // The salvage option is named on revive and on the session it opens: whichever one the
+    // library reads, the attack asks for it.
+    sessionOptions: {
+      durability: 'none' as const,
+      ...(salvage ? { salvageDamagedTail: true } : {}),
+    },
     ...(salvage ? { salvageDamagedTail: true } : {}),
   };
   let revived: Awaited<ReturnType<typeof Revival.revive>>;

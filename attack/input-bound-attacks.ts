@@ -337,7 +337,7 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
   return {
     name: `parent-link-${kind}`,
     family: 'input',
-    what: `a child's session-meta names its parent transcript as ${kind === 'fifo' ? 'a FIFO' : '/dev/zero'}: revive of the child refuses quickly, counts no revival, changes no file`,
+    what: `a child's session-meta names its parent transcript as ${kind === 'fifo' ? 'a FIFO' : '/dev/zero'}: revive of the child refuses quickly (8 s, a CLI start included), counts no revival, changes no file`,
     run: async (context) => {
       const tree = join(context.folder, 'runs');
       const child = join(tree, 'main.agents', 'worker-call_s1.jsonl');
@@ -370,7 +370,7 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
       const unchanged = JSON.stringify([...before]) === JSON.stringify([...after]);
       const revivals = revivedCount(child);
       return verdict(
-        !result.timedOut && !result.overMemory && result.ms <= 5_000 && revivals === 0 && unchanged,
+        !result.timedOut && !result.overMemory && result.ms <= 8_000 && revivals === 0 && unchanged,
         `child's parent.transcript = ${parent}${kind === 'fifo' ? ' (a FIFO)' : ''}; revive of the child ${ending(result)}; run-revived ${revivals}; child folder ${unchanged ? 'unchanged' : 'CHANGED'}`,
       );
     },
