@@ -1,9 +1,12 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Session } from '../src/transcript/session.ts';
 import {
   AGENTS_MODULE,
   type Attack,
+  CLI,
   type AttackContext,
   bytesOrNull,
   ending,
@@ -15,6 +18,7 @@ import {
   lstatOrNull,
   revivedCount,
   runCli,
+  sleep,
   verdict,
   withLiveWriter,
   writeTranscript,
@@ -141,8 +145,77 @@ function cliRevive(fault: Fault): Attack {
   };
 }
 
+const claimDeletedDuringRevive: Attack = {
+  name: 'claim-deleted-during-revive',
+  family: 'lock',
+  what: 'while a CLI revive runs a revived run, every lock, nametag and claim file of the tree is deleted; a second `revive --yes` must not revive it again',
+  run: async (context) => {
+    const path = join(context.folder, 'runs', 'main.jsonl');
+    // A run whose model asked for a side effect that was never started: the revive starts it,
+    // and it never returns (ATTACK_HANG), so the first reviver stays live.
+    await writeTranscript(path, interruptedRun({ what: 'hangme' }).slice(0, 3));
+    const ledger = join(context.folder, 'ledger.jsonl');
+    const first = spawn(
+      process.execPath,
+      [CLI, 'revive', path, '--yes', '--agents', AGENTS_MODULE],
+      {
+        cwd: context.folder,
+        env: { ...process.env, ATTACK_LEDGER: ledger, ATTACK_HANG: 'hangme', NO_COLOR: '1' },
+        stdio: 'ignore',
+      },
+    );
+    try {
+      const deadline = Date.now() + 30_000;
+      while (ledgerCount(ledger, 'hangme') === 0 && Date.now() < deadline) await sleep(20);
+      if (ledgerCount(ledger, 'hangme') !== 1)
+        return faultNotProven('the first revive never ran the side effect');
+      const proof = attackLockFiles(path, 'deleted');
+      if (proof === null) return faultNotProven('the lock files were not deleted');
+      const second = await runCli(['revive', path, '--yes', '--agents', AGENTS_MODULE], {
+        cwd: context.folder,
+        timeoutMs: 30_000,
+        env: { ATTACK_LEDGER: ledger },
+      });
+      const revivals = revivedCount(path);
+      const effects = ledgerCount(ledger, 'hangme');
+      return verdict(
+        revivals === 1 && effects === 1,
+        `first revive live (its side effect running); ${proof}; second revive ${ending(second)}: ${firstLine(second)}; run-revived ${revivals}, side effect ran ${effects}×`,
+      );
+    } finally {
+      first.kill('SIGKILL');
+    }
+  },
+};
+
+const staleNames: Attack = {
+  name: 'stale-claim-and-nametag',
+  family: 'lock',
+  what: 'a crashed run with leftover lock, nametag and claim files naming a live process (pid 1): they are names, not claims — revive still works',
+  run: async (context) => {
+    const path = join(context.folder, 'runs', 'main.jsonl');
+    await writeTranscript(path, interruptedRun());
+    const forged = JSON.stringify({ pid: 1, since: '2026-01-01T00:00:00.000Z', host: hostname() });
+    for (const suffix of ['lock', 'owner', 'claim'])
+      writeFileSync(`${path}.${suffix}`, forged, { mode: 0o600 });
+    if (lockFiles(path).length < 3) return faultNotProven('the forged files were not written');
+    const result = await runCli(['revive', path, '--yes', '--agents', AGENTS_MODULE], {
+      cwd: context.folder,
+      timeoutMs: 30_000,
+      env: { ATTACK_LEDGER: join(context.folder, 'ledger.jsonl') },
+    });
+    const revivals = revivedCount(path);
+    return verdict(
+      revivals === 1,
+      `.lock/.owner/.claim name pid 1 (alive) but nobody holds them; revive ${ending(result)}: ${firstLine(result)}; run-revived ${revivals}`,
+    );
+  },
+};
+
 /** The lock attacks. */
 export const LOCK_ATTACKS: Attack[] = [
+  claimDeletedDuringRevive,
+  staleNames,
   secondOpen('deleted'),
   secondOpen('renamed'),
   secondOpen('replaced'),

@@ -161,5 +161,30 @@ const progressLines: Attack = {
   },
 };
 
+const revivePlan: Attack = {
+  name: 'terminal-revive-plan',
+  family: 'terminal',
+  what: "the hostile text in an in-flight call's tool name and call id, and in a label: the plan `revive` prints holds none raw",
+  run: async (context) => {
+    const path = join(context.folder, 'runs', 'main.jsonl');
+    const bodies = interruptedRun({ label: `label${PAYLOAD}` }).slice(0, 2);
+    const { call, dispatch } = callBodies(`call${PAYLOAD}`, `tool${PAYLOAD}`, { text: PAYLOAD });
+    bodies.push(call, dispatch);
+    await writeTranscript(path, bodies);
+    const before = await peek(path);
+    const result = await runCli(['revive', path, '--agents', AGENTS_MODULE], {
+      cwd: context.folder,
+      timeoutMs: 20_000,
+    });
+    if (!before.ok || !/Plan/.test(result.stdout))
+      return faultNotProven(`no plan was printed (${ending(result)})`);
+    const raw = rawIn(result);
+    return verdict(
+      raw.length === 0,
+      `revive (no --yes) ${ending(result)}, the plan printed: ${summary(raw)}`,
+    );
+  },
+};
+
 /** The terminal attacks. */
-export const TERMINAL_ATTACKS: Attack[] = [statusLabels, showMessages, progressLines];
+export const TERMINAL_ATTACKS: Attack[] = [statusLabels, showMessages, progressLines, revivePlan];
