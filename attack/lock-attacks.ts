@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Session } from '../src/transcript/session.ts';
@@ -47,7 +47,10 @@ function attackLockFiles(path: string, fault: Fault): string | null {
   if (files.length === 0) return 'no lock or nametag file beside the live transcript';
   const proofs: string[] = [];
   for (const file of files) {
-    const before = statSync(file).ino;
+    // A holder's temporary name may vanish between the listing and here: not a lock file.
+    const found = lstatOrNull(file);
+    if (found === null || !found.isFile()) continue;
+    const before = found.ino;
     if (fault === 'deleted') unlinkSync(file);
     if (fault === 'renamed') renameSync(file, `${file}.moved`);
     if (fault === 'replaced') {
@@ -66,7 +69,9 @@ function attackLockFiles(path: string, fault: Fault): string | null {
       `${basename(file)} ${fault}${fault === 'replaced' ? ` (inode ${before}→${after?.ino})` : ' (lstat ENOENT)'}`,
     );
   }
-  return proofs.join(', ');
+  return proofs.length === 0
+    ? 'no lock or nametag file beside the live transcript'
+    : proofs.join(', ');
 }
 
 async function liveRun(context: AttackContext, writer: LiveWriter): Promise<string> {
