@@ -138,13 +138,15 @@ function race(
     name,
     family: 'concurrency',
     what,
+    // Each round is bounded (every revive is killed past 60 s); 50 rounds take minutes.
+    timeoutMs: 1_800_000,
     run: async (context) => {
       const template = await crashedDeepTree(context);
       if (template === null)
         return faultNotProven('no crashed depth-3 tree with pending joins was made');
       const count = context.quick ? rounds.quick : rounds.full;
       const broken: string[] = [];
-      for (let round = 0; round < count; round++) {
+      for (let round = 0; round < count && !context.signal.aborted; round++) {
         const folder = join(context.folder, `round-${round}`);
         cpSync(template, folder, { recursive: true });
         const [root, , worker] = transcripts(folder);

@@ -97,6 +97,7 @@ async function mutateAndRevive(
   const outcomes = new Map<string, number>();
   let index = 0;
   for (const entry of cases) {
+    if (context.signal.aborted) break;
     const mutated = entry.mutate(original);
     if (mutated.equals(original)) return faultNotProven(`${entry.label} changed nothing`);
     for (const salvage of [false, true]) {

@@ -406,7 +406,7 @@ const changingUnderReader: Attack = {
     let reads = 0;
     let overlapped = 0;
     const problems: string[] = [];
-    while (Date.now() < until) {
+    while (Date.now() < until && !context.signal.aborted) {
       const seen = mutations;
       const op = reads % 2 === 0 ? 'inspect' : 'peek';
       const call = op === 'inspect' ? Revival.inspect({ path, maxRevivals: 3 }) : peek(path);

@@ -69,6 +69,7 @@ async function runOne(attack: Attack): Promise<void> {
   const started = performance.now();
   const limit = attack.timeoutMs ?? (quick ? 60_000 : 300_000);
   let timer: NodeJS.Timeout | undefined;
+  const abort = new AbortController();
   let result: Verdict;
   try {
     result = await Promise.race([
@@ -77,6 +78,7 @@ async function runOne(attack: Attack): Promise<void> {
         quick,
         folder,
         progress: (line) => console.log(`    ${attack.name}: ${line}`),
+        signal: abort.signal,
       }),
       new Promise<Verdict>((resolve) => {
         timer = setTimeout(
@@ -100,6 +102,7 @@ async function runOne(attack: Attack): Promise<void> {
     };
   } finally {
     clearTimeout(timer);
+    abort.abort();
   }
   await removeFolder(folder).catch(() => undefined);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

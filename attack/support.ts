@@ -36,6 +36,8 @@ export interface AttackContext {
   folder: string;
   /** A progress line for anything longer than a few seconds. */
   progress: (line: string) => void;
+  /** Aborted when the attack ran past its time limit: loops stop starting new rounds. */
+  signal: AbortSignal;
 }
 
 /** One attack: a stable name (docs/security.md refers to it), its family, and its run. */
