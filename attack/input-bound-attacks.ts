@@ -237,6 +237,14 @@ const tornLine: Attack = {
   },
 };
 
+/** How long `llm-agent status` takes on a small regular transcript here and now, in ms. */
+async function startCost(context: AttackContext): Promise<number> {
+  const tiny = join(context.folder, 'start-cost', 'tiny.jsonl');
+  await writeTranscript(tiny, interruptedRun());
+  const result = await runCli(['status', tiny], { cwd: context.folder, timeoutMs: 60_000 });
+  return result.ms;
+}
+
 /**
  * The read-only library calls and the commands on a path that is not a regular file: each
  * must answer within 5 s without an internal error; the library calls and `show` must call it
@@ -249,13 +257,17 @@ async function notRegular(
   proof: string,
   isFolder = false,
 ): Promise<{ held: boolean; evidence: string }> {
-  const limits = { timeoutMs: 8_000, rssLimitMb: 400, cwd: context.folder };
-  const results: string[] = [];
+  // "Within 5 s" of what the same process takes on a small regular transcript: on a loaded
+  // machine a Node start alone can take seconds, and a hang is what is looked for.
+  const start = await startCost(context);
+  const bound = 5_000 + start;
+  const limits = { timeoutMs: bound + 3_000, rssLimitMb: 400, cwd: context.folder };
+  const results: string[] = [`(bound 5 s + ${start} ms start)`];
   let held = true;
   for (const op of ['inspect', 'peek']) {
     const result = await probe(op, path, limits);
     const ok =
-      result.ms <= 5_000 &&
+      result.ms <= bound &&
       !result.timedOut &&
       !result.overMemory &&
       result.outcome !== 'threw' &&
@@ -275,7 +287,7 @@ async function notRegular(
     });
     const refusedIt = result.code !== 0 && result.code !== 3;
     const ok =
-      result.ms <= 5_000 &&
+      result.ms <= bound &&
       !result.timedOut &&
       !result.overMemory &&
       !crashed(result) &&
@@ -337,7 +349,7 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
   return {
     name: `parent-link-${kind}`,
     family: 'input',
-    what: `a child's session-meta names its parent transcript as ${kind === 'fifo' ? 'a FIFO' : '/dev/zero'}: revive of the child refuses quickly (8 s, a CLI start included), counts no revival, changes no file`,
+    what: `a child's session-meta names its parent transcript as ${kind === 'fifo' ? 'a FIFO' : '/dev/zero'}: revive of the child refuses quickly (5 s more than a CLI start), counts no revival, changes no file`,
     run: async (context) => {
       const tree = join(context.folder, 'runs');
       const child = join(tree, 'main.agents', 'worker-call_s1.jsonl');
@@ -360,9 +372,11 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
         }),
       );
       const before = await snapshotFolder(join(tree, 'main.agents'));
+      const start = await startCost(context);
+      const bound = 5_000 + start;
       const result = await runCli(['revive', child, '--yes', '--agents', AGENTS_MODULE], {
         cwd: context.folder,
-        timeoutMs: 10_000,
+        timeoutMs: bound + 3_000,
         rssLimitMb: 600,
         env: { ATTACK_LEDGER: join(context.folder, 'ledger.jsonl') },
       });
@@ -370,7 +384,7 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
       const unchanged = JSON.stringify([...before]) === JSON.stringify([...after]);
       const revivals = revivedCount(child);
       return verdict(
-        !result.timedOut && !result.overMemory && result.ms <= 8_000 && revivals === 0 && unchanged,
+        !result.timedOut && !result.overMemory && result.ms <= bound && revivals === 0 && unchanged,
         `child's parent.transcript = ${parent}${kind === 'fifo' ? ' (a FIFO)' : ''}; revive of the child ${ending(result)}; run-revived ${revivals}; child folder ${unchanged ? 'unchanged' : 'CHANGED'}`,
       );
     },
