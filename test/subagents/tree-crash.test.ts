@@ -252,8 +252,18 @@ function checkFamily(
   }
   // Every child's end reached the parent exactly once: by a join's result or a delivery.
   const reported = new Map<string, number>();
+  // A join whose dispatch a torn tail may have held is answered as interrupted, never run
+  // again (docs/revival.md): the model is told so and may wait again, so its children may then
+  // be reported to it at most once, not exactly once.
+  let interruptedJoins = 0;
   for (const result of toolResults(parent).filter((part) => part.toolName === 'task_wait')) {
-    for (const item of (result.output as { results: { agentId: string }[] }).results) {
+    const results = (result.output as { results?: { agentId: string }[] } | null)?.results;
+    if (results === undefined) {
+      assert.ok(result.isError, `${where}: a join answered without results is an error result`);
+      interruptedJoins += 1;
+      continue;
+    }
+    for (const item of results) {
       reported.set(item.agentId, (reported.get(item.agentId) ?? 0) + 1);
     }
   }
@@ -270,10 +280,10 @@ function checkFamily(
   for (const [name, records] of children) {
     const meta = records[0];
     if (meta?.type !== 'session-meta') continue;
-    assert.equal(
-      reported.get(meta.agentId),
-      1,
-      `${where}: ${name} was reported ${reported.get(meta.agentId) ?? 0} times to ${parentName}`,
+    const times = reported.get(meta.agentId) ?? 0;
+    assert.ok(
+      times === 1 || (times === 0 && interruptedJoins > 0),
+      `${where}: ${name} was reported ${times} times to ${parentName}`,
     );
   }
 }
