@@ -39,7 +39,7 @@ function inspection(path: string, fields: Partial<Inspection>): Inspection {
     messages: 2,
     estimatedTokens: 25,
     ...fields,
-  };
+  } as Inspection;
 }
 
 function tree(entries: [string, Partial<Inspection>][]): RunNode[] {
