@@ -1,0 +1,123 @@
+/**
+ * A table made to fit a terminal's width: columns that may be cut (a label, a reason, a run's
+ * name) are cut with `…` by display width, the widest first, each down to its minimum; if that
+ * is not enough, columns that may be left out are left out, least useful first. Pure.
+ *
+ * @module
+ */
+import { displayWidth, fitWidth } from './display-width.ts';
+
+/**
+ * One column of a {@link fitTable}.
+ *
+ * @example
+ * const label: TableColumn = { header: 'LABEL', cut: 5 };
+ * const size: TableColumn = { header: 'SIZE', drop: 2 };
+ */
+export interface TableColumn {
+  header: string;
+  /** When set, the column may be cut down to this many columns (with `…`). */
+  cut?: number;
+  /** When set, the column may be left out; lower numbers go first. */
+  drop?: number;
+}
+
+/**
+ * A cell: its plain text (already made safe for a terminal), and how to colour it once fitted.
+ *
+ * @example
+ * const cell: TableCell = { text: 'finished', paint: style.green };
+ */
+export interface TableCell {
+  text: string;
+  paint?: (text: string) => string;
+}
+
+/**
+ * What {@link fitTable} made: the lines, and whether anything was cut or left out (so that
+ * the caller can say how to see everything).
+ *
+ * @example
+ * const { lines, narrowed } = fitTable(columns, rows, 60, style.bold);
+ */
+export interface FittedTable {
+  lines: string[];
+  narrowed: boolean;
+}
+
+const GAP = 2;
+
+/**
+ * Lay `rows` out under `columns`, two spaces apart, in at most `width` display columns when it
+ * can (`Infinity`: everything whole). Headers are painted with `header`.
+ *
+ * @example
+ * fitTable([{ header: 'RUN', cut: 6 }, { header: 'STATE' }], [[{ text: 'a-very-long-name' }, { text: 'finished' }]], 16);
+ * // { lines: ['RUN     STATE', 'a-ver…  finished'], narrowed: true }
+ */
+export function fitTable(
+  columns: TableColumn[],
+  rows: TableCell[][],
+  width: number,
+  header: (text: string) => string = (text) => text,
+): FittedTable {
+  const natural = columns.map((column, index) =>
+    Math.max(
+      displayWidth(column.header),
+      ...rows.map((row) => displayWidth(row[index]?.text ?? '')),
+    ),
+  );
+  const widths = [...natural];
+  const shown = columns.map(() => true);
+  const total = (): number =>
+    widths.reduce((sum, value, index) => sum + (shown[index] ? value + GAP : 0), 0) - GAP;
+  const minimum = (index: number): number => {
+    const column = columns[index] as TableColumn;
+    return column.cut === undefined
+      ? (natural[index] as number)
+      : Math.min(natural[index] as number, Math.max(column.cut, displayWidth(column.header)));
+  };
+  const cutToFit = (): void => {
+    while (total() > width) {
+      let widest = -1;
+      widths.forEach((value, index) => {
+        if (!shown[index] || value <= minimum(index)) return;
+        if (widest === -1 || value > (widths[widest] as number)) widest = index;
+      });
+      if (widest === -1) return;
+      widths[widest] = Math.max(minimum(widest), (widths[widest] as number) - (total() - width));
+    }
+  };
+  cutToFit();
+  // Cutting was not enough: leave columns out, least useful first, and cut again.
+  const droppable = columns
+    .map((column, index) => ({ index, order: column.drop }))
+    .filter((entry): entry is { index: number; order: number } => entry.order !== undefined)
+    .sort((left, right) => left.order - right.order);
+  for (const { index } of droppable) {
+    if (total() <= width) break;
+    shown[index] = false;
+    widths.forEach((_, at) => {
+      widths[at] = natural[at] as number;
+    });
+    cutToFit();
+  }
+  const narrowed =
+    shown.includes(false) || widths.some((value, index) => value < (natural[index] as number));
+  const visible = columns.map((_, index) => index).filter((index) => shown[index]);
+  const layout = (cells: TableCell[]): string =>
+    visible
+      .map((index, position) => {
+        const cell = cells[index] ?? { text: '' };
+        const text = fitWidth(cell.text, widths[index] as number);
+        const painted = cell.paint === undefined ? text : cell.paint(text);
+        const last = position === visible.length - 1;
+        return last
+          ? painted
+          : painted + ' '.repeat((widths[index] as number) - displayWidth(text));
+      })
+      .join(' '.repeat(GAP))
+      .trimEnd();
+  const headerCells = columns.map((column) => ({ text: column.header, paint: header }));
+  return { lines: [layout(headerCells), ...rows.map(layout)], narrowed };
+}
