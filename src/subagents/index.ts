@@ -48,6 +48,7 @@ export {
   TASK_WAIT_TOOL,
 } from './join-output.ts';
 export {
+  checkModelSpec,
   MODEL_PROVIDERS,
   ModelSpecError,
   type ModelSpecProblem,

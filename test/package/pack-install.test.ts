@@ -156,4 +156,39 @@ console.log(JSON.stringify([
     assert.equal(imported.code, 0, imported.stderr);
     assert.deepEqual(JSON.parse(imported.stdout), [true, true, true, true, 'function']);
   });
+
+  test('a .ts agents module on a Node that cannot run TypeScript: one line naming the Node needed', async (t) => {
+    await writeFile(join(project, 'probe.ts'), 'export const typed: number = 1;\n');
+    await writeFile(
+      join(project, 'agents.ts'),
+      "export default { main: { description: 'd', system: 's', model: 'openai:gpt-5' as string } };\n",
+    );
+    // An older Node on this machine (the system's, not the pinned one), if there is one.
+    let old: string | undefined;
+    for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+      const probe = await sh(
+        candidate,
+        ['--input-type=module', '-e', "await import('./probe.ts')"],
+        project,
+      );
+      // Proof that this Node really cannot load a .ts file.
+      if (probe.code !== 0 && /ERR_UNKNOWN_FILE_EXTENSION/.test(probe.stderr)) {
+        old = candidate;
+        break;
+      }
+    }
+    if (old === undefined) {
+      t.skip('no Node without type stripping on this machine');
+      return;
+    }
+    const bin = join(project, 'node_modules', 'llm-agent-revival', 'dist', 'cli', 'main.js');
+    const ran = await sh(old, [bin, 'run', '--agents', 'agents.ts', 'hello'], project);
+    assert.equal(ran.code, 2, `${ran.stdout}\n${ran.stderr}`);
+    const lines = ran.stderr.split('\n').filter((line) => line !== '');
+    assert.equal(lines.length, 1, ran.stderr);
+    assert.match(
+      lines[0] ?? '',
+      /^llm-agent: agents\.ts: Node v\d+\.\d+\.\d+ cannot load a TypeScript agents module: it needs Node 22\.18 or later/,
+    );
+  });
 });
