@@ -18,6 +18,12 @@ export interface TableColumn {
   header: string;
   /** When set, the column may be cut down to this many columns (with `…`). */
   cut?: number;
+  /** Cut only once the other columns are at their minimum (the column that names the row). */
+  cutLast?: boolean;
+  /** A width the column keeps while columns marked `dropEarly` can still be left out. */
+  comfort?: number;
+  /** Left out before any column is cut below its `comfort` width. */
+  dropEarly?: boolean;
   /** When set, the column may be left out; lower numbers go first. */
   drop?: number;
 }
@@ -71,37 +77,57 @@ export function fitTable(
   const shown = columns.map(() => true);
   const total = (): number =>
     widths.reduce((sum, value, index) => sum + (shown[index] ? value + GAP : 0), 0) - GAP;
+  // `comfortable`: a cut column keeps at least its `comfort` width (a first, gentler pass).
+  let comfortable = true;
   const minimum = (index: number): number => {
     const column = columns[index] as TableColumn;
-    return column.cut === undefined
+    // A column with no comfortable width is not cut at all in the gentle pass.
+    const floor = comfortable ? (column.comfort ?? natural[index]) : column.cut;
+    return floor === undefined
       ? (natural[index] as number)
-      : Math.min(natural[index] as number, Math.max(column.cut, displayWidth(column.header)));
+      : Math.min(natural[index] as number, Math.max(floor, displayWidth(column.header)));
+  };
+  const widestCuttable = (last: boolean): number => {
+    let widest = -1;
+    widths.forEach((value, index) => {
+      if (!shown[index] || value <= minimum(index)) return;
+      if ((columns[index]?.cutLast === true) !== last) return;
+      if (widest === -1 || value > (widths[widest] as number)) widest = index;
+    });
+    return widest;
   };
   const cutToFit = (): void => {
     while (total() > width) {
-      let widest = -1;
-      widths.forEach((value, index) => {
-        if (!shown[index] || value <= minimum(index)) return;
-        if (widest === -1 || value > (widths[widest] as number)) widest = index;
-      });
+      let widest = widestCuttable(false);
+      if (widest === -1) widest = widestCuttable(true);
       if (widest === -1) return;
       widths[widest] = Math.max(minimum(widest), (widths[widest] as number) - (total() - width));
     }
   };
-  cutToFit();
-  // Cutting was not enough: leave columns out, least useful first, and cut again.
   const droppable = columns
-    .map((column, index) => ({ index, order: column.drop }))
-    .filter((entry): entry is { index: number; order: number } => entry.order !== undefined)
+    .map((column, index) => ({ index, order: column.drop, early: column.dropEarly === true }))
+    .filter(
+      (entry): entry is { index: number; order: number; early: boolean } =>
+        entry.order !== undefined,
+    )
     .sort((left, right) => left.order - right.order);
-  for (const { index } of droppable) {
-    if (total() <= width) break;
-    shown[index] = false;
-    widths.forEach((_, at) => {
-      widths[at] = natural[at] as number;
-    });
+  /** Leave out the first `count` droppable columns (`early` ones only, when asked) and cut. */
+  const attempt = (count: number, earlyOnly: boolean): boolean => {
+    shown.fill(true);
+    widths.splice(0, widths.length, ...natural);
+    for (const { index, early } of droppable.slice(0, count)) {
+      if (earlyOnly && !early) return false;
+      shown[index] = false;
+    }
     cutToFit();
-  }
+    return total() <= width;
+  };
+  // First: the least useful columns go before anything is cut below its comfortable width;
+  // then, if that is not enough, everything may be cut to its minimum and left out in turn.
+  let fits = false;
+  for (let count = 0; count <= droppable.length && !fits; count += 1) fits = attempt(count, true);
+  comfortable = false;
+  for (let count = 0; count <= droppable.length && !fits; count += 1) fits = attempt(count, false);
   const narrowed =
     shown.includes(false) || widths.some((value, index) => value < (natural[index] as number));
   const visible = columns.map((_, index) => index).filter((index) => shown[index]);

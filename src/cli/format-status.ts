@@ -198,15 +198,15 @@ export interface StatusLayout {
  * terminal is too narrow (least useful first: the token estimate is in the summary line too).
  */
 const COLUMNS: TableColumn[] = [
-  { header: 'RUN', cut: 20 },
-  { header: 'TYPE', cut: 4, drop: 2 },
-  { header: 'LABEL', cut: 5, drop: 5 },
+  { header: 'RUN', cut: 20, comfort: 30, cutLast: true },
+  { header: 'TYPE', cut: 4, comfort: 8, drop: 2, dropEarly: true },
+  { header: 'LABEL', cut: 5, comfort: 12, drop: 5 },
   { header: 'STATE' },
-  { header: 'WHY', cut: 8 },
-  { header: 'REVIVALS', drop: 3 },
+  { header: 'WHY', cut: 8, comfort: 20 },
+  { header: 'REVIVALS', drop: 3, dropEarly: true },
   { header: 'OPEN', drop: 4 },
-  { header: 'SIZE', drop: 1 },
-  { header: '~TOKENS', drop: 0 },
+  { header: 'SIZE', drop: 1, dropEarly: true },
+  { header: '~TOKENS', drop: 0, dropEarly: true },
 ];
 
 /**
