@@ -94,8 +94,9 @@ Exit codes (each command's --help says which it uses):
   3 revivable runs exist         4 something is unreadable  5 runs are at their revival cap
   6 declined at the prompt       130 stopped by Ctrl-C (the runs stay revivable)
 
-Environment: NO_COLOR turns colour off; OPENAI_API_KEY, ANTHROPIC_API_KEY and
-OPENAI_COMPATIBLE_API_KEY are read by the model specs that need them. Docs: docs/cli.md
+Environment: NO_COLOR or FORCE_COLOR=0 turns colour off, FORCE_COLOR=1 on; COLUMNS sets the
+width status fits; OPENAI_API_KEY, ANTHROPIC_API_KEY and OPENAI_COMPATIBLE_API_KEY are read
+by the model specs that need them. Docs: docs/cli.md
 `;
 }
 
