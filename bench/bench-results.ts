@@ -1,4 +1,5 @@
 import type { MachineInfo } from './machine-info.ts';
+import type { MemorySection } from './memory-section.ts';
 import type { PersistenceSection } from './persistence-section.ts';
 import type { RevivalSection } from './revival-section.ts';
 import type { StatusSection } from './status-section.ts';
@@ -40,4 +41,5 @@ export interface BenchResults {
   status?: StatusSection;
   persistence?: PersistenceSection;
   revival?: RevivalSection;
+  memory?: MemorySection;
 }

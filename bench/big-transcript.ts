@@ -44,7 +44,7 @@ export async function bigTranscript(
   log(`  generating a ${Math.round(bytes / 1048576)} MiB revivable transcript (reused later)`);
   const started = performance.now();
   await rm(path, { force: true });
-  await rm(`${path}.lock`, { force: true });
+  await rm(`${path}.owner`, { force: true });
   // The writer's size estimate runs about 4% short: aim above, so a "1 GiB" file is one.
   await writeTranscript(
     path,

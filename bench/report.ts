@@ -13,6 +13,11 @@ function ms(value: number | null | undefined): string {
   return `${value.toFixed(2)} ms`;
 }
 
+/** Decimal megabytes, as issue 15 states its memory goals. */
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(0)} MB`;
+}
+
 function size(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined || Number.isNaN(bytes)) return '—';
   if (bytes >= 1024 * MIB) return `${(bytes / 1024 / MIB).toFixed(2)} GiB`;
@@ -126,6 +131,15 @@ export function judgeGoals(results: BenchResults): GoalVerdict[] {
         ? null
         : gib.revivePeakRssBytes <= 100 * 1e6,
   });
+  for (const row of results.memory?.rows ?? []) {
+    if (row.goalBytes === null) continue;
+    goals.push({
+      goal: `5. peak RSS of ${row.op} on ${row.input} (fresh process)`,
+      target: `≤ ${mb(row.goalBytes)}`,
+      measured: row.peakRssBytes === null ? row.answer : mb(row.peakRssBytes),
+      met: row.peakRssBytes === null ? null : row.peakRssBytes <= row.goalBytes,
+    });
+  }
   if (results.quick) for (const goal of goals) goal.met = null;
   return goals;
 }
@@ -273,6 +287,25 @@ export function markdownReport(results: BenchResults): string {
           `${ms(row.reviveMs)} (${row.reviveOutcome})`,
           size(row.revivePeakRssBytes),
           size(row.inspectBaselineRssBytes),
+        ]),
+      )}`,
+    );
+  }
+  const memory = results.memory;
+  if (memory !== undefined) {
+    parts.push(
+      `### 5. Memory on hostile inputs (peak RSS of the whole process, each in a fresh process)\n\n${
+        memory.measuredAt === undefined
+          ? ''
+          : `Measured ${memory.measuredAt} at commit ${memory.commit?.id.slice(0, 7) ?? '?'}${memory.note === undefined ? '' : `, ${memory.note}`}.\n\n`
+      }${table(
+        ['input', 'operation', 'peak RSS', 'goal', 'answer'],
+        memory.rows.map((row) => [
+          row.input,
+          row.op,
+          row.peakRssBytes === null ? 'not measured' : mb(row.peakRssBytes),
+          row.goalBytes === null ? '(shown)' : `≤ ${mb(row.goalBytes)}`,
+          row.answer.split(':')[0]?.replaceAll('|', '/').slice(0, 60) ?? '',
         ]),
       )}`,
     );

@@ -60,13 +60,13 @@ export async function revivalSection(
       inspects.push(answer.value);
       inspectOutcome = answer.value.outcome;
     }
-    const lockExisted = await stat(`${path}.lock`).then(
+    const nametagExisted = await stat(`${path}.owner`).then(
       () => true,
       () => false,
     );
     const revived = await runChild<ChildFigures>(CHILD, ['revive', path, '1000']);
     await truncate(path, bytes);
-    if (!lockExisted) await rm(`${path}.lock`, { force: true });
+    if (!nametagExisted) await rm(`${path}.owner`, { force: true });
     const row: RevivalSize = {
       targetBytes: target,
       bytes,

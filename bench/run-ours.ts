@@ -52,7 +52,7 @@ export async function runOurs(
   await mkdir(folder, { recursive: true });
   const path = join(folder, `ours-${durability}-${process.pid}.jsonl`);
   await rm(path, { force: true });
-  await rm(`${path}.lock`, { force: true });
+  await rm(`${path}.owner`, { force: true });
   const { fileSystem, counts } = countingFileSystem(nodeFileSystem);
   const clock = new StepClock();
   const bytesAt: AtSteps = {};
@@ -100,7 +100,7 @@ export async function runOurs(
   clock.stop();
   const summary = summariseTimeline(clock, at);
   await rm(path, { force: true });
-  await rm(`${path}.lock`, { force: true });
+  await rm(`${path}.owner`, { force: true });
   return {
     ok: true,
     system: 'ours',

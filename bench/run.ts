@@ -6,7 +6,7 @@
  * reused by later runs.
  *
  * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
- * `--only inspect,status,persistence,revival` (a subset), `--no-docs` (leave the docs alone),
+ * `--only inspect,status,persistence,revival,memory` (a subset), `--no-docs` (leave the docs alone),
  * `--report-only` (re-render the last bench/results.json without measuring).
  * Needs for the LangGraph durable row: PostgreSQL's server binaries (see bench/local-postgres.ts)
  * or BENCH_POSTGRES_URL; without them that row is skipped with the reason.
@@ -22,13 +22,14 @@ import { parseArgs } from 'node:util';
 import type { BenchResults } from './bench-results.ts';
 import { inspectSection } from './inspect-section.ts';
 import { machineInfo } from './machine-info.ts';
+import { memorySection } from './memory-section.ts';
 import { persistenceSection } from './persistence-section.ts';
 import { judgeGoals, markdownReport, perStepSvg, updatePerformanceDoc } from './report.ts';
 import { revivalSection } from './revival-section.ts';
 import { statusSection } from './status-section.ts';
 
 const MIB = 1024 * 1024;
-const SECTIONS = ['inspect', 'status', 'persistence', 'revival'];
+const SECTIONS = ['inspect', 'status', 'persistence', 'revival', 'memory'];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 function commitMeasured(): { id: string; dirty: boolean } {
@@ -76,7 +77,8 @@ async function main(): Promise<void> {
   };
   // Both measure the compiled CLI and library (the revival section measures `src/` when
   // BENCH_REVIVAL_SOURCE=1; the status section always measures `dist/`).
-  const revivalFromDist = only.has('revival') && process.env.BENCH_REVIVAL_SOURCE !== '1';
+  const revivalFromDist =
+    (only.has('revival') || only.has('memory')) && process.env.BENCH_REVIVAL_SOURCE !== '1';
   if (only.has('status') || revivalFromDist) await ensureBuilt(log);
   // Status first, on a quiet machine: after the sections that read a gigabyte, this machine's
   // kernel stays busy with memory for a while, and the same status command measured 2.1 s
@@ -98,6 +100,10 @@ async function main(): Promise<void> {
     log('4. revival latency and peak memory');
     const sizes = quick ? [10 * MIB, 100 * MIB] : [10 * MIB, 100 * MIB, 1024 * MIB];
     results.revival = await revivalSection(dataFolder, sizes, log);
+  }
+  if (only.has('memory')) {
+    log('5. peak memory on hostile inputs (junk lines, a huge torn line)');
+    results.memory = await memorySection(dataFolder, log);
   }
   results.durationMs = performance.now() - started;
   results.machine.loadAverage.end = loadavg()[0] ?? 0;

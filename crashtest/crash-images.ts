@@ -151,12 +151,16 @@ export function imagesOf(
   return images;
 }
 
+const NAMETAG = /\.owner(\.[0-9a-f]+\.tmp)?$/;
+const RANDOM_TEMPORARY = /\.[0-9a-f]{16}\.tmp$/;
+
 export function digestOf(files: Map<string, Buffer>): string {
   const hash = createHash('sha1');
   for (const [path, bytes] of files) {
-    // A lock file's content only names its holder, and a crash image has no holder.
-    if (path.endsWith('.lock')) continue;
-    hash.update(path);
+    // A nametag only names its holder, and a crash image has no holder.
+    if (NAMETAG.test(path)) continue;
+    // A temporary file's name is random: images that differ only there are the same image.
+    hash.update(path.replace(RANDOM_TEMPORARY, '.<random>.tmp'));
     hash.update('\0');
     hash.update(createHash('sha1').update(bytes).digest());
   }

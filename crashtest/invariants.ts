@@ -241,8 +241,18 @@ function checkTranscript(
     else if (settles === 0 && finished)
       breaches.failed.push(`${where}: ${callId} dispatched, never settled`);
   }
+  // A repair that cut bytes which may have held a dispatch makes the calls of the last turn
+  // possibly dispatched: revival answers and settles them as interrupted, with no dispatch
+  // record on disk (docs/transcript-format.md §6).
+  const possiblyDispatched = list.some((record) => record.tailRepair?.possiblyDispatched === true);
+  const interruptedSettles = new Set(
+    list.flatMap((record) =>
+      record.type === 'tool-settled' && record.reason === 'interrupted' ? [record.callId] : [],
+    ),
+  );
   for (const [callId, count] of settled) {
-    if (!dispatched.has(callId))
+    const maybe = possiblyDispatched && interruptedSettles.has(callId);
+    if (!dispatched.has(callId) && !maybe)
       breaches.failed.push(`${where}: ${callId} settled, never dispatched`);
     if (count > 1 && !dispatched.has(callId))
       breaches.doubled.push(`${where}: ${callId} settled ${count} times`);

@@ -6,6 +6,7 @@ import { runIoErrors } from './io-errors.ts';
 import { runReviverRace } from './reviver-race.ts';
 import { SCENARIOS } from './scenarios.ts';
 import { runSigkillLoop } from './sigkill-loop.ts';
+import { runTreeRace } from './tree-race.ts';
 
 /*
  * `npm run crashtest [-- --long] [--seed N] [--only images,kills,races,io,fuzz]`: the proof of
@@ -23,8 +24,8 @@ const optionValue = (name: string): string | undefined => {
 const seed = Number(optionValue('--seed') ?? process.env.SEED ?? Date.now() % 2 ** 31);
 const only = new Set((optionValue('--only') ?? 'images,kills,races,io,fuzz').split(','));
 const quotas = long
-  ? { images: 30_000, kills: 500, races: 2000, fuzz: 300_000 }
-  : { images: 10_000, kills: 200, races: 500, fuzz: 100_000 };
+  ? { images: 30_000, kills: 500, races: 2000, treeRaces: 500, fuzz: 300_000 }
+  : { images: 10_000, kills: 200, races: 500, treeRaces: 200, fuzz: 100_000 };
 
 console.log(`crashtest: seed ${seed}${long ? ' (long)' : ''} — replay with --seed ${seed}`);
 const totals = { lost: 0, doubled: 0, pairing: 0, throws: 0, failed: 0 };
@@ -103,6 +104,14 @@ if (only.has('races')) {
   failures.push(...race.failures);
   sections.push(
     `Reviver races: ${race.rounds} rounds × ${race.workers} processes: ${race.clean} with exactly one winner; losers told ${[...race.losers].map(([reason, count]) => `${reason} ×${count}`).join(', ')}`,
+  );
+  // Trees: 2–4 `llm-agent revive --yes` on one crashed three-level tree with pending joins.
+  const tree = await runTreeRace({ rounds: quotas.treeRaces, workers: 4, seed });
+  counts.races += tree.clean;
+  totals.failed += tree.failed;
+  failures.push(...tree.failures);
+  sections.push(
+    `Tree races: ${tree.rounds} rounds, ${tree.processes} revive --yes processes on a crashed three-level tree: ${tree.clean} where one process revived the whole tree and every join got its child's answer; the others ${[...tree.losers].map(([kind, count]) => `${kind} ×${count}`).join(', ')}`,
   );
 }
 if (only.has('io')) {

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import type { FileSystem, OpenMode } from '../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../src/transcript/file-system.ts';
 import { fileSystemError, normalise } from '../test/support/memory-file-system.ts';
 
 /*
@@ -148,38 +148,27 @@ export class RecordingFileSystem implements FileSystem {
   // ---- FileSystem ----
 
   async open(path: string, mode: OpenMode): Promise<number> {
-    this.#enter('open', path, mode !== 'read' && mode !== 'read-write');
+    this.#enter('open', path, mode === 'create' || mode === 'lock');
     const name = normalise(path);
+    // As the real `read` mode: a folder is refused at open, before any read (this model
+    // holds no FIFOs or devices); an exclusive create finds the name taken.
     if (this.#folders.has(name)) {
-      if (mode !== 'read') throw fileSystemError('EISDIR', 'open', path);
-      return this.#newHandle({
-        path: name,
-        inode: 'folder',
-        readable: true,
-        writable: false,
-        append: false,
-        position: 0,
-      });
+      throw fileSystemError(mode === 'create' ? 'EEXIST' : 'EISDIR', 'open', path);
     }
     if (!this.#folders.has(dirname(name))) throw fileSystemError('ENOENT', 'open', path);
     let inode = this.#files.get(name);
     if (mode === 'create' && inode !== undefined) throw fileSystemError('EEXIST', 'open', path);
     let changed = false;
     if (inode === undefined) {
-      if (mode === 'read' || mode === 'read-write') throw fileSystemError('ENOENT', 'open', path);
+      if (mode !== 'create' && mode !== 'lock') throw fileSystemError('ENOENT', 'open', path);
       inode = this.#newInode();
       this.#files.set(name, inode);
-      changed = true;
-    }
-    if (mode === 'replace' && inode.current.length > 0) {
-      inode.current = Buffer.alloc(0);
-      inode.pending.push({ kind: 'truncate', length: 0 });
       changed = true;
     }
     const fd = this.#newHandle({
       path: name,
       inode,
-      readable: mode === 'read' || mode === 'read-write' || mode === 'lock',
+      readable: true,
       writable: mode !== 'read',
       append: mode === 'append' || mode === 'create',
       position: 0,
@@ -290,6 +279,35 @@ export class RecordingFileSystem implements FileSystem {
     return missing[0];
   }
 
+  async identity(fd: number): Promise<FileIdentity> {
+    const handle = this.#handle(fd, 'fstat');
+    this.#enter('identity', handle.path, false);
+    if (handle.inode === 'folder') return folderIdentity(handle.path);
+    const inode = handle.inode;
+    let links = 0;
+    for (const named of this.#files.values()) if (named === inode) links += 1;
+    return { dev: 1n, ino: BigInt(inode.id), kind: 'file', links };
+  }
+
+  async identityOf(path: string): Promise<FileIdentity | null> {
+    this.#enter('identityOf', path, false);
+    const name = normalise(path);
+    if (this.#folders.has(name)) return folderIdentity(name);
+    const inode = this.#files.get(name);
+    if (inode === undefined) return null;
+    let links = 0;
+    for (const named of this.#files.values()) if (named === inode) links += 1;
+    return { dev: 1n, ino: BigInt(inode.id), kind: 'file', links };
+  }
+
+  async unlink(path: string): Promise<void> {
+    this.#enter('unlink', path, true);
+    const name = normalise(path);
+    if (this.#folders.has(name)) throw fileSystemError('EISDIR', 'unlink', path);
+    if (!this.#files.delete(name)) throw fileSystemError('ENOENT', 'unlink', path);
+    this.#boundary(`unlink ${name}`);
+  }
+
   tryLock(fd: number): boolean {
     const handle = this.#handle(fd, 'fcntl');
     this.#enter('tryLock', handle.path, false);
@@ -343,6 +361,13 @@ export class RecordingFileSystem implements FileSystem {
     if (handle.inode === 'folder') throw fileSystemError('EISDIR', syscall, handle.path);
     return handle.inode;
   }
+}
+
+/** A folder's identity: folders have no inode here, so one is made from the name's hash. */
+function folderIdentity(name: string): FileIdentity {
+  let hash = 0n;
+  for (const char of name) hash = (hash * 31n + BigInt(char.codePointAt(0) ?? 0)) % 2n ** 48n;
+  return { dev: 1n, ino: 2n ** 48n + hash, kind: 'folder', links: 1 };
 }
 
 /**

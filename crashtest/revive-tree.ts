@@ -85,11 +85,23 @@ export async function reviveTree(paths: string[], options: TreeOptions): Promise
     (left, right) => depthOf(right) - depthOf(left) || (left < right ? -1 : 1),
   );
   const roots: Promise<RunResult>[] = [];
+  // One claim for the whole tree, held until every revived run has ended (as the CLI does).
+  const root = ordered.find((path) => depthOf(path) === 0);
+  const claimed =
+    root === undefined
+      ? null
+      : await Revival.claimTree({ path: root, fileSystem: options.fileSystem });
+  if (claimed !== null && !claimed.ok) {
+    outcome.problems.push(`${root}: the tree could not be claimed: ${claimed.detail}`);
+    return outcome;
+  }
+  const treeClaim = claimed?.claim;
   for (const path of ordered) {
     const found = await Revival.inspect({
       path,
       maxRevivals: options.maxRevivals,
       fileSystem: options.fileSystem,
+      ...(treeClaim === undefined ? {} : { treeClaim }),
     });
     if (!found.revivable) {
       const reason = found.reason ?? 'unknown';
@@ -110,6 +122,7 @@ export async function reviveTree(paths: string[], options: TreeOptions): Promise
       maxRevivals: options.maxRevivals,
       fileSystem: options.fileSystem,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(treeClaim === undefined ? {} : { treeClaim }),
       sessionOptions,
     });
     if (!revived.ok) {
@@ -129,5 +142,6 @@ export async function reviveTree(paths: string[], options: TreeOptions): Promise
   }
   outcome.results = await Promise.all(roots);
   await composer.idle();
+  await treeClaim?.release();
   return outcome;
 }

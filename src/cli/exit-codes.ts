@@ -23,6 +23,11 @@ export const EXIT = {
   capped: 5,
   /** `revive`: the human answered no at the prompt; nothing was written. */
   declined: 6,
+  /**
+   * `revive`: another reviver holds a tree to revive (or revived it after the plan was made);
+   * nothing was written.
+   */
+  claimed: 7,
   /** `run`, `revive`: stopped by Ctrl-C; the runs were aborted cleanly and stay revivable. */
   interrupted: 130,
 } as const;

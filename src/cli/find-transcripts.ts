@@ -5,10 +5,9 @@
  *
  * @module
  */
-import { type Dirent, promises as fs, readdirSync } from 'node:fs';
+import { type Dirent, promises as fs, lstatSync, readdirSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { childrenFolder } from '../subagents/child-layout.ts';
-import { lockPathOf } from '../transcript/writer-lock.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -17,23 +16,21 @@ import { UserError } from './user-error.ts';
  * naming it. A folder that cannot be read below the named one is skipped, not fatal. Folders
  * whose name starts with `.` and `node_modules` are not entered.
  *
- * When `lockFiles` is given, the writer lock files (`X.jsonl.lock`) that exist beside the
- * transcripts found are added to it — seen for free in the same folder listings — so that a
- * transcript with no lock file is known not to be running without asking the file system again.
+ * Each path the user names is resolved once, here, to its real path (its symbolic links
+ * followed): the user may point at a run through a link. Below it nothing is followed: a
+ * symbolic link inside a run tree — a transcript, a folder, an `X.agents` — is never entered
+ * or listed, so nothing in the tree can lead a command out of it.
  *
  * @example
  * await findTranscripts(['runs/'], process.cwd()); // ['/…/runs/a.jsonl', '/…/runs/a.agents/x.jsonl']
  */
-export async function findTranscripts(
-  paths: string[],
-  cwd: string,
-  lockFiles?: Set<string>,
-): Promise<string[]> {
+export async function findTranscripts(paths: string[], cwd: string): Promise<string[]> {
   const found = new Set<string>();
   for (const given of paths) {
-    const path = resolve(cwd, given);
+    let path: string;
     let kind: 'file' | 'folder' | 'other';
     try {
+      path = await fs.realpath(resolve(cwd, given));
       const stats = await fs.stat(path);
       kind = stats.isFile() ? 'file' : stats.isDirectory() ? 'folder' : 'other';
     } catch (error) {
@@ -45,12 +42,9 @@ export async function findTranscripts(
     if (kind === 'other') throw new UserError(`${given}: not a file or a folder`);
     if (kind === 'file') {
       found.add(path);
-      if (lockFiles !== undefined && (await exists(lockPathOf(path)))) {
-        lockFiles.add(lockPathOf(path));
-      }
-      walk(childrenFolder(path), found, lockFiles);
+      if (isRealFolder(childrenFolder(path))) walk(childrenFolder(path), found);
     } else {
-      walk(path, found, lockFiles);
+      walk(path, found);
     }
   }
   return [...found].sort();
@@ -60,7 +54,7 @@ export async function findTranscripts(
  * Reads folders synchronously: a walk over thousands of folders is thousands of small calls,
  * and a thread-pool round trip costs more than listing a cached folder.
  */
-function walk(folder: string, found: Set<string>, lockFiles: Set<string> | undefined): void {
+function walk(folder: string, found: Set<string>): void {
   let entries: Dirent[];
   try {
     entries = readdirSync(folder, { withFileTypes: true });
@@ -74,18 +68,18 @@ function walk(folder: string, found: Set<string>, lockFiles: Set<string> | undef
     const path = `${prefix}${entry.name}`;
     if (entry.isDirectory()) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      walk(path, found, lockFiles);
+      walk(path, found);
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
-    } else if (lockFiles !== undefined && entry.name.endsWith('.jsonl.lock')) {
-      lockFiles.add(path);
     }
   }
 }
 
-function exists(path: string): Promise<boolean> {
-  return fs.stat(path).then(
-    () => true,
-    () => false,
-  );
+/** Whether `path` is a folder itself, not a symbolic link to one. */
+function isRealFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -244,7 +244,11 @@ export function statusText(
       { text: cell(terminalSafe(inspection.agentType ?? '—')) },
       { text: cell(terminalSafe(inspection.label ?? '—')) },
       { text: node.state, paint: (text) => colourState(node.state, text, style) },
-      quiet ? { text: '—', paint: style.dim } : { text: terminalSafe(whyOf(node)) },
+      !inspection.revivable && inspection.reviver !== undefined
+        ? { text: `being revived by pid ${inspection.reviver.pid ?? '?'}` }
+        : quiet
+          ? { text: '—', paint: style.dim }
+          : { text: terminalSafe(whyOf(node)) },
       { text: `${inspection.revivalsUsed}/${inspection.maxRevivals}` },
       { text: String(openCalls(node)) },
       { text: formatBytes(inspection.bytes) },

@@ -1,6 +1,7 @@
 import { Revival } from '../revival/index.ts';
 import { unreadableInspection } from '../revival/inspect.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
+import type { TreeClaim } from '../transcript/tree-claim.ts';
 import type { InspectionView } from './inspection.ts';
 
 /**
@@ -14,11 +15,15 @@ export async function inspectTranscript(
   path: string,
   maxRevivals: number,
   fileSystem?: FileSystem,
+  treeClaim?: TreeClaim,
 ): Promise<InspectionView> {
   try {
-    return await Revival.inspect(
-      fileSystem === undefined ? { path, maxRevivals } : { path, maxRevivals, fileSystem },
-    );
+    return await Revival.inspect({
+      path,
+      maxRevivals,
+      ...(fileSystem === undefined ? {} : { fileSystem }),
+      ...(treeClaim === undefined ? {} : { treeClaim }),
+    });
   } catch (error) {
     return unreadableInspection(
       path,

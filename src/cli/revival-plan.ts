@@ -64,7 +64,7 @@ export interface RevivalPlan {
 
 /**
  * Plan the revival of some trees. A tree with a running run is not touched (a live process
- * owns part of it). In the others every revivable run is revived, children first; unreadable,
+ * owns part of it), nor one another reviver holds (named, with its pid and since when). In the others every revivable run is revived, children first; unreadable,
  * capped and empty runs are left alone (a parent waiting on one gets a failure naming it).
  *
  * @example
@@ -80,6 +80,16 @@ export function planRevival(roots: RunNode[]): RevivalPlan {
   };
   for (const root of roots) {
     const live = [...walkTree([root])].filter((node) => node.state === 'running');
+    const reviver = live.find((node) => node.inspection.reviver !== undefined)?.inspection.reviver;
+    if (reviver !== undefined) {
+      plan.blocked.push({
+        node: root,
+        why: `the tree is being revived by ${
+          reviver.pid === null ? 'another process (not yet named)' : `pid ${reviver.pid}`
+        } since ${reviver.since ?? 'an unknown time'} (it holds the claim of ${reviver.root}); this tree is left alone`,
+      });
+      continue;
+    }
     if (live.length > 0) {
       plan.blocked.push({
         node: root,

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { Loop } from '../loop/loop.ts';
 import type { RunHandle, RunResult } from '../loop/types.ts';
-import { Revival } from '../revival/index.ts';
+import { Revival, type TreeClaim } from '../revival/index.ts';
 import { type AgentRegistry, backendsOf } from '../subagents/agent-definition.ts';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { readSessionMeta } from '../subagents/child-transcript.ts';
@@ -13,7 +13,7 @@ import {
   parseCommandLine,
   writeLine,
 } from './command.ts';
-import { EXIT } from './exit-codes.ts';
+import { EXIT, type ExitCode } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { formatCount, plural, quote, table } from './format-status.ts';
 import { loadAgents } from './load-agents.ts';
@@ -21,10 +21,17 @@ import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
+import { findSalvageable, salvage, salvageText } from './salvage-damaged.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
+import { checkJoinedChildren, findTreeRoot } from '../revival/tree-root.ts';
+import { nodeFileSystem } from '../transcript/file-system.ts';
+import { createStyle } from './terminal-style.ts';
+
+/** The plan compared without colour: the same plan whatever the terminal. */
+const PLAIN = createStyle(false);
 
 /**
  * The model spec the demo's transcripts record: such runs can be revived without `--agents`.
@@ -59,25 +66,34 @@ and run them to the end, children before parents:
      original id so that its parent's pending task_wait is answered by it.
 
 Progress goes to stderr; the plan and the results to stdout. A tree with a run held by
-a live process is not touched.
+a live process is not touched. One reviver per tree: before writing anything, revive
+claims each tree it revives (a claim file beside the tree's root, held until its revived
+runs end), checks every parent link and joined child of the tree, and makes the plan
+again under the claim; another reviver of any run of a claimed tree refuses, naming the
+holder (exit code 7).
 
 Options:
   --agents MODULE    the agent-definition module the runs were started with (see
                      llm-agent run --help); not needed for the demo's own transcripts
   --yes, -y          do not ask
   --max-revivals N   refuse to revive a run already revived N times (default ${DEFAULT_MAX_REVIVALS})
+  --salvage          cut damage that ends a transcript (a last line that fails its checksum
+                     yet ends in a newline: it may be a durable record) into a sidecar, and
+                     answer every call of that run's last turn as interrupted, never run
   -h, --help         show this help
 
 Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
 revived run failed; 2 a mistake in the command, or --yes missing off a terminal; 4 nothing
-to revive but a transcript is unreadable; 6 declined at the prompt (nothing was written); 130 stopped by Ctrl-C (every run aborted
-cleanly and stays revivable).
+to revive but a transcript is unreadable; 6 declined at the prompt (nothing was written); 7
+another reviver holds a tree (or revived it after the plan was made; nothing was written);
+130 stopped by Ctrl-C (every run aborted cleanly and stays revivable).
 `,
   async run(argv, io) {
     const { values, positionals } = parseCommandLine('revive', argv, {
       agents: { type: 'string' },
       yes: { type: 'boolean', short: 'y' },
       'max-revivals': { type: 'string' },
+      salvage: { type: 'boolean' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -91,12 +107,34 @@ cleanly and stays revivable).
       values['max-revivals'] as string | undefined,
       DEFAULT_MAX_REVIVALS,
     );
-    const lockFiles = new Set<string>();
-    const paths = await findTranscripts(positionals, io.cwd, lockFiles);
-    const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    const paths = await findTranscripts(positionals, io.cwd);
+    let roots = await inspectTree(paths, maxRevivals, io.cwd);
+    if (values.salvage === true) {
+      // Salvaging writes: it is shown and confirmed (or --yes) first, like the revival.
+      const damaged = await findSalvageable(roots);
+      if (damaged.length > 0) {
+        io.stdout.write(salvageText(damaged));
+        if (values.yes !== true) {
+          if (io.stdin.isTTY !== true) {
+            throw new UserError(
+              'revive: stdin is not a terminal, so nobody can confirm the salvage: pass --yes (nothing was written)',
+            );
+          }
+          if (!(await confirm(io, `Salvage ${plural(damaged.length, 'transcript')}? [y/N] `))) {
+            writeLine(io.stderr, 'Declined; nothing was written.');
+            return EXIT.declined;
+          }
+        }
+        if ((await salvage(damaged, io)) > 0) {
+          roots = await inspectTree(paths, maxRevivals, io.cwd);
+        }
+      }
+    }
     const plan = planRevival(roots);
     io.stdout.write(planText(plan, io.out));
     if (plan.revivals.length === 0) {
+      // Left alone because another reviver holds the tree: said with its own exit code.
+      if (plan.blocked.some((blocked) => claimedTree(blocked.node) !== null)) return EXIT.claimed;
       // Nothing to revive is only good news when nothing is unreadable either.
       const unreadable = plan.leftAlone.some((left) => left.node.state === 'unreadable');
       return unreadable ? EXIT.unreadable : EXIT.ok;
@@ -114,12 +152,26 @@ cleanly and stays revivable).
         return EXIT.declined;
       }
     }
+    const claimed = await claimTrees(plan, roots, registries, paths, maxRevivals, io);
+    if (!claimed.ok) {
+      writeLine(io.stderr, claimed.message);
+      return claimed.code;
+    }
     const stopper = new RunStopper(io, `llm-agent ${['revive', ...argv].map(quote).join(' ')}`);
     let outcomes: RevivalOutcome[];
     try {
-      outcomes = await executePlan(plan, roots, registries, maxRevivals, io, stopper);
+      outcomes = await executePlan(
+        plan,
+        roots,
+        registries,
+        maxRevivals,
+        io,
+        stopper,
+        claimed.claims,
+      );
     } finally {
       stopper.dispose();
+      for (const claim of claimed.claims.values()) await claim.release().catch(() => undefined);
     }
     io.stdout.write(outcomesText(outcomes, io));
     if (stopper.stopped) return EXIT.interrupted;
@@ -196,6 +248,78 @@ async function registriesFor(
   return registries;
 }
 
+/** The reviver holding the tree of a blocked root, as its inspection found it, or null. */
+function claimedTree(root: RunNode): NonNullable<RunNode['inspection']['reviver']> | null {
+  for (const node of walkTree([root])) {
+    if (node.inspection.reviver !== undefined) return node.inspection.reviver;
+  }
+  return null;
+}
+
+type ClaimOutcome =
+  | { ok: true; claims: Map<RunNode, TreeClaim> }
+  | { ok: false; code: ExitCode; message: string };
+
+/**
+ * Validate, then commit: claim the tree of every root with something to revive (its real root,
+ * found by checking every parent link up from it), check every parent link and joined child of
+ * the runs to revive, and make the plan again under the claims — it must be the plan shown.
+ * Any refusal releases what was claimed, and nothing has been written.
+ */
+async function claimTrees(
+  plan: RevivalPlan,
+  roots: RunNode[],
+  registries: Map<RunNode, AgentRegistry>,
+  paths: string[],
+  maxRevivals: number,
+  io: CommandIo,
+): Promise<ClaimOutcome> {
+  const claims = new Map<RunNode, TreeClaim>();
+  const byRoot = new Map<string, TreeClaim>();
+  const refuse = async (code: ExitCode, message: string): Promise<ClaimOutcome> => {
+    for (const claim of byRoot.values()) await claim.release().catch(() => undefined);
+    return { ok: false, code, message };
+  };
+  for (const root of roots) {
+    if (!registries.has(root)) continue;
+    const tree = await findTreeRoot(root.path, nodeFileSystem);
+    if (!tree.ok) return refuse(EXIT.unreadable, `revive: ${tree.detail}; nothing was written`);
+    let claim = byRoot.get(tree.root);
+    if (claim === undefined) {
+      const claimed = await Revival.claimTree({ path: tree.root });
+      if (!claimed.ok) {
+        return refuse(
+          claimed.reason === 'running' ? EXIT.claimed : EXIT.failure,
+          `revive: ${claimed.detail}; nothing was written`,
+        );
+      }
+      claim = claimed.claim;
+      byRoot.set(tree.root, claim);
+    }
+    claims.set(root, claim);
+  }
+  for (const revival of plan.revivals) {
+    const tree = await findTreeRoot(revival.node.path, nodeFileSystem);
+    if (!tree.ok) return refuse(EXIT.unreadable, `revive: ${tree.detail}; nothing was written`);
+    const joined = await checkJoinedChildren(
+      revival.node.path,
+      revival.joins.flatMap((join) => join.children.map((child) => child.agentId)),
+      nodeFileSystem,
+    );
+    if (joined !== null) return refuse(EXIT.unreadable, `revive: ${joined}; nothing was written`);
+  }
+  const again = planRevival(
+    await inspectTree(paths, maxRevivals, io.cwd, { treeClaims: [...byRoot.values()] }),
+  );
+  if (planText(again, PLAIN) !== planText(plan, PLAIN)) {
+    return refuse(
+      EXIT.claimed,
+      'revive: the runs changed after the plan was made (another process revived or ran them); nothing was written — look again with llm-agent status',
+    );
+  }
+  return { ok: true, claims };
+}
+
 async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
   for (const revival of revivals) {
     const meta = await readSessionMeta(revival.node.path);
@@ -230,6 +354,7 @@ export async function executePlan(
   maxRevivals: number,
   io: CommandIo,
   stopper?: RunStopper,
+  claims?: Map<RunNode, TreeClaim>,
 ): Promise<RevivalOutcome[]> {
   const outcomes: RevivalOutcome[] = [];
   for (const root of roots) {
@@ -266,10 +391,12 @@ export async function executePlan(
       const name = node.inspection.agentId ?? node.displayPath;
       const outcome: RevivalOutcome = { node };
       outcomes.push(outcome);
+      const treeClaim = claims?.get(root);
       const revived = await Revival.revive({
         path: node.path,
         agentId: node.inspection.agentId ?? '',
         maxRevivals,
+        ...(treeClaim === undefined ? {} : { treeClaim }),
       });
       if (!revived.ok) {
         outcome.refused = { reason: revived.reason, detail: revived.detail };

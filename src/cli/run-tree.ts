@@ -10,6 +10,8 @@ import { parentTranscriptPath } from '../subagents/child-layout.ts';
 import { inspectTranscript } from './inspect-transcript.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
 import { lockSnapshotFileSystem } from './lock-snapshot.ts';
+import type { TreeClaim } from '../transcript/tree-claim.ts';
+import { layoutAncestors } from '../revival/tree-root.ts';
 
 /**
  * What the CLI calls a run's state: `inspect`'s reasons, named for people.
@@ -94,27 +96,36 @@ export function buildTree(
  * answers as trees.
  *
  * @example
- * const lockFiles = new Set<string>();
- * const roots = await inspectTree(await findTranscripts(['runs'], cwd, lockFiles), 3, cwd, { lockFiles });
+ * const roots = await inspectTree(await findTranscripts(['runs'], cwd), 3, cwd);
  */
 export async function inspectTree(
   paths: string[],
   maxRevivals: number,
   cwd: string,
-  options: { lockFiles?: ReadonlySet<string>; concurrency?: number } = {},
+  options: {
+    concurrency?: number;
+    /** Claims this process holds: their trees are not `running` because of them. */
+    treeClaims?: readonly TreeClaim[];
+  } = {},
 ): Promise<RunNode[]> {
   // The reads block (see lock-snapshot.ts): inspecting several at once would only interleave
   // them and hold more windows in memory at a time.
   const concurrency = options.concurrency ?? 1;
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
-  const fileSystem = await lockSnapshotFileSystem(undefined, options.lockFiles);
+  const fileSystem = await lockSnapshotFileSystem();
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const index = next;
       next += 1;
       const path = paths[index] as string;
-      entries[index] = { path, inspection: await inspectTranscript(path, maxRevivals, fileSystem) };
+      const treeClaim = options.treeClaims?.find((claim) =>
+        layoutAncestors(path).includes(claim.root),
+      );
+      entries[index] = {
+        path,
+        inspection: await inspectTranscript(path, maxRevivals, fileSystem, treeClaim),
+      };
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, paths.length) }, worker));

@@ -72,13 +72,8 @@ Exit codes:
     );
     // A read-only command that ends when the folder is inspected: see steady-heap.ts.
     steadyHeap();
-    const lockFiles = new Set<string>();
-    const paths = await findTranscripts(
-      positionals.length === 0 ? ['.'] : positionals,
-      io.cwd,
-      lockFiles,
-    );
-    const roots = await inspectTree(paths, maxRevivals, io.cwd, { lockFiles });
+    const paths = await findTranscripts(positionals.length === 0 ? ['.'] : positionals, io.cwd);
+    const roots = await inspectTree(paths, maxRevivals, io.cwd);
     await sizeUnreadable(roots);
     if (values.json === true) {
       io.stdout.write(`${jsonText(statusJson(roots, maxRevivals), io.stdout)}\n`);

@@ -10,6 +10,11 @@
  *
  * @module
  */
+import {
+  type ClaimTreeOptions,
+  type ClaimTreeResult,
+  claimRevivalTree,
+} from './claim-revival-tree.ts';
 import type { Inspection } from './inspection.ts';
 import { type InspectOptions, inspectTranscript } from './inspect.ts';
 import {
@@ -30,6 +35,8 @@ export type {
   TailKind,
 } from './inspection.ts';
 export type { InspectOptions } from './inspect.ts';
+export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
+export type { TreeClaim } from '../transcript/tree-claim.ts';
 export type {
   ReviveFailureReason,
   ReviveOptions,
@@ -73,14 +80,19 @@ export class Revival {
   }
 
   /**
-   * Revive one transcript, holding its writer lock while it decides and appends: answer each
+   * Revive one transcript, holding its tree's claim (one reviver per tree: taken here unless
+   * the caller passes `treeClaim`, released when the revived session closes) and its writer
+   * lock while it decides and appends. Every link up to the tree's root and every child a
+   * pending join waits for is checked first, and `inspect`'s verdict is the one acted on: a
+   * refusal writes nothing. Then it answers each
    * call that was in flight as interrupted (never replayed), settle every open dispatch but the
    * joins still waiting, tell the run it was resumed (once), and append one `run-revived`
    * envelope, which the cap counts. Each step is crash-safe: a revive killed half-way is
    * completed by the next one, never doubled.
    *
    * Throws only for an impossible request — a path and a session at once, neither, a cap that
-   * is not a non-negative integer (TypeError / RangeError). Everything about the transcript's
+   * is not a non-negative integer, a `treeClaim` of another tree or already released
+   * (TypeError / RangeError). Everything about the transcript's
    * own state comes back as `{ ok: false, reason, detail }`, with nothing written.
    *
    * @example
@@ -89,5 +101,23 @@ export class Revival {
    */
   static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
     return reviveTranscript(options);
+  }
+
+  /**
+   * Claim the tree a transcript belongs to — one reviver per tree — for an application that
+   * revives several of its runs: pass the claim to each {@link Revival.revive} of the tree
+   * (`treeClaim`), release it when their runs have ended. A second claimer, in any process and
+   * from any run of the tree, is refused (`running`, naming the holder's pid and since when);
+   * the claim dies with its process.
+   *
+   * @example
+   * const claimed = await Revival.claimTree({ path: 'runs/main.jsonl' });
+   * if (!claimed.ok) throw new Error(claimed.detail);
+   * const child = await Revival.revive({ path: childPath, agentId: 'worker-1', maxRevivals: 2, treeClaim: claimed.claim });
+   * // … revive the rest of the tree the same way, run everything, then:
+   * await claimed.claim.release();
+   */
+  static claimTree(options: ClaimTreeOptions): Promise<ClaimTreeResult> {
+    return claimRevivalTree(options);
   }
 }

@@ -75,6 +75,7 @@ export interface RevivableInspection extends InspectionFacts {
   reason?: never;
   detail?: string;
   tail: TailKind;
+  reviver?: never;
 }
 
 /**
@@ -89,6 +90,11 @@ export interface NotRevivableInspection extends InspectionFacts {
   reason: NotRevivableReason;
   detail: string;
   tail?: never;
+  /**
+   * For `running` because another reviver holds the tree's claim: who (pid, since when, host)
+   * and the tree's root transcript.
+   */
+  reviver?: { root: string; pid: number | null; since: string | null; host: string | null };
 }
 
 /**

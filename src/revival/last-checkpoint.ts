@@ -98,25 +98,28 @@ export async function findLastCheckpoint(
   try {
     const size = await fileSystem.size(fd);
     let end = size;
+    // One buffer for the whole walk, however long the file: a chunk, then the carried bytes.
+    const window = Buffer.allocUnsafe(Math.min(size, chunkBytes) + HEAD_BYTES);
     let carry: Buffer = Buffer.alloc(0);
     while (end > 0) {
       const start = Math.max(0, end - chunkBytes);
-      const chunk = await readExactly(fileSystem, fd, start, end - start);
-      if (chunk === null) return null;
-      const window = Buffer.concat([chunk, carry]);
+      const length = end - start;
+      if (!(await readInto(fileSystem, fd, window.subarray(0, length), start))) return null;
+      carry.copy(window, length);
+      const view = window.subarray(0, length + carry.length);
       for (
-        let at = window.lastIndexOf(LINE_START, chunk.length - 1);
+        let at = view.lastIndexOf(LINE_START, length - 1);
         at !== -1;
-        at = at === 0 ? -1 : window.lastIndexOf(LINE_START, at - 1)
+        at = at === 0 ? -1 : view.lastIndexOf(LINE_START, at - 1)
       ) {
         const offset = start + at;
-        if (!(await startsLine(fileSystem, fd, window, at, offset))) continue;
-        const seq = checkpointSeq(window, at + LINE_START.length);
+        if (!(await startsLine(fileSystem, fd, view, at, offset))) continue;
+        const seq = checkpointSeq(view, at + LINE_START.length);
         if (seq === null) continue;
         const found = await readCheckpoint(fileSystem, fd, offset, seq);
         if (found !== null) return found;
       }
-      carry = chunk.subarray(0, Math.min(chunk.length, HEAD_BYTES));
+      carry = Buffer.from(view.subarray(0, Math.min(length, HEAD_BYTES)));
       end = start;
     }
     return null;
@@ -208,6 +211,21 @@ function plausible(state: TailState): boolean {
     state.open.every((item) => isObject(item) && typeof item.callId === 'string') &&
     state.revivedAfter.every((seq) => typeof seq === 'number')
   );
+}
+
+async function readInto(
+  fileSystem: FileSystem,
+  fd: number,
+  buffer: Buffer,
+  position: number,
+): Promise<boolean> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const read = await fileSystem.read(fd, buffer.subarray(filled), position + filled);
+    if (read === 0) return false;
+    filled += read;
+  }
+  return true;
 }
 
 async function readExactly(

@@ -1,4 +1,4 @@
-import { damaged } from '../transcript/classify-tail.ts';
+import { damaged, typeMayDispatch } from '../transcript/classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { checksumProblem, decodeLine } from '../transcript/line-codec.ts';
 import { LineScanner } from '../transcript/line-scanner.ts';
@@ -8,7 +8,12 @@ import {
   scanRecords,
   type UnreadableReason,
 } from '../transcript/scan-transcript.ts';
-import { emptyTailState, foldTailState, type TailState } from '../transcript/tail-state.ts';
+import {
+  assumeTurnDispatched,
+  emptyTailState,
+  foldTailState,
+  type TailState,
+} from '../transcript/tail-state.ts';
 import {
   type FoundCheckpoint,
   findLastCheckpoint,
@@ -54,7 +59,13 @@ export interface ReadTailOptions {
   chunkBytes?: number;
 }
 
-const WINDOW_BYTES = 64 * 1024;
+/**
+ * How much of a transcript's end `readTailState` reads in one go by default.
+ *
+ * @example
+ * const whole = size <= WINDOW_BYTES; // read at once, from the start
+ */
+export const WINDOW_BYTES = 64 * 1024;
 const CHUNK_BYTES = 256 * 1024;
 
 /**
@@ -181,9 +192,20 @@ function foldBytes(
   checkpoint: FoundCheckpoint | null,
 ): TailRead {
   const scanner = new LineScanner(path, start);
-  scanner.feed(bytes);
   let state = stateAfter(checkpoint);
-  for (const { record, info } of scanner.take()) state = foldTailState(state, record, info.length);
+  const base = start?.offset ?? 0;
+  for (let from = 0; from < bytes.length && scanner.failure === null; ) {
+    from += scanner.feed(bytes.subarray(from));
+    // A line streamed rather than buffered is in memory here: hand it back from the bytes.
+    const pending = scanner.pendingLine;
+    if (pending !== null) {
+      const at = pending.offset - base;
+      scanner.supplyLine(bytes.subarray(at, at + pending.length));
+    }
+    for (const { record, info } of scanner.take()) {
+      state = foldTailState(state, record, info.length);
+    }
+  }
   return tailRead(scanner.finish(), state, checkpoint);
 }
 
@@ -197,9 +219,17 @@ function tailRead(
     if (result.line !== undefined) failure.line = result.line;
     return failure;
   }
+  // Opening repairs a torn tail, and the repair marks the last turn's unstarted calls as
+  // possibly dispatched unless the torn bytes show a record that cannot dispatch: say now what
+  // the repair will make of them, so that inspect, status and revive tell the same story.
+  const torn = result.state === 'torn-tail' ? result.torn : undefined;
+  const predicted =
+    torn !== undefined && typeMayDispatch(torn.declaredType)
+      ? assumeTurnDispatched(state, result.lastSeq + 1)
+      : state;
   return {
     ok: true,
-    state,
+    state: predicted,
     bytes: result.validBytes + (result.torn?.tornBytes ?? 0),
     torn: result.state === 'torn-tail',
     fromCheckpoint: checkpoint?.seq ?? null,

@@ -1,15 +1,19 @@
+import { agentsFoldersOf } from '../subagents/child-layout.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
 import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { SessionError } from '../transcript/session-error.ts';
+import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
 import { RunTail } from './run-tail.ts';
+import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
+import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -36,6 +40,21 @@ export type ReviveOptions = ReviveTarget & {
   clock?: () => Date;
   /** For the session opened from a path (durability, checkpoint interval). */
   sessionOptions?: Omit<SessionOpenOptions, 'fileSystem' | 'clock' | 'onRecord'>;
+  /**
+   * A claim the caller holds on this transcript's tree ({@link Revival.claimTree}): revive
+   * works under it and leaves it held — how an application reviving several runs of one tree
+   * holds the tree for all of them. Without it, revive claims the tree itself (refusing,
+   * `running`, when another reviver holds it) and releases the claim when the revived session
+   * closes, or before it answers a refusal. A claim on another tree, or one already released,
+   * is a programmer error (TypeError).
+   */
+  treeClaim?: TreeClaim;
+  /**
+   * Salvage damage that ends the transcript (see `SessionOpenOptions.salvageDamagedTail`): its
+   * bytes go to a sidecar and every call of the last turn without a settle is answered as
+   * interrupted, never run. Without it such a transcript is refused as `unreadable`.
+   */
+  salvageDamagedTail?: boolean;
 };
 
 /**
@@ -56,8 +75,13 @@ export type ReviveFailureReason = NotRevivableReason | 'io-error';
  */
 export interface Revived {
   ok: true;
-  /** Holds the writer lock; hand it to the Loop (and close it when the run ends). */
+  /**
+   * Holds the writer lock; hand it to the Loop (and close it when the run ends). When revive
+   * took the tree claim itself, closing the session releases the claim too.
+   */
   session: Session;
+  /** The claim the tree was revived under: the caller's, or the one revive took. */
+  treeClaim: TreeClaim;
   /** The conversation view to run from, the revival's own turns included. */
   messages: ViewMessage[];
   agentId: string;
@@ -96,16 +120,87 @@ export interface ReviveRefused {
 export async function reviveTranscript(options: ReviveOptions): Promise<Revived | ReviveRefused> {
   checkRequest(options);
   const fileSystem = options.fileSystem ?? nodeFileSystem;
+  const path = options.session?.path ?? (options.path as string);
+  // Every link up to the root is checked before anything is claimed, read further or written:
+  // a parent link to a FIFO, a device or outside the tree is refused here, never followed.
+  const tree = await findTreeRoot(path, fileSystem);
+  if (!tree.ok) return refused('unreadable', tree.detail);
+  let claim: TreeClaim;
+  const given = options.treeClaim;
+  if (given !== undefined) {
+    if (!given.held || given.root !== tree.root) {
+      throw new TypeError(
+        `Revival.revive: treeClaim ${given.held ? `claims the tree of ${given.root}` : 'was released'}; ${path} is in the tree of ${tree.root}`,
+      );
+    }
+    if (!(await given.verify())) {
+      return refused(
+        'running',
+        `${path}: the claim file of its tree (${given.path}) was removed or replaced; another reviver may hold the tree now`,
+      );
+    }
+    claim = given;
+  } else {
+    try {
+      // The holder's `since` is for people; the injected clock stamps records only.
+      const claimed = await claimTree(fileSystem, tree.root, new Date());
+      if (!claimed.ok) return refused('running', `${path}: ${claimed.detail}`);
+      claim = claimed.claim;
+    } catch (error) {
+      return refused('io-error', `${path}: cannot claim its tree (${describe(error)})`);
+    }
+  }
+  let revived: Omit<Revived, 'treeClaim'> | ReviveRefused | undefined;
+  try {
+    revived = await reviveClaimed(path, options, fileSystem, claim);
+  } finally {
+    if (given === undefined && revived?.ok !== true) await claim.release().catch(() => undefined);
+  }
+  if (!revived.ok) return revived;
+  if (given === undefined) releaseWithSession(revived.session, claim);
+  return { ...revived, treeClaim: claim };
+}
+
+/** The claim revive took lasts as long as the revived session: closing it releases both. */
+function releaseWithSession(session: Session, claim: TreeClaim): void {
+  const close = session.close.bind(session);
+  session.close = () => close().finally(() => claim.release().catch(() => undefined));
+}
+
+/** Revive under a held tree claim. */
+async function reviveClaimed(
+  path: string,
+  options: ReviveOptions,
+  fileSystem: FileSystem,
+  claim: TreeClaim,
+): Promise<Omit<Revived, 'treeClaim'> | ReviveRefused> {
   if (options.session !== undefined) {
     return reviveOpen(options.session, options, fileSystem, null);
   }
-  const path = options.path as string;
-  const before = await inspectTranscript({ path, maxRevivals: options.maxRevivals, fileSystem });
-  if (before.reason === 'unreadable') return refused('unreadable', before.detail ?? path);
+  const before = await inspectTranscript({
+    path,
+    maxRevivals: options.maxRevivals,
+    fileSystem,
+    treeClaim: claim,
+  });
+  const salvage = options.salvageDamagedTail === true;
+  // Damage a salvage may cut off is decided by the open below, which refuses any other.
+  if (before.reason === 'unreadable' && !salvage) {
+    return refused('unreadable', before.detail ?? path);
+  }
   const mismatch = agentMismatch(path, before.agentId, options.agentId);
   if (mismatch !== null) return refused('unreadable', mismatch);
   // Refusals decided before opening write nothing: opening would take the lock and repair.
-  if (!before.revivable) return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  if (!before.revivable && before.reason !== 'unreadable') {
+    return refused(before.reason ?? 'unreadable', before.detail ?? path);
+  }
+  // Opening repairs a torn tail (a write): whatever refuses must refuse before it.
+  const joined = await checkJoinedChildren(
+    path,
+    before.pendingJoins.flatMap((join) => join.agentIds),
+    fileSystem,
+  );
+  if (joined !== null) return refused('unreadable', joined);
   let session: Session;
   // Opening reads every record (damage anywhere refuses the revive): what the revive needs of
   // them is kept on the way, so the file is read once and never held whole.
@@ -114,8 +209,11 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     const sessionOptions: SessionOpenOptions = {
       ...options.sessionOptions,
       fileSystem,
+      // A child's `*.agents` folders must be real folders: none may lead the revive elsewhere.
+      realFolders: agentsFoldersOf(path),
       onRecord: (record, info) => read.add(record, info),
     };
+    if (salvage) sessionOptions.salvageDamagedTail = true;
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
     session = await Session.open(path, sessionOptions);
   } catch (error) {
@@ -125,7 +223,9 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     }
     return refused('io-error', `${path}: cannot open to revive (${describe(error)})`);
   }
-  return reviveOpen(session, options, fileSystem, read);
+  // A salvage acts on what the open cut and read, not on inspect's refusal of the damage.
+  const decided = before.reason === 'unreadable' ? null : before;
+  return reviveOpen(session, options, fileSystem, read, decided);
 }
 
 /**
@@ -149,7 +249,8 @@ async function reviveOpen(
   options: ReviveOptions,
   fileSystem: FileSystem,
   opened: TranscriptReading | null,
-): Promise<Revived | ReviveRefused> {
+  decided: VerdictFields | null = null,
+): Promise<Omit<Revived, 'treeClaim'> | ReviveRefused> {
   const path = session.path;
   const release = async (): Promise<void> => {
     if (opened !== null) await session.close().catch(() => undefined);
@@ -173,9 +274,25 @@ async function reviveOpen(
     return refused('unreadable', mismatch);
   }
   const assessment = assessTail(state, { maxRevivals: options.maxRevivals, running: false });
+  // One verdict: revive acts on what inspect (and so `status`) decided from the checkpoint.
+  // When the records read in full say otherwise, the checkpoint lied: refuse, as inspect does.
+  const lie = decided === null ? null : verdictDisagreement(decided, assessment);
+  if (lie !== null) {
+    await release();
+    return refused('unreadable', `${path}: ${lie}`);
+  }
   if (!assessment.revivable) {
     await release();
     return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);
+  }
+  const joined = await checkJoinedChildren(
+    path,
+    assessment.pendingJoins.flatMap((join) => join.agentIds),
+    fileSystem,
+  );
+  if (joined !== null) {
+    await release();
+    return refused('unreadable', joined);
   }
   // The view's records, read back by where they lie: at most what survived compaction.
   const kept = await read.lines.read(path, fileSystem);
@@ -239,6 +356,10 @@ function checkRequest(options: ReviveOptions): void {
   }
   if (hasSession && !(options.session instanceof Session)) {
     throw new TypeError('Revival.revive: session must be a Session');
+  }
+  const claim = options.treeClaim as Partial<TreeClaim> | undefined;
+  if (claim !== undefined && (typeof claim !== 'object' || typeof claim.release !== 'function')) {
+    throw new TypeError('Revival.revive: treeClaim must be a claim from Revival.claimTree');
   }
   if (typeof options.agentId !== 'string') {
     throw new TypeError('Revival.revive: agentId must be a string');

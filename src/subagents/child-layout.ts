@@ -29,6 +29,23 @@ export function childrenFolder(parentPath: string): string {
 }
 
 /**
+ * The `*.agents` folders that hold the transcript at `path`, outermost first: every folder a
+ * run tree's layout made between its root transcript's folder and `path`. Each must be a real
+ * folder (`Session` option `realFolders`) so that nothing inside the tree can redirect a write
+ * out of it. Empty for a root transcript.
+ *
+ * @example
+ * agentsFoldersOf('runs/main.agents/a.agents/b.jsonl'); // ['runs/main.agents', 'runs/main.agents/a.agents']
+ */
+export function agentsFoldersOf(path: string): string[] {
+  const folders: string[] = [];
+  for (let at = path; parentTranscriptPath(at) !== null; at = parentTranscriptPath(at) as string) {
+    folders.unshift(dirname(at));
+  }
+  return folders;
+}
+
+/**
  * The parent transcript of a child transcript laid out by {@link childTranscriptPath}, or null
  * when `childPath` is not inside a `*.agents` folder.
  *

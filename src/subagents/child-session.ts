@@ -3,7 +3,7 @@ import type { Message } from '../transcript/records.ts';
 import { Session, type SessionOptions } from '../transcript/session.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import type { ChildRecord } from './family.ts';
-import { parentLinkPath } from './child-layout.ts';
+import { agentsFoldersOf, parentLinkPath } from './child-layout.ts';
 
 /**
  * Append a task as the first user turn, durably; returns it as a loop takes it (with its seq).
@@ -61,7 +61,7 @@ export async function createChildSession(request: {
           callId: child.callId,
         },
       },
-      request.sessionOptions ?? {},
+      { ...request.sessionOptions, realFolders: agentsFoldersOf(child.sessionPath) },
     );
   } catch (error) {
     if (SessionError.isInstance(error) && (error.code === 'exists' || error.code === 'locked')) {

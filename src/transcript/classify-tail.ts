@@ -38,10 +38,72 @@ export interface TornTail {
   line: number;
   /** Why those bytes are not a record. */
   reason: string;
+  /**
+   * The record type the torn bytes declare, when they begin as the next record would, up to
+   * the end of its `type` member (`{"v":1,"seq":<next>,"type":"message"`); absent otherwise.
+   */
+  declaredType?: string;
 }
 
 /**
- * Why a transcript cannot be read.
+ * Whether bytes cut from the end of a transcript could hold (part of) a dispatch, so that the
+ * calls of the last turn without a settle must count as dispatched. Only bytes that begin as
+ * the next record, up to a complete `type` member naming another record type, cannot: a crash
+ * that tore a message leaves those, while a durable dispatch cut short or flipped (its
+ * newline, a byte, a truncation) still begins `"type":"tool-dispatched"` or less than that.
+ *
+ * @example
+ * mayHoldDispatch(Buffer.from('{"v":1,"seq":7,"type":"message","at"'), 7); // false
+ * mayHoldDispatch(Buffer.from('{"v":1,"seq":7,"ty'), 7); // true
+ */
+export function mayHoldDispatch(head: Buffer, expectedSeq: number): boolean {
+  return typeMayDispatch(declaredType(head, expectedSeq));
+}
+
+/**
+ * {@link mayHoldDispatch} from a {@link TornTail}'s `declaredType`.
+ *
+ * @example
+ * typeMayDispatch(torn.declaredType); // true when it is absent
+ */
+export function typeMayDispatch(type: string | undefined): boolean {
+  return type === undefined || !CANNOT_DISPATCH.has(type);
+}
+
+const CANNOT_DISPATCH = new Set([
+  'session-meta',
+  'message',
+  'tool-settled',
+  'compaction',
+  'run-revived',
+  'checkpoint',
+]);
+
+function declaredType(head: Buffer, expectedSeq: number): string | undefined {
+  const match = /^\{"v":1,"seq":(\d{1,16}),"type":"([a-z-]{1,32})"/.exec(head.toString('latin1'));
+  if (match === null || Number(match[1]) !== expectedSeq) return undefined;
+  return match[2];
+}
+
+/**
+ * Damage that ends a file — bad lines after the last good record, with no good record after
+ * them — which an explicit salvage may cut off into a sidecar (docs/transcript-format.md §6).
+ *
+ * @example
+ * const salvage: DamagedTail = { validBytes: 3439, badBytes: 212, lines: 1 };
+ */
+export interface DamagedTail {
+  /** The byte length of the good prefix. */
+  validBytes: number;
+  /** How many bytes follow it. */
+  badBytes: number;
+  /** How many of those bytes' lines end in a newline. */
+  lines: number;
+}
+
+/**
+ * Why a transcript cannot be read. A path naming something other than a regular file (a
+ * folder, a FIFO, a device, a socket) is `not-a-transcript`, decided without reading from it.
  *
  * @example
  * const reason: UnreadableReason = 'newer-version';
@@ -77,6 +139,8 @@ export type ScanResult =
       /** One line a human can act on: file, line and cause. */
       detail: string;
       line?: number;
+      /** Damage at the very end that an explicit salvage may cut off (never set otherwise). */
+      salvage?: DamagedTail;
     };
 
 /**
@@ -95,70 +159,104 @@ export const MAX_LINE_BYTES = 256 * 1024 * 1024;
 export const MAX_TORN_BYTES = MAX_LINE_BYTES + 1024 * 1024;
 
 /**
- * A line that is not a good record, kept until the file shows whether it is damage or a torn
- * tail.
+ * The unterminated last line of a file, when it is not a good record: its bytes when they
+ * were kept, or — for a line longer than a scan buffers — what was learnt while streaming it.
  *
  * @example
- * const bad: BadLine = { info, bytes, reason: 'the line has no checksum', terminated: false };
+ * const tail: UnterminatedLine = { bytes: Buffer.from('{"v":1,"se') };
  */
-export interface BadLine {
-  info: LineInfo;
-  bytes: Buffer | null;
-  reason: string;
-  terminated: boolean;
+export type UnterminatedLine =
+  | { bytes: Buffer }
+  | {
+      streamed: {
+        /** The whole line is a record with a good checksum: the next one (`next`) or not. */
+        complete: 'next' | 'other' | null;
+        /** A good record was found inside the bytes that were looked at (its start offset). */
+        hidden: number | null;
+      };
+    };
+
+/**
+ * What a scan found after the last good record: counters and the first bad line, never the
+ * bad lines themselves (junk must not cost memory), plus the unterminated last line.
+ *
+ * @example
+ * const findings: BadTail = { first, lines: 3, terminated: 2, bytes: 180, allZero: false, last: null };
+ */
+export interface BadTail {
+  /** The first bad line, its reason and up to its first 16 bytes. */
+  first: { info: LineInfo; reason: string; head: Buffer };
+  /** Bad lines, the unterminated one included. */
+  lines: number;
+  /** Of those, the ones a newline ends. */
+  terminated: number;
+  /** Bytes after the last good record. */
+  bytes: number;
+  /** Whether every one of those bytes is zero (a file the size of which reached the disk first). */
+  allZero: boolean;
+  /** The unterminated last line, when there is one. */
+  last: UnterminatedLine | null;
 }
 
 /**
- * Classify the bad lines that end a file: a torn tail (a crash's leftovers, repairable) or
- * damage (refused with the line and the reason). Pure.
+ * Classify what follows the last good record (docs/transcript-format.md §4). Only the bytes
+ * after the last newline can be a crash's torn tail (repairable): one write per line means a
+ * crash leaves at most one unfinished line, and a newline-terminated line that fails its
+ * checksum may be a durable record changed since (bit rot, an editor, an attacker) — the
+ * package cannot tell, so it is damage, refused unless the caller explicitly salvages it. Pure.
  *
  * @example
- * const result = classifyTail(path, bad, badBytes, { records, expectedSeq, validBytes });
+ * const result = classifyTail(path, findings, { records, expectedSeq, validBytes });
  */
 export function classifyTail(
   path: string,
-  bad: BadLine[],
-  badBytes: number,
+  found: BadTail,
   good: { records: number; expectedSeq: number; validBytes: number },
 ): ScanResult {
-  const first = bad[0] as BadLine;
-  if (badBytes > MAX_TORN_BYTES || bad.some((line) => line.bytes === null && line.terminated)) {
-    return damaged(path, first.info.line, `${badBytes} bytes follow the last good record`);
-  }
-  const tail = Buffer.concat(
-    bad.map((line) => {
-      const bytes = line.bytes ?? Buffer.alloc(0);
-      return line.terminated ? Buffer.concat([bytes, Buffer.from('\n')]) : bytes;
-    }),
-  );
-  // One write leaves at most one line cut or garbled, then garbage: several whole lines that
-  // look like records yet fail their checksums were written and later changed (bit rot, an
-  // editor), which is damage.
-  const framed = bad.filter(
-    (line) => line.terminated && line.bytes !== null && looksFramed(line.bytes),
-  );
-  if (framed.length >= 2) {
-    return damaged(
-      path,
-      first.info.line,
-      `${first.reason}, and ${framed.length} whole lines fail their checksums`,
-    );
-  }
-  const hidden = findCompleteRecord(tail, good.expectedSeq);
-  if (hidden !== null) {
-    // A complete record is not a crash's leftovers: at the start of the tail it is one that
-    // fails validation or its seq (the line names why); further on, something was lost.
-    const reason =
-      hidden === 0 ? first.reason : `${first.reason}, yet a complete record follows it`;
-    return damaged(path, first.info.line, reason);
-  }
-  if (good.validBytes === 0 && !looksLikeFirstRecordStart(tail)) {
+  const first = found.first;
+  const salvage: DamagedTail = {
+    validBytes: good.validBytes,
+    badBytes: found.bytes,
+    lines: found.terminated,
+  };
+  const notTranscript =
+    good.validBytes === 0 && !found.allZero && !looksLikeFirstRecordStart(first.head);
+  if (notTranscript) {
     return {
       ok: false,
       reason: 'not-a-transcript',
       detail: `${path}:1: not a transcript (${first.reason})`,
       line: 1,
     };
+  }
+  if (found.terminated > 0) {
+    const count =
+      found.terminated === 1 ? 'it ends in a newline' : `${found.terminated} lines end in one`;
+    return damagedTail(path, first.info.line, `${first.reason}; ${count}`, salvage);
+  }
+  if (found.bytes > MAX_TORN_BYTES) {
+    return damagedTail(
+      path,
+      first.info.line,
+      `${found.bytes} bytes follow the last good record`,
+      salvage,
+    );
+  }
+  const last = found.last;
+  const hidden =
+    last === null
+      ? null
+      : 'bytes' in last
+        ? findCompleteRecord(last.bytes, good.expectedSeq)
+        : last.streamed.complete === 'other'
+          ? 0
+          : last.streamed.hidden;
+  if (hidden !== null) {
+    // A complete record is not a crash's leftovers: at the start of the line it is one that
+    // fails validation or its seq (the line names why); further on, something was lost.
+    const reason =
+      hidden === 0 ? first.reason : `${first.reason}, yet a complete record follows it`;
+    return damagedTail(path, first.info.line, reason, salvage);
   }
   return {
     ok: true,
@@ -168,45 +266,61 @@ export function classifyTail(
     validBytes: good.validBytes,
     torn: {
       validBytes: good.validBytes,
-      tornBytes: badBytes,
+      tornBytes: found.bytes,
       line: first.info.line,
       reason: first.reason,
+      ...(declaredType(first.head, good.expectedSeq) === undefined
+        ? {}
+        : { declaredType: declaredType(first.head, good.expectedSeq) as string }),
     },
   };
 }
 
 const RECORD_START = Buffer.from('{"v":');
 const CRC_MEMBER = Buffer.from(',"crc":"');
+/**
+ * A torn line is searched for hidden records from this many candidate starts: a crash leaves
+ * one (the line's own), a lost newline two; junk made of `{"v":` must not make the search
+ * quadratic.
+ */
+const MAX_CANDIDATE_STARTS = 64;
 
 /**
- * Find a record with a good checksum inside a torn tail. Such a record means the bytes are not
- * one interrupted write: something was lost in the middle, or a complete line is bad. The one
- * exception is the write of the next record that lost only its newline — the tail is that
- * record alone, unterminated, or followed by one byte that should have been its newline (a
- * torn sector holds garbage where the newline was to go) — which must then be a valid record
- * with the expected seq.
+ * Find a record with a good checksum inside a torn line; its start, or null. Such a record
+ * means the bytes are not one interrupted write: something was lost in the middle, or a
+ * complete line is bad. The one exception is the write of the next record that lost only its
+ * newline — the tail is that record alone, unterminated, or followed by one byte that should
+ * have been its newline (a torn sector holds garbage where the newline was to go) — which must
+ * then be a valid record with the expected seq.
+ *
+ * @example
+ * findCompleteRecord(Buffer.from('{"v":1,"se'), 7); // null: a cut line hides nothing
  */
-function findCompleteRecord(tail: Buffer, expectedSeq: number): number | null {
+export function findCompleteRecord(tail: Buffer, expectedSeq: number): number | null {
+  let starts = 0;
   for (
     let start = tail.indexOf(RECORD_START);
-    start !== -1;
-    start = tail.indexOf(RECORD_START, start + 1)
+    start !== -1 && starts < MAX_CANDIDATE_STARTS;
+    start = tail.indexOf(RECORD_START, start + 1), starts++
   ) {
-    // A record holds no newline: look for its end only up to the next one (which also keeps
-    // a tail of many bad lines linear, not quadratic).
+    // A record holds no newline: look for its end only up to the next one.
     const newline = tail.indexOf(LINE_END, start);
     const limit = newline === -1 ? tail.length : newline;
+    // The CRC from `start` grows member by member: linear in the line, whatever it holds.
+    let crc = 0;
+    let crcTo = start;
     for (
       let at = tail.indexOf(CRC_MEMBER, start);
       at !== -1 && at < limit;
       at = tail.indexOf(CRC_MEMBER, at + 1)
     ) {
+      crc = crc32(tail.subarray(crcTo, at), crc);
+      crcTo = at;
       const end = at + CRC_MEMBER.length + 10;
       if (end > tail.length || tail[end - 1] !== 0x7d || tail[end - 2] !== 0x22) continue;
       const stored = tail.toString('latin1', at + CRC_MEMBER.length, end - 2);
       if (!/^[0-9a-f]{8}$/.test(stored)) continue;
-      const computed = crc32(Buffer.from('}'), crc32(tail.subarray(start, at)));
-      if (computed !== Number.parseInt(stored, 16)) continue;
+      if (crc32(CLOSING_BRACE, crc) !== Number.parseInt(stored, 16)) continue;
       if (start === 0 && isNextRecordWithoutNewline(tail, end, expectedSeq)) continue;
       return start;
     }
@@ -214,34 +328,41 @@ function findCompleteRecord(tail: Buffer, expectedSeq: number): number | null {
   return null;
 }
 
-/** A line shaped like a whole record: `{"v":` … `,"crc":"<8 bytes>"}`. */
-function looksFramed(line: Buffer): boolean {
-  if (line.length < RECORD_START.length + CRC_MEMBER.length + 10) return false;
-  if (!line.subarray(0, RECORD_START.length).equals(RECORD_START)) return false;
-  const at = line.length - CRC_MEMBER.length - 10;
-  return (
-    line.subarray(at, at + CRC_MEMBER.length).equals(CRC_MEMBER) &&
-    line[line.length - 2] === 0x22 &&
-    line[line.length - 1] === 0x7d
-  );
-}
+const CLOSING_BRACE = Buffer.from('}');
 
 function isNextRecordWithoutNewline(tail: Buffer, end: number, expectedSeq: number): boolean {
   // After the byte where the newline was to go, only zeros: a later append of the same batch
   // whose size reached the disk before its data (crashtest: torn-then-zeroed images).
   const lostNewline =
-    end === tail.length ||
-    (tail[end] !== LINE_END && tail.subarray(end + 1).every((byte) => byte === 0));
+    end === tail.length || (tail[end] !== LINE_END && isAllZero(tail.subarray(end + 1)));
   if (!lostNewline) return false;
   const decoded = decodeLine(tail.subarray(0, end));
   return decoded.ok && decoded.record.seq === expectedSeq;
 }
 
-function looksLikeFirstRecordStart(tail: Buffer): boolean {
-  const expected = Buffer.from('{"v":1,"seq":0,');
-  const length = Math.min(expected.length, tail.length);
-  if (tail.subarray(0, length).equals(expected.subarray(0, length))) return true;
-  return tail.every((byte) => byte === 0);
+const FIRST_RECORD_START = Buffer.from('{"v":1,"seq":0,');
+
+function looksLikeFirstRecordStart(head: Buffer): boolean {
+  const length = Math.min(FIRST_RECORD_START.length, head.length);
+  return head.subarray(0, length).equals(FIRST_RECORD_START.subarray(0, length));
+}
+
+const ZEROS = Buffer.alloc(64 * 1024);
+
+/**
+ * Whether every byte is zero, compared a block at a time (no per-byte loop in JavaScript).
+ *
+ * @example
+ * isAllZero(Buffer.alloc(10)); // true
+ */
+export function isAllZero(bytes: Uint8Array): boolean {
+  for (let from = 0; from < bytes.length; from += ZEROS.length) {
+    const end = Math.min(bytes.length, from + ZEROS.length);
+    if (Buffer.compare(bytes.subarray(from, end), ZEROS.subarray(0, end - from)) !== 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /**
@@ -253,4 +374,26 @@ function looksLikeFirstRecordStart(tail: Buffer): boolean {
  */
 export function damaged(path: string, line: number, reason: string): ScanResult {
   return { ok: false, reason: 'damaged', detail: `${path}:${line}: ${reason}`, line };
+}
+
+/**
+ * The answer for damage that ends the file: it names the line, says why it is not taken for a
+ * crash's leftovers, and how to salvage it; `salvage` lets a writer asked to do so cut it off.
+ *
+ * @example
+ * damagedTail('runs/a.jsonl', 9, 'the checksum does not match the line', salvage).detail;
+ */
+export function damagedTail(
+  path: string,
+  line: number,
+  reason: string,
+  salvage: DamagedTail,
+): ScanResult {
+  return {
+    ok: false,
+    reason: 'damaged',
+    detail: `${path}:${line}: ${reason} — it may be a durable record (bit rot, an edit), not a crash's torn tail; to salvage, revive with --salvage (library: salvageDamagedTail: true): its ${salvage.badBytes} bytes are kept in a sidecar and every call of the last turn without a result is answered as interrupted, never run again`,
+    line,
+    salvage,
+  };
 }

@@ -3,14 +3,52 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 
 /**
- * How a file is opened: `append` (O_APPEND|O_CREAT), `create` (O_CREAT|O_EXCL, for a new
- * transcript), `read`, `read-write` (an existing file, for truncation) and `lock` (O_CREAT,
- * read-write, never truncated: the lock file) and `replace` (O_CREAT|O_TRUNC: a sidecar).
+ * How a file is opened:
+ * - `append`: an existing file, read-write with O_APPEND, never created (a transcript a writer
+ *   takes over; opened non-blocking, so a FIFO put at its path cannot hang the open);
+ * - `create`: a new file, read-write with O_APPEND and O_CREAT|O_EXCL (a new transcript, a
+ *   temporary file): an existing name — a symbolic link included — is refused with EEXIST;
+ * - `read`: only a regular file (a symlink is followed to one): anything else — a FIFO, a
+ *   device such as /dev/zero, a socket, a folder — is refused before the first read, without
+ *   blocking, with {@link notRegularFile}'s error;
+ * - `read-write`: an existing file, for truncation;
+ * - `lock`: O_CREAT, read-write, never truncated.
+ *
+ * Every mode that can write refuses a symbolic link as the last part of the path (O_NOFOLLOW:
+ * ELOOP), so nothing the package writes can be redirected to another file. Files are created
+ * with mode 0600.
  *
  * @example
  * const fd = await fileSystem.open('runs/a.jsonl', 'read');
  */
-export type OpenMode = 'append' | 'create' | 'read' | 'read-write' | 'lock' | 'replace';
+export type OpenMode = 'append' | 'create' | 'read' | 'read-write' | 'lock';
+
+/**
+ * What a file is, as `fstat` or `lstat` saw it: its device and inode (together its identity),
+ * its kind (`symlink` only from {@link FileSystem.identityOf}, which never follows one) and its
+ * number of links (0 once it has been deleted).
+ *
+ * @example
+ * const opened = await fileSystem.identity(fd);
+ * const atPath = await fileSystem.identityOf(path);
+ * const same = atPath !== null && sameFile(opened, atPath);
+ */
+export interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+  kind: 'file' | 'folder' | 'symlink' | 'other';
+  links: number;
+}
+
+/**
+ * Whether two identities are the same file (same device, same inode).
+ *
+ * @example
+ * sameFile({ dev: 1n, ino: 7n, kind: 'file', links: 1 }, { dev: 1n, ino: 7n, kind: 'file', links: 1 }); // true
+ */
+export function sameFile(left: FileIdentity, right: FileIdentity): boolean {
+  return left.dev === right.dev && left.ino === right.ino;
+}
 
 /**
  * Every file operation the transcript layer performs. One small interface, so that tests can
@@ -37,21 +75,51 @@ export interface FileSystem {
   syncFolder(path: string): Promise<void>;
   /** Create a folder (and its parents) with mode 0700; returns the first folder created. */
   makeFolder(path: string): Promise<string | undefined>;
+  /** fstat(2) of an open descriptor: the identity of the file it writes. */
+  identity(fd: number): Promise<FileIdentity>;
+  /** lstat(2) of a path, never following a symbolic link; null when nothing is there. */
+  identityOf(path: string): Promise<FileIdentity | null>;
+  /** unlink(2): remove a name (a symbolic link itself, never what it points to). */
+  unlink(path: string): Promise<void>;
   /** Take an exclusive kernel lock on an open file without waiting; false when held. */
   tryLock(fd: number): boolean;
-  /** Whether some process holds a kernel lock on `path`, found without taking one. */
+  /**
+   * Whether some process holds a kernel lock on the file at `path` (a transcript: its writer
+   * locks the transcript itself), found without taking one.
+   */
   isLocked(path: string): Promise<boolean>;
 }
 
+const { O_APPEND, O_CREAT, O_EXCL, O_RDONLY, O_RDWR } = fs.constants;
+/** Absent on Windows, where a symbolic link needs privileges to make. */
+const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
+
 const FLAGS: Record<OpenMode, number> = {
-  append: fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
-  create:
-    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_EXCL,
-  read: fs.constants.O_RDONLY,
-  'read-write': fs.constants.O_RDWR,
-  lock: fs.constants.O_RDWR | fs.constants.O_CREAT,
-  replace: fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC,
+  append: O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK,
+  create: O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW,
+  // Non-blocking: opening a FIFO for reading would otherwise wait for a writer. It changes
+  // nothing for a regular file, the only kind `read` lets through.
+  read: O_RDONLY | O_NONBLOCK,
+  'read-write': O_RDWR | O_NOFOLLOW | O_NONBLOCK,
+  lock: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK,
 };
+
+function identityFrom(stats: fs.BigIntStats): FileIdentity {
+  const kind = stats.isFile()
+    ? 'file'
+    : stats.isDirectory()
+      ? 'folder'
+      : stats.isSymbolicLink()
+        ? 'symlink'
+        : 'other';
+  return { dev: stats.dev, ino: stats.ino, kind, links: Number(stats.nlink) };
+}
+
+function missing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
 
 function call<T>(operation: (callback: (error: Error | null, value: T) => void) => void) {
   return new Promise<T>((resolve, reject) => {
@@ -115,6 +183,68 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
 }
 
 /**
+ * The error `open(path, 'read')` throws for anything but a regular file: code `EFTYPE`
+ * ("inappropriate file type"), `EISDIR` for a folder; the message names the kind.
+ *
+ * @example
+ * throw notRegularFile('runs/a.jsonl', 'a FIFO');
+ */
+export function notRegularFile(path: string, kind: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(`${path}: not a regular file (${kind})`);
+  error.code = kind === 'a folder' ? 'EISDIR' : 'EFTYPE';
+  error.path = path;
+  return error;
+}
+
+/**
+ * What kind of file a stat describes, or null for a regular file.
+ *
+ * @example
+ * fileKind(fs.statSync('/dev/zero')); // 'a character device'
+ */
+export function fileKind(stat: fs.Stats): string | null {
+  if (stat.isFile()) return null;
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+async function openForReading(path: string): Promise<number> {
+  const fd = await call<number>((callback) => fs.open(path, FLAGS.read, callback));
+  let kind: string | null;
+  try {
+    kind = fileKind(await call<fs.Stats>((callback) => fs.fstat(fd, callback)));
+  } catch (error) {
+    await done((callback) => fs.close(fd, callback)).catch(() => undefined);
+    throw error;
+  }
+  if (kind !== null) {
+    await done((callback) => fs.close(fd, callback)).catch(() => undefined);
+    throw notRegularFile(path, kind);
+  }
+  return fd;
+}
+
+function openForReadingSync(path: string): number {
+  const fd = fs.openSync(path, FLAGS.read);
+  let kind: string | null;
+  try {
+    kind = fileKind(fs.fstatSync(fd));
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  if (kind !== null) {
+    fs.closeSync(fd);
+    throw notRegularFile(path, kind);
+  }
+  return fd;
+}
+
+/**
  * The real file system, through Node's `fs` with raw descriptors. Tests wrap it (or replace it)
  * to inject faults, which is why every transcript function takes a `FileSystem`.
  *
@@ -122,7 +252,10 @@ async function lockedPerProc(path: string): Promise<boolean | null> {
  * const session = await Session.create('runs/a.jsonl', meta, { fileSystem: nodeFileSystem });
  */
 export const nodeFileSystem: FileSystem = {
-  open: (path, mode) => call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
+  open: (path, mode) =>
+    mode === 'read'
+      ? openForReading(path)
+      : call<number>((callback) => fs.open(path, FLAGS[mode], 0o600, callback)),
   write: (fd, bytes) =>
     call<number>((callback) => fs.write(fd, bytes, 0, bytes.length, null, callback)),
   read: (fd, buffer, position) =>
@@ -144,13 +277,26 @@ export const nodeFileSystem: FileSystem = {
     }
   },
   makeFolder: (path) => fs.promises.mkdir(path, { recursive: true, mode: 0o700 }),
+  identity: async (fd) =>
+    identityFrom(
+      await call<fs.BigIntStats>((callback) => fs.fstat(fd, { bigint: true }, callback)),
+    ),
+  async identityOf(path) {
+    try {
+      return identityFrom(await fs.promises.lstat(path, { bigint: true }));
+    } catch (error) {
+      if (missing(error)) return null;
+      throw error;
+    }
+  },
+  unlink: (path) => fs.promises.unlink(path),
   tryLock: (fd) => nativeExtensions().tryLock(fd),
   async isLocked(path) {
     const answer = await lockedPerProc(path);
     if (answer !== null) return answer;
     // Without /proc/locks, look without taking anything the writer could trip on: a probe
     // that briefly held a lock could make a real writer's acquire fail.
-    return lockFileNamesLivePid(path);
+    return nametagNamesLivePid(path);
   },
 };
 
@@ -167,21 +313,33 @@ export const nodeFileSystem: FileSystem = {
  */
 export const blockingReadFileSystem: FileSystem = {
   ...nodeFileSystem,
-  open: async (path, mode) => fs.openSync(path, FLAGS[mode], 0o600),
+  open: async (path, mode) =>
+    mode === 'read' ? openForReadingSync(path) : fs.openSync(path, FLAGS[mode], 0o600),
   read: async (fd, buffer, position) => fs.readSync(fd, buffer, 0, buffer.length, position),
   size: async (fd) => fs.fstatSync(fd).size,
   close: async (fd) => fs.closeSync(fd),
 };
 
-async function lockFileNamesLivePid(path: string): Promise<boolean> {
+/**
+ * Without a lock table to read: whether the writer's nametag (`X.jsonl.owner`, see
+ * writer-lock.ts) names a live process. Read without following a link, without blocking on a
+ * FIFO, and at most 4 KiB of it.
+ */
+async function nametagNamesLivePid(transcriptPath: string): Promise<boolean> {
+  let fd: number | undefined;
   try {
-    const text = await fs.promises.readFile(path, 'utf8');
-    const holder = JSON.parse(text) as { pid?: unknown };
+    fd = fs.openSync(`${transcriptPath}.owner`, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (!fs.fstatSync(fd).isFile()) return false;
+    const buffer = Buffer.alloc(4096);
+    const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
+    const holder = JSON.parse(buffer.toString('utf8', 0, read)) as { pid?: unknown };
     if (typeof holder.pid !== 'number') return false;
     process.kill(holder.pid, 0);
     return true;
   } catch {
     return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 

@@ -8,6 +8,7 @@
  */
 export {
   blockingReadFileSystem,
+  type FileIdentity,
   type FileSystem,
   nodeFileSystem,
   type OpenMode,
@@ -25,6 +26,7 @@ export {
   type ScanResult,
   scanRecords,
   scanTranscript,
+  type DamagedTail,
   type TornTail,
   type UnreadableReason,
 } from './scan-transcript.ts';
@@ -46,7 +48,13 @@ export {
   tailStateFromJson,
 } from './tail-state.ts';
 export { isKnownRecord, type RecordProblem, validateRecord } from './validate-record.ts';
-export { acquireWriterLock, type LockHolder, lockPathOf, type WriterLock } from './writer-lock.ts';
+export {
+  type AcquireOptions,
+  acquireWriterLock,
+  type LockHolder,
+  nametagPathOf,
+  type WriterLock,
+} from './writer-lock.ts';
 export { conversationView, type ViewMessage } from './conversation-view.ts';
 export { ConversationViewBuilder } from './conversation-view-builder.ts';
 export { ViewLineIndex, type ViewLinesRead } from './view-line-index.ts';

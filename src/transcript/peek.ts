@@ -1,5 +1,6 @@
 import type { FileSystem } from './file-system.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
+import type { DamagedTail } from './classify-tail.ts';
 import { scanRecords, type TornTail, type UnreadableReason } from './scan-transcript.ts';
 
 /**
@@ -18,7 +19,14 @@ export type PeekResult =
       torn?: TornTail;
       validBytes: number;
     }
-  | { ok: false; reason: UnreadableReason; detail: string; line?: number };
+  | {
+      ok: false;
+      reason: UnreadableReason;
+      detail: string;
+      line?: number;
+      /** Damage that ends the file, which `Session.open`'s `salvageDamagedTail` would cut off. */
+      salvage?: DamagedTail;
+    };
 
 /**
  * Read a transcript without writing anything: no file created, no byte changed, no lock
@@ -48,6 +56,7 @@ export async function peek(
       if (!result.ok) {
         const failure: PeekResult = { ok: false, reason: result.reason, detail: result.detail };
         if (result.line !== undefined) failure.line = result.line;
+        if (result.salvage !== undefined) failure.salvage = result.salvage;
         return failure;
       }
       const found: PeekResult = {

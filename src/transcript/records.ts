@@ -209,6 +209,15 @@ export interface TailRepair {
   tornBytes: number;
   /** The sidecar file (a name in the transcript's folder) that holds the removed bytes. */
   sidecar: string;
+  /**
+   * The removed bytes may have been (part of) a durable record — a dispatch, as far as anyone
+   * can tell: every call of the last assistant turn without a settle counts as dispatched and
+   * is answered as interrupted, never run (docs/transcript-format.md §6). Every repair this
+   * version makes sets it; a repair written by an earlier version lacks it.
+   */
+  possiblyDispatched?: true;
+  /** For a salvage of damage: how many newline-terminated lines the removed bytes held. */
+  wholeLines?: number;
 }
 
 /**

@@ -8,6 +8,7 @@ export {
   type LineInfo,
   MAX_LINE_BYTES,
   type ScanResult,
+  type DamagedTail,
   type TornTail,
   type UnreadableReason,
 } from './classify-tail.ts';
@@ -46,10 +47,11 @@ const SLICE_BYTES = 4 * 1024;
  * throws (an I/O failure is `io-error`).
  *
  * A line whose checksum matches is exactly as written: if it is invalid, out of seq, or comes
- * after bad lines, that is damage. Lines failing their checksums at the end are a torn tail,
- * unless they hold a complete record (something was lost in the middle) or several whole
- * record-shaped lines (changed after they were written). docs/transcript-format.md §4 has the
- * rules in full.
+ * after bad lines, that is damage. Only bytes after the last newline can be a torn tail (a
+ * crash's unfinished line), unless they hold a complete record (something was lost in the
+ * middle); a bad line that ends in a newline may be a durable record changed since, so it is
+ * damage — salvageable when nothing good follows it (the result's `salvage`).
+ * docs/transcript-format.md §4 has the rules in full.
  *
  * @example
  * const result = await scanTranscript('run.jsonl', { onRecord: (record) => count++ });
@@ -93,6 +95,10 @@ export async function* scanRecords(
     if (code === 'ENOENT') return { ok: false, reason: 'missing', detail: `${path}: no such file` };
     if (code === 'EISDIR')
       return { ok: false, reason: 'not-a-transcript', detail: `${path}: is a folder` };
+    if (code === 'EFTYPE') {
+      // Decided from fstat, before any read: a FIFO or a device is never read from.
+      return { ok: false, reason: 'not-a-transcript', detail: (error as Error).message };
+    }
     return { ok: false, reason: 'io-error', detail: `${path}: cannot open (${describe(error)})` };
   }
   try {
@@ -119,7 +125,14 @@ async function* scanOpen(
   let position = options.start?.offset ?? 0;
   const prefetched = options.prefetched;
   if (prefetched !== undefined) {
-    yield* feedInSlices(scanner, prefetched.bytes);
+    for (
+      let at = yield* feedInSlices(scanner, prefetched.bytes, 0);
+      scanner.pendingLine !== null;
+      at = yield* feedInSlices(scanner, prefetched.bytes, at)
+    ) {
+      await supplyPending(scanner, fileSystem, fd);
+      yield* scanner.take();
+    }
     if (scanner.failure !== null || prefetched.atEnd) return scanner.finish();
     position += prefetched.bytes.length;
   }
@@ -136,7 +149,15 @@ async function* scanOpen(
     position += read;
     // Feed only the bytes read: the rest of the chunk is stale, and searching it would cost a
     // whole chunk per read however small the file.
-    yield* feedInSlices(scanner, chunk.subarray(0, read));
+    const bytes = chunk.subarray(0, read);
+    for (
+      let at = yield* feedInSlices(scanner, bytes, 0);
+      scanner.pendingLine !== null;
+      at = yield* feedInSlices(scanner, bytes, at)
+    ) {
+      await supplyPending(scanner, fileSystem, fd);
+      yield* scanner.take();
+    }
     if (scanner.failure !== null) break;
     // The scanner copied what it keeps, so the buffer can be replaced by a larger one.
     if (read === chunk.length && chunk.length < largestChunk) {
@@ -151,13 +172,44 @@ async function* scanOpen(
  * parsed records is alive at every young-generation collection, and V8 grows that generation
  * by what keeps surviving (a 1 GiB scan peaked near 130 MiB). Fed 4 KiB at a time, the
  * consumer takes a few records at a time while they are young: `revive` of a 1 GiB transcript
- * peaked at 98 MiB with 16 KiB slices, 84 MiB with 4 KiB ones, at the same speed.
+ * peaked at 98 MiB with 16 KiB slices, 84 MiB with 4 KiB ones, at the same speed. A line the
+ * scanner streamed rather than buffered, and whose checksum matched, is read again here.
  */
-function* feedInSlices(scanner: LineScanner, bytes: Buffer): Generator<ScannedRecord> {
-  for (let from = 0; from < bytes.length && scanner.failure === null; from += SLICE_BYTES) {
-    scanner.feed(bytes.subarray(from, Math.min(bytes.length, from + SLICE_BYTES)));
+function* feedInSlices(
+  scanner: LineScanner,
+  bytes: Buffer,
+  start: number,
+): Generator<ScannedRecord, number> {
+  let from = start;
+  while (from < bytes.length && scanner.failure === null && scanner.pendingLine === null) {
+    from += scanner.feed(bytes.subarray(from, Math.min(bytes.length, from + SLICE_BYTES)));
     yield* scanner.take();
   }
+  return from;
+}
+
+/** Hand the scanner the line it streamed and must decode, read again from the file. */
+async function supplyPending(scanner: LineScanner, fileSystem: FileSystem, fd: number) {
+  const pending = scanner.pendingLine;
+  if (pending === null) return;
+  scanner.supplyLine(await readLine(fileSystem, fd, pending.offset, pending.length));
+}
+
+/** The bytes of one line, read again; shorter when the file shrank meanwhile. */
+async function readLine(
+  fileSystem: FileSystem,
+  fd: number,
+  offset: number,
+  length: number,
+): Promise<Buffer> {
+  const line = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const read = await fileSystem.read(fd, line.subarray(filled), offset + filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return line.subarray(0, filled);
 }
 
 function readFailure(path: string, error: unknown): ScanResult {

@@ -6,6 +6,9 @@ import type { LockHolder } from './writer-lock.ts';
  * - `exists`: `create` found a file already there;
  * - `unreadable`: the transcript is damaged, from a newer version, or not a transcript;
  * - `poisoned`: an earlier write or sync failed; reopen the session (which repairs) to go on;
+ * - `ownership-lost`: the file at the transcript's path is no longer the file this session
+ *   holds (deleted, renamed away, replaced by another file or a symbolic link); the session
+ *   stopped writing and refuses everything — find out who moved the file before going on;
  * - `closed`: the session was closed;
  * - `io`: the file system refused an operation (see `cause`).
  *
@@ -13,7 +16,14 @@ import type { LockHolder } from './writer-lock.ts';
  * const code: SessionErrorCode = error.code; // once SessionError.isInstance(error)
  * if (code === 'locked') console.error(`held by pid ${error.holder?.pid}`);
  */
-export type SessionErrorCode = 'locked' | 'exists' | 'unreadable' | 'poisoned' | 'closed' | 'io';
+export type SessionErrorCode =
+  | 'locked'
+  | 'exists'
+  | 'unreadable'
+  | 'poisoned'
+  | 'ownership-lost'
+  | 'closed'
+  | 'io';
 
 const MARKER: unique symbol = Symbol.for('llm-agent.SessionError');
 

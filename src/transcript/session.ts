@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { encodeLine } from './line-codec.ts';
 import {
@@ -9,9 +9,15 @@ import {
   type TailRepair,
   type TranscriptRecord,
 } from './records.ts';
+import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { repairTornTail } from './repair-torn-tail.ts';
 import { type LineInfo, scanTranscript } from './scan-transcript.ts';
-import { describeError, sessionIo as io, SessionError } from './session-error.ts';
+import {
+  describeError,
+  sessionIo as io,
+  SessionError,
+  type SessionErrorCode,
+} from './session-error.ts';
 import { emptyTailState, foldTailState, type TailState, tailStateToJson } from './tail-state.ts';
 import { acquireWriterLock, describeHolder, type WriterLock } from './writer-lock.ts';
 
@@ -45,6 +51,14 @@ export interface SessionOptions {
    * most that much after the last one, and a checkpoint of a few hundred bytes costs ~1–2%).
    */
   checkpointBytes?: number;
+  /**
+   * Folders that must each be a real folder — not a symbolic link, not anything else — when
+   * they exist, top first: a child transcript's `*.agents` folders, so that nothing inside a
+   * run tree can redirect a write out of it. Checked (lstat, never following a link) before
+   * anything is created or opened, and again once the transcript is open; `create` makes the
+   * missing ones (mode 0700). A violation throws `unreadable` naming the folder.
+   */
+  realFolders?: readonly string[];
 }
 
 /**
@@ -63,6 +77,14 @@ export interface SessionOpenOptions extends SessionOptions {
    * not throw.
    */
   onRecord?: (record: TranscriptRecord | ForeignRecord, info: LineInfo) => void;
+  /**
+   * Salvage damage that ends the transcript — newline-terminated bad lines after the last good
+   * record, which may be durable records changed since (bit rot, an edit) and so are refused
+   * by default: their bytes are moved to a sidecar as a torn tail's are, and every call of the
+   * last assistant turn without a settle counts as dispatched (answered as interrupted by a
+   * revive, never run). Damage followed by good records is never salvaged.
+   */
+  salvageDamagedTail?: boolean;
 }
 
 /**
@@ -97,7 +119,7 @@ export class Session {
   readonly #clock: () => Date;
   readonly #lock: WriterLock;
   readonly #checkpointBytes: number;
-  #fd: number;
+  readonly #fd: number;
   #nextSeq: number;
   #state: TailState;
   #queue: Promise<unknown> = Promise.resolve();
@@ -113,13 +135,12 @@ export class Session {
 
   private constructor(init: {
     path: string;
-    fd: number;
     lock: WriterLock;
     state: TailState;
     options: SessionOptions;
   }) {
     this.path = init.path;
-    this.#fd = init.fd;
+    this.#fd = init.lock.fd;
     this.#lock = init.lock;
     this.#state = init.state;
     this.#nextSeq = init.state.lastSeq + 1;
@@ -131,8 +152,10 @@ export class Session {
 
   /**
    * Create a new transcript (mode 0600, its folder 0700) whose first record is its
-   * `session-meta`, durable — with its folder entry — before this resolves. Throws a
-   * {@link SessionError} (`exists`, `locked`, `io`).
+   * `session-meta`, durable — with its folder entry — before this resolves. The file is
+   * created exclusively (O_CREAT|O_EXCL, never through a symbolic link) and locked at once
+   * through that descriptor. Throws a {@link SessionError} (`exists`, `locked`, `unreadable`
+   * for a folder of `realFolders` that is not a real folder, `io`).
    */
   static async create(
     path: string,
@@ -142,6 +165,7 @@ export class Session {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const clock = options.clock ?? (() => new Date());
     const folder = dirname(path);
+    await checkRealFolders(fileSystem, path, options.realFolders);
     const created = await io(path, 'create the folder', () => fileSystem.makeFolder(folder));
     if (created !== undefined && (options.durability ?? 'fsync') === 'fsync') {
       // Each new folder's entry lives in its parent: sync the parent of every folder made (the
@@ -150,21 +174,10 @@ export class Session {
         await io(path, 'sync the new folder', () => fileSystem.syncFolder(parent));
       }
     }
-    const lock = await takeLock(fileSystem, path, clock());
-    let fd: number;
+    const lock = await takeLock(fileSystem, path, clock(), true);
+    const session = new Session({ path, lock, state: emptyTailState(), options });
     try {
-      fd = await fileSystem.open(path, 'create');
-    } catch (error) {
-      await lock.release().catch(() => undefined);
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new SessionError('exists', path, `${path}: a transcript already exists here`);
-      }
-      throw new SessionError('io', path, `${path}: cannot create (${describeError(error)})`, {
-        cause: error,
-      });
-    }
-    const session = new Session({ path, fd, lock, state: emptyTailState(), options });
-    try {
+      await checkRealFolders(fileSystem, path, options.realFolders);
       await session.append({ type: 'session-meta', ...meta });
       await session.barrier();
       if (session.durability === 'fsync') {
@@ -178,25 +191,38 @@ export class Session {
   }
 
   /**
-   * Open an existing transcript for appending: take its writer lock, read it whole, repair a
-   * torn tail (its bytes copied to a sidecar, the file truncated to the last good record and
-   * synced, the repair named in a checkpoint written at once). Damage anywhere else is never
-   * repaired: it throws `unreadable` with the line and reason, and nothing is written.
+   * Open an existing transcript for appending: open it (read-write, never through a symbolic
+   * link: a path that is one is refused — pass the real path), check it is a regular file, take
+   * its writer lock on that descriptor, then read it whole and repair a torn tail through the
+   * same descriptor (its bytes copied to a sidecar, the file truncated to the last good record
+   * and synced, the repair named in a checkpoint written at once). Damage anywhere else is
+   * never repaired: it throws `unreadable` with the line and reason, and nothing is written —
+   * unless it ends the file and `salvageDamagedTail` asks for it to be cut off the same way.
    */
   static async open(path: string, options: SessionOpenOptions = {}): Promise<Session> {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const clock = options.clock ?? (() => new Date());
-    const lock = await takeLock(fileSystem, path, clock());
+    await checkRealFolders(fileSystem, path, options.realFolders);
+    const lock = await takeLock(fileSystem, path, clock(), false);
     try {
+      await checkRealFolders(fileSystem, path, options.realFolders);
+      await proveOwnership(lock, path);
       let state = emptyTailState();
       const scan = await scanTranscript(path, {
         fileSystem,
+        fd: lock.fd,
         onRecord: (record, info) => {
           state = foldTailState(state, record, info.length);
           options.onRecord?.(record, info);
         },
       });
-      if (!scan.ok) {
+      let repair: TailRepair | undefined;
+      if (!scan.ok && scan.salvage !== undefined && options.salvageDamagedTail === true) {
+        const { validBytes, badBytes, lines } = scan.salvage;
+        const cut = await repairTornTail(fileSystem, path, lock.fd, validBytes, badBytes);
+        repair = { ...cut, possiblyDispatched: true };
+        if (lines > 0) repair.wholeLines = lines;
+      } else if (!scan.ok) {
         const code = scan.reason === 'io-error' ? 'io' : 'unreadable';
         throw new SessionError(
           code,
@@ -205,12 +231,30 @@ export class Session {
           scan.line === undefined ? {} : { line: scan.line },
         );
       }
-      let repair: TailRepair | undefined;
-      if (scan.state === 'torn-tail' && scan.torn !== undefined) {
-        repair = await repairTornTail(fileSystem, path, scan.torn.validBytes, scan.torn.tornBytes);
+      if (scan.ok && scan.state === 'torn-tail' && scan.torn !== undefined) {
+        const cut = await repairTornTail(
+          fileSystem,
+          path,
+          lock.fd,
+          scan.torn.validBytes,
+          scan.torn.tornBytes,
+        );
+        repair = cut;
+        // The cut bytes may be a durable dispatch cut short (a flipped newline, a truncation):
+        // its call is never taken for one that did not start. So may the bytes of an earlier
+        // repair at this length whose record was torn in turn (they are in its sidecar).
+        const earlier = await unrecordedRepair(fileSystem, path, {
+          validBytes: scan.torn.validBytes,
+          lastSeq: scan.lastSeq,
+        });
+        if (typeMayDispatch(scan.torn.declaredType) || earlier?.possiblyDispatched === true) {
+          repair = { ...cut, possiblyDispatched: true };
+        }
       }
-      const fd = await io(path, 'open for appending', () => fileSystem.open(path, 'append'));
-      const session = new Session({ path, fd, lock, state, options });
+      if (scan.ok && scan.state === 'clean' && scan.validBytes > 0) {
+        repair = await unrecordedRepair(fileSystem, path, scan);
+      }
+      const session = new Session({ path, lock, state, options });
       if (repair !== undefined) {
         try {
           session.#tailRepair = repair;
@@ -238,9 +282,13 @@ export class Session {
     return this.#nextSeq - 1;
   }
 
-  /** True once a write or sync failed: the session refuses everything until reopened. */
+  /**
+   * True once a write or sync failed, or the file at the path stopped being the one this
+   * session writes (`ownership-lost`): the session refuses everything.
+   */
   get poisoned(): boolean {
-    return this.#failure !== null && this.#failure.code === 'poisoned';
+    const code = this.#failure?.code;
+    return code === 'poisoned' || code === 'ownership-lost';
   }
 
   /**
@@ -277,7 +325,9 @@ export class Session {
 
   /**
    * A durability barrier: everything appended before it is written and, under `fsync`,
-   * synced (one fdatasync however many records) before this resolves.
+   * synced (one fdatasync however many records) before this resolves. First it proves that
+   * the file at the path is still the file this session holds (one fstat and one lstat); if
+   * not, it throws `ownership-lost` and the session never writes again.
    */
   barrier(): Promise<void> {
     this.#assertUsable();
@@ -286,6 +336,7 @@ export class Session {
 
   #barrier(): Promise<void> {
     return this.#enqueue(async () => {
+      await this.#proveOwnership();
       await this.#flushBuffered();
       if (this.durability === 'fsync' && this.#unsynced) {
         await this.#guard('sync', () => this.#fileSystem.sync(this.#fd));
@@ -332,11 +383,8 @@ export class Session {
       }
     }
     await this.#queue.catch(() => undefined);
-    try {
-      await this.#fileSystem.close(this.#fd);
-    } finally {
-      await this.#lock.release();
-    }
+    // Releasing removes the nametag, then closes the transcript's descriptor (dropping the lock).
+    await this.#lock.release();
   }
 
   #assertUsable(): void {
@@ -377,6 +425,18 @@ export class Session {
     }
   }
 
+  async #proveOwnership(): Promise<void> {
+    let lost: string | null;
+    try {
+      lost = await this.#lock.lost();
+    } catch (error) {
+      throw this.#poison(`cannot check the transcript's identity (${describeError(error)})`, error);
+    }
+    if (lost === null) return;
+    this.#failure ??= ownershipLost(this.path, lost);
+    throw this.#failure;
+  }
+
   async #guard<T>(what: string, operation: () => Promise<T>): Promise<T> {
     try {
       return await operation();
@@ -401,10 +461,52 @@ export class Session {
   }
 }
 
-async function takeLock(fileSystem: FileSystem, path: string, now: Date): Promise<WriterLock> {
-  const result = await io(path, 'take the writer lock', () =>
-    acquireWriterLock(fileSystem, path, now),
-  );
+/**
+ * A repair that cut the file at `validBytes` and was interrupted before its record was
+ * written (or whose record was torn in turn): the sidecar named for that length exists, yet
+ * nothing good follows that length. Its record is written now, so the calls the cut bytes may
+ * have dispatched are still never run.
+ */
+async function unrecordedRepair(
+  fileSystem: FileSystem,
+  path: string,
+  scan: { validBytes: number; lastSeq: number },
+): Promise<TailRepair | undefined> {
+  const sidecar = `${basename(path)}.torn-${scan.validBytes}`;
+  let fd: number;
+  try {
+    fd = await fileSystem.open(join(dirname(path), sidecar), 'read');
+  } catch {
+    return undefined;
+  }
+  try {
+    const tornBytes = await fileSystem.size(fd);
+    if (tornBytes === 0) return undefined;
+    const head = Buffer.alloc(Math.min(tornBytes, 64));
+    const read = await fileSystem.read(fd, head, 0);
+    const repair: TailRepair = { validBytes: scan.validBytes, tornBytes, sidecar };
+    // The same rule as the repair that was interrupted: the cut bytes are in the sidecar.
+    if (mayHoldDispatch(head.subarray(0, read), scan.lastSeq + 1)) repair.possiblyDispatched = true;
+    return repair;
+  } catch {
+    return undefined;
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
+  }
+}
+
+async function takeLock(
+  fileSystem: FileSystem,
+  path: string,
+  now: Date,
+  create: boolean,
+): Promise<WriterLock> {
+  let result: Awaited<ReturnType<typeof acquireWriterLock>>;
+  try {
+    result = await acquireWriterLock(fileSystem, path, now, { create });
+  } catch (error) {
+    throw refusedOpen(path, error, create);
+  }
   if (!result.ok) {
     throw new SessionError(
       'locked',
@@ -414,6 +516,64 @@ async function takeLock(fileSystem: FileSystem, path: string, now: Date): Promis
     );
   }
   return result.lock;
+}
+
+/** Why opening (or creating) the transcript itself failed, as a SessionError. */
+function refusedOpen(path: string, error: unknown, create: boolean): SessionError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const refuse = (sessionCode: SessionErrorCode, detail: string) =>
+    new SessionError(sessionCode, path, `${path}: ${detail}`, { cause: error });
+  if (create && code === 'EEXIST') return refuse('exists', 'a transcript already exists here');
+  if (code === 'ELOOP') {
+    return refuse(
+      'unreadable',
+      'is a symbolic link; a session never writes through one — pass the real path',
+    );
+  }
+  if (code === 'ENOENT' && !create) return refuse('unreadable', 'no such file');
+  if (code === 'EISDIR') return refuse('unreadable', 'is a folder, not a transcript');
+  if (code === 'ENOTREG') return refuse('unreadable', 'is not a regular file');
+  const what = create ? 'create' : 'open for writing';
+  return refuse('io', `cannot ${what} (${describeError(error)})`);
+}
+
+/** Throw `ownership-lost` unless the path still names the file `lock` holds. */
+async function proveOwnership(lock: WriterLock, path: string): Promise<void> {
+  const lost = await io(path, "check the transcript's identity", () => lock.lost());
+  if (lost !== null) throw ownershipLost(path, lost);
+}
+
+function ownershipLost(path: string, what: string): SessionError {
+  return new SessionError(
+    'ownership-lost',
+    path,
+    `${path}: the transcript ${what} since this session took it; the session stopped writing ` +
+      'and refuses further appends (nothing it writes can reach the file now at the path)',
+  );
+}
+
+/**
+ * Refuse unless every folder of `folders` that exists is a real folder (lstat: not a symbolic
+ * link, not a file). A missing one is fine: `create` makes it, and below a missing folder
+ * nothing exists.
+ */
+async function checkRealFolders(
+  fileSystem: FileSystem,
+  path: string,
+  folders: readonly string[] | undefined,
+): Promise<void> {
+  for (const folder of folders ?? []) {
+    const found = await io(path, `look at ${folder}`, () => fileSystem.identityOf(folder));
+    if (found === null) return;
+    if (found.kind !== 'folder') {
+      const what = found.kind === 'symlink' ? 'a symbolic link' : 'not a folder';
+      throw new SessionError(
+        'unreadable',
+        path,
+        `${path}: ${folder} is ${what}; a run tree's folders must be real folders, so nothing in the tree can redirect a write out of it`,
+      );
+    }
+  }
 }
 
 /** Every folder from `top` down to `bottom` (both included), `top` first. */

@@ -4,6 +4,7 @@ import type {
   JsonObject,
   ParentLink,
   Role,
+  TailRepair,
   TranscriptRecord,
 } from './records.ts';
 
@@ -42,6 +43,11 @@ export interface OpenDispatch {
   resultByRevival?: boolean;
   /** True when a compaction replaced the turn that asked for the call. */
   turnCompacted?: boolean;
+  /**
+   * True when no dispatch record exists, but a repair cut bytes that may have held one
+   * ({@link TailRepair.possiblyDispatched}): `seq` is then the repair's record.
+   */
+  possiblyDispatched?: boolean;
 }
 
 /**
@@ -133,6 +139,10 @@ export function foldTailState(
   record: TranscriptRecord | ForeignRecord,
   lineBytes: number,
 ): TailState {
+  const repair = (record as { tailRepair?: TailRepair }).tailRepair;
+  if (repair?.possiblyDispatched === true) {
+    return foldTailState(assumeTurnDispatched(state, record.seq), withoutRepair(record), lineBytes);
+  }
   const next: TailState = { ...state, records: state.records + 1, lastSeq: record.seq };
   switch (record.type) {
     case 'session-meta': {
@@ -193,6 +203,47 @@ export function foldTailState(
     default:
       return next;
   }
+}
+
+/**
+ * A repair cut bytes that may have held a durable dispatch: every call of the last assistant
+ * turn with neither a dispatch nor a result becomes an open dispatch — worst case, a side
+ * effect — so revival answers it as interrupted and no loop runs it. Pure.
+ *
+ * @example
+ * const safe = assumeTurnDispatched(state, repairSeq);
+ * safe.open.every((dispatch) => dispatch.idempotency !== undefined); // true
+ */
+export function assumeTurnDispatched(state: TailState, seq: number): TailState {
+  const turn = state.turn;
+  if (turn === null) return state;
+  const unsure = turn.calls.filter((call) => !call.dispatched && !call.answered);
+  if (unsure.length === 0) return state;
+  let next: TailState = { ...state };
+  for (const call of unsure) {
+    next.open = [
+      ...next.open,
+      {
+        callId: call.callId,
+        toolName: call.toolName,
+        idempotency: 'side-effect',
+        seq,
+        turnSeq: turn.seq,
+        possiblyDispatched: true,
+      },
+    ];
+    next = {
+      ...next,
+      lastMessage: markCall(next.lastMessage, call.callId, 'dispatched'),
+      turn: markTurnCall(next.turn, call.callId, 'dispatched'),
+    };
+  }
+  return next;
+}
+
+function withoutRepair(record: TranscriptRecord | ForeignRecord): TranscriptRecord | ForeignRecord {
+  const { tailRepair: _repair, ...rest } = record as TranscriptRecord & { tailRepair?: unknown };
+  return rest as TranscriptRecord;
 }
 
 function foldMessage(

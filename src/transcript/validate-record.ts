@@ -218,6 +218,11 @@ export function validateRecord(value: unknown): ValidateResult {
       integer(value.tailRepair, 'validBytes', 'tailRepair.', 0);
       integer(value.tailRepair, 'tornBytes', 'tailRepair.', 1);
       string(value.tailRepair, 'sidecar', 'tailRepair.');
+      const repair = value.tailRepair;
+      if (repair.possiblyDispatched !== undefined && repair.possiblyDispatched !== true) {
+        throw new Invalid('tailRepair.possiblyDispatched', 'must be true when present');
+      }
+      if (repair.wholeLines !== undefined) integer(repair, 'wholeLines', 'tailRepair.', 1);
     }
     if (!RECORD_TYPES.has(value.type as string)) {
       const foreign = { ...(value as Record<string, JsonValue>), unknown: true };

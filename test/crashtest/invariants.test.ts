@@ -104,7 +104,7 @@ describe('recording file system', () => {
     const fileSystem = new RecordingFileSystem();
     await fileSystem.makeFolder('/a');
     await fileSystem.syncFolder('/');
-    const fd = await fileSystem.open('/a/f', 'append');
+    const fd = await fileSystem.open('/a/f', 'create');
     await fileSystem.write(fd, Buffer.from('one\n'));
     await fileSystem.sync(fd);
     await fileSystem.write(fd, Buffer.from('two\n'));

@@ -3,37 +3,44 @@ import { describe, it } from 'node:test';
 import { RecordingFileSystem } from '../../crashtest/recording-file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { acquireWriterLock, lockPathOf } from '../../src/transcript/writer-lock.ts';
+import { acquireWriterLock, nametagPathOf } from '../../src/transcript/writer-lock.ts';
 import { fileSystemError } from '../support/memory-file-system.ts';
 
 /*
- * Two bugs the crashtest I/O-error loop found in the transcript layer, pinned down:
- * a writer lock whose holder name could not be written stayed held by a leaked descriptor
- * (the transcript then looked `running` to everyone until the process died), and a failed
- * create whose lock release also failed threw a raw errno error instead of a SessionError.
+ * The writer lock under I/O errors: a nametag that cannot be written costs only the name (the
+ * lock is the kernel's, on the transcript itself, and stays held — then released as usual),
+ * leaves no temporary file behind, and a failed create whose release also fails still throws a
+ * SessionError rather than a raw errno error.
  */
 
 const meta = { agentId: 'main', agentType: 'main', label: 'main', model: 'test:model' };
 
 describe('writer lock under I/O errors', () => {
-  for (const failing of ['truncate', 'write'] as const) {
-    it(`releases the lock when writing the holder's name fails (${failing})`, async () => {
+  for (const failing of ['open', 'write', 'rename'] as const) {
+    it(`holds the lock when writing the nametag fails (${failing}), and leaves no temporary file`, async () => {
       const fileSystem = new RecordingFileSystem();
       fileSystem.putFile('/runs/a.jsonl', Buffer.alloc(0));
       let fired = 0;
       fileSystem.beforeCall = (operation, path) => {
-        if (operation === failing && path.endsWith('.lock') && fired === 0) {
+        if (operation === failing && /\.owner\.[0-9a-f]+\.tmp$/.test(path) && fired === 0) {
           fired += 1;
           throw fileSystemError('ENOSPC', operation, path);
         }
         return undefined;
       };
-      await assert.rejects(acquireWriterLock(fileSystem, '/runs/a.jsonl', new Date(0)), /ENOSPC/);
+      const result = await acquireWriterLock(fileSystem, '/runs/a.jsonl', new Date(0));
       assert.equal(fired, 1, 'the fault fired');
       fileSystem.beforeCall = null;
-      assert.equal(await fileSystem.isLocked(lockPathOf('/runs/a.jsonl')), false);
+      assert.equal(result.ok, true);
+      assert.equal(await fileSystem.isLocked('/runs/a.jsonl'), true, 'the lock is held');
+      assert.deepEqual(fileSystem.listFiles(), ['/runs/a.jsonl'], 'no nametag, no temporary');
+      const second = await acquireWriterLock(fileSystem, '/runs/a.jsonl', new Date(0));
+      assert.equal(second.ok, false, 'a second writer is refused without a nametag');
+      if (result.ok) await result.lock.release();
+      assert.equal(await fileSystem.isLocked('/runs/a.jsonl'), false);
       const again = await acquireWriterLock(fileSystem, '/runs/a.jsonl', new Date(0));
       assert.equal(again.ok, true);
+      assert.deepEqual(fileSystem.listFiles(), ['/runs/a.jsonl', nametagPathOf('/runs/a.jsonl')]);
     });
   }
 
@@ -41,9 +48,9 @@ describe('writer lock under I/O errors', () => {
     const fileSystem = new RecordingFileSystem();
     let fired = 0;
     fileSystem.beforeCall = (operation, path) => {
-      const createsTranscript = operation === 'open' && path === '/runs/a.jsonl';
-      const releases = operation === 'truncate' && path.endsWith('.lock') && fired > 0;
-      if (createsTranscript || releases) {
+      const writesTranscript = operation === 'write' && path === '/runs/a.jsonl';
+      const releases = operation === 'close' && path === '/runs/a.jsonl' && fired > 0;
+      if (writesTranscript || releases) {
         fired += 1;
         throw fileSystemError('EIO', operation, path);
       }

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
-import { lockPathOf } from '../../src/transcript/writer-lock.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { baseTranscripts, MUTATING, mutate, readOnlyGuard } from './support/mutations.ts';
@@ -30,7 +29,7 @@ describe('Nothing throws: "inspect never writes and never throws"', () => {
       const input = mutate(bases[Math.floor(random() * bases.length)] as Buffer, random);
       fileSystem.writeFile(path, input);
       // Now and then a live writer holds the lock while inspect reads.
-      const lockFd = random() < 0.05 ? await fileSystem.open(lockPathOf(path), 'lock') : null;
+      const lockFd = random() < 0.05 ? await fileSystem.open(path, 'append') : null;
       if (lockFd !== null) fileSystem.tryLock(lockFd);
       const files = fileSystem.listFiles();
       const maxRevivals = CAPS[Math.floor(random() * CAPS.length)] as number;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
+import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { type CallRecord, FaultyFileSystem } from '../support/fault-file-system.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
@@ -153,6 +154,22 @@ async function reviveDying(
   return { died: dead, revived };
 }
 
+/** Comparable records without what answers or settles `callId` (and it in revival lists). */
+function withoutCall(records: unknown[], callId: string): unknown[] {
+  return records
+    .filter((record) => {
+      const text = JSON.stringify(record);
+      const r = record as { type?: string; callId?: string; role?: string };
+      if (r.type === 'tool-settled' && r.callId === callId) return false;
+      return !(r.type === 'message' && r.role === 'tool' && text.includes(`"callId":"${callId}"`));
+    })
+    .map((record) => {
+      const r = record as { type?: string; interrupted?: string[] };
+      if (r.type !== 'run-revived') return record;
+      return { ...r, interrupted: (r.interrupted ?? []).filter((id) => id !== callId) };
+    });
+}
+
 async function countTranscriptCalls(start: MemoryFileSystem) {
   const faulty = new FaultyFileSystem(copyOf(start));
   const revived = await Revival.revive({
@@ -224,6 +241,7 @@ describe('revive: "a revive killed half-way is completed by the next one, never 
         }
       }
       let completedBeforeDeath = 0;
+      let unsureCases = 0;
       for (const entry of cases) {
         const image = await entry.image();
         const envelopesLeft = ofType(
@@ -238,9 +256,29 @@ describe('revive: "a revive killed half-way is completed by the next one, never 
           revivalsBefore + (finishedBeforeDeath ? 1 : 0),
           entry.label,
         );
+        // A torn last line too short to name its record type may be a durable dispatch cut
+        // short: the calls of the last turn that never started are then answered as
+        // interrupted rather than left to run (docs/transcript-format.md §6).
+        const bytes = image.readFile(PATH);
+        const tail = bytes.subarray(bytes.lastIndexOf(0x0a) + 1);
+        const lines = bytes
+          .subarray(0, bytes.length - tail.length)
+          .filter((b) => b === 0x0a).length;
+        const unsure = tail.length > 0 && mayHoldDispatch(tail, lines);
         const again = await reviveToEnd(image);
         const after = await recordsOf(PATH, image);
-        if (!finishedBeforeDeath) {
+        if (unsure) {
+          assert.ok(
+            !ofType(after, 'tool-dispatched').some((record) => record.callId === 'n'),
+            `${entry.label}: n was dispatched`,
+          );
+          assert.deepEqual(
+            withoutCall(comparable(after), 'n'),
+            withoutCall(expected, 'n'),
+            entry.label,
+          );
+          unsureCases += 1;
+        } else if (!finishedBeforeDeath) {
           assert.deepEqual(comparable(after), expected, entry.label);
           assert.equal(again.revival.ordinal, revivalsBefore + 1, entry.label);
         } else {
@@ -256,6 +294,8 @@ describe('revive: "a revive killed half-way is completed by the next one, never 
         const inspected = await Revival.inspect({ path: PATH, maxRevivals: 5, fileSystem: image });
         assert.equal(inspected.revivalsUsed, again.revival.ordinal, entry.label);
       }
+      if (unsureCases > 0)
+        console.log(`${scenario.name}: ${unsureCases} torn tails of unknown type`);
       // Only deaths after the envelope landed: its write done whole, or the last sync.
       assert.ok(completedBeforeDeath >= 1 && completedBeforeDeath <= 3, `${completedBeforeDeath}`);
     });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, test } from 'node:test';
 import {
   BACKGROUND_FRAME,
@@ -305,7 +305,7 @@ describe('Calls never dispatched, and joins', () => {
       meta: {
         ...META,
         agentId: 'child-1',
-        parent: { transcript: '../run.jsonl', callId: 'spawn-1' },
+        parent: { transcript: `../${basename(parent)}`, callId: 'spawn-1' },
       },
     });
     const revived = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 1 });
@@ -316,7 +316,7 @@ describe('Calls never dispatched, and joins', () => {
 });
 
 describe('It deliberately does not scan a directory, ask a human, or build a loop', () => {
-  test('revive touches the transcript it was given, its lock file and its torn-tail sidecar, nothing else', async () => {
+  test('revive touches the transcript it was given, its lock file, its torn-tail sidecar and its tree claim, nothing else', async () => {
     const path = fresh();
     await writeTranscript(path, parallelBatch());
     await writeFile(
@@ -339,17 +339,38 @@ describe('It deliberately does not scan a directory, ask a human, or build a loo
     });
     assert.ok(revived.ok);
     await revived.session.close();
-    const touched = new Set(fileSystem.calls.map((entry) => entry.path));
-    const expected = [path, `${path}.lock`, folder, `${path}.torn-`];
+    // A joined child's transcript is looked at (lstat: a regular file, or missing), never read.
+    const children = `${path.slice(0, -'.jsonl'.length)}.agents/`;
+    const looked = fileSystem.calls.filter((entry) => entry.path?.startsWith(children));
+    assert.ok(looked.length > 0, 'the joined child was looked at');
+    assert.deepEqual(new Set(looked.map((entry) => entry.operation)), new Set(['identityOf']));
+    const touched = new Set(
+      fileSystem.calls.filter((entry) => !looked.includes(entry)).map((entry) => entry.path),
+    );
+    // The transcript, its nametag (and the nametag's temporary name), its folder, a sidecar, the claim.
+    const expected = [
+      path,
+      `${path}.owner`,
+      `${path}.owner.`,
+      folder,
+      `${path}.torn-`,
+      `${path}.claim`,
+    ];
     for (const name of touched) {
       assert.ok(
         expected.some(
-          (allowed) => name === allowed || (allowed.endsWith('-') && name?.startsWith(allowed)),
+          (allowed) =>
+            name === allowed || (/[-.]$/.test(allowed) && name?.startsWith(allowed) === true),
         ),
         `revive touched ${name}`,
       );
     }
-    assert.ok(touched.has(`${path}.lock`), 'the lock was taken');
+    assert.ok(
+      fileSystem.calls.some((entry) => entry.operation === 'tryLock' && entry.path === path),
+      'the lock was taken, on the transcript itself',
+    );
+    assert.ok(touched.has(`${path}.claim`), 'the tree was claimed');
+    await assert.rejects(stat(`${path}.claim`), { code: 'ENOENT' }, 'closing released the claim');
   });
 });
 
@@ -482,7 +503,7 @@ describe('The cap, and why it is a parameter', () => {
     const revived = await Revival.revive({ path, agentId: META.agentId, maxRevivals: 0 });
     assert.equal(revived.ok ? 'ok' : revived.reason, 'revival-cap');
     assert.deepEqual(await readFile(path), bytes);
-    assert.equal((await stat(`${path}.lock`)).size, 0, 'not even the lock taken');
+    await assert.rejects(stat(`${path}.owner`), { code: 'ENOENT' }, 'not even the lock taken');
   });
 
   test('of two run-revived envelopes after the same record, only the first counts', async () => {
@@ -531,7 +552,8 @@ describe('Nothing throws', () => {
     const missing = join(folder, 'missing.jsonl');
     const revivedMissing = await Revival.revive({ path: missing, agentId: 'a', maxRevivals: 1 });
     assert.deepEqual(revivedMissing.ok ? 'ok' : revivedMissing.reason, 'unreadable');
-    await assert.rejects(stat(`${missing}.lock`), { code: 'ENOENT' });
+    await assert.rejects(stat(`${missing}.owner`), { code: 'ENOENT' });
+    await assert.rejects(stat(missing), { code: 'ENOENT' }, 'nothing created');
     const revivedFolder = await Revival.revive({ path: folder, agentId: 'a', maxRevivals: 1 });
     assert.deepEqual(revivedFolder.ok ? 'ok' : revivedFolder.reason, 'unreadable');
     const damaged = fresh();

@@ -80,9 +80,13 @@ async function reviveTree(target: string, deep: boolean): Promise<void> {
     durability: 'flush',
     loopDefaults: { sleep: async () => undefined, backoff: () => 0 },
   });
+  // One claim for the whole tree, held until every revived run has ended.
+  const claimed = await Revival.claimTree({ path: join(target, 'main.jsonl') });
+  assert.ok(claimed.ok, claimed.ok ? '' : claimed.detail);
+  const treeClaim = claimed.claim;
   for (const name of await transcriptsOf(target)) {
     const path = join(target, name);
-    const found = await Revival.inspect({ path, maxRevivals: 3 });
+    const found = await Revival.inspect({ path, maxRevivals: 3, treeClaim });
     if (!found.revivable) {
       assert.ok(
         found.reason === 'finished' || found.reason === 'empty',
@@ -97,7 +101,12 @@ async function reviveTree(target: string, deep: boolean): Promise<void> {
       }
       continue;
     }
-    const revived = await Revival.revive({ path, agentId: found.agentId ?? '', maxRevivals: 3 });
+    const revived = await Revival.revive({
+      path,
+      agentId: found.agentId ?? '',
+      maxRevivals: 3,
+      treeClaim,
+    });
     assert.ok(revived.ok, revived.ok ? '' : `${path}: ${revived.reason} ${revived.detail}`);
     const { run } = await composer.resume({ session: revived.session, messages: revived.messages });
     if (name === 'main.jsonl') {
@@ -106,6 +115,7 @@ async function reviveTree(target: string, deep: boolean): Promise<void> {
     }
   }
   await composer.idle();
+  await treeClaim.release();
 }
 
 /** A seeded Fisher–Yates shuffle of a copy. */

@@ -1,4 +1,4 @@
-import type { FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
 import { fileSystemError } from './memory-file-system.ts';
 
 /*
@@ -182,6 +182,18 @@ export class FaultyFileSystem implements FileSystem {
     return this.#run({ operation: 'makeFolder', path }, () => this.base.makeFolder(path));
   }
 
+  identity(fd: number): Promise<FileIdentity> {
+    return this.#run({ operation: 'identity', fd }, () => this.base.identity(fd));
+  }
+
+  identityOf(path: string): Promise<FileIdentity | null> {
+    return this.#run({ operation: 'identityOf', path }, () => this.base.identityOf(path));
+  }
+
+  unlink(path: string): Promise<void> {
+    return this.#run({ operation: 'unlink', path }, () => this.base.unlink(path));
+  }
+
   /** Synchronous like the interface; an `error` rule throws, `afterEffect` after locking. */
   tryLock(fd: number): boolean {
     const call = this.#begin({ operation: 'tryLock', fd });
@@ -269,6 +281,8 @@ function syscallOf(operation: Operation): string {
     size: 'fstat',
     syncFolder: 'fsync',
     makeFolder: 'mkdir',
+    identity: 'fstat',
+    identityOf: 'lstat',
   };
   return names[operation] ?? operation;
 }

@@ -1,11 +1,4 @@
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
@@ -191,7 +184,6 @@ function write(name: string, bytes: Buffer | string): void {
 }
 
 await normal();
-rmSync(join(target, 'normal.jsonl.lock'));
 
 const torn = plain(4);
 write(

@@ -1,13 +1,14 @@
 import { dirname, posix } from 'node:path';
-import type { FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
 
 /*
  * An in-memory implementation of the transcript layer's FileSystem, for tests that need speed
  * (a sweep over every byte offset) or a model of what a power cut leaves behind.
  *
  * It follows Linux semantics where the transcript layer depends on them: O_APPEND writes go to
- * the end, O_EXCL refuses an existing name, opening a folder read-only succeeds and reading it
- * fails with EISDIR, ftruncate needs a writable descriptor, rename replaces its target, and a
+ * the end, O_EXCL refuses an existing name, opening a folder fails with EISDIR (the real
+ * `read` mode checks the file type before the first read; this model holds no FIFOs or
+ * devices, only files and folders), ftruncate needs a writable descriptor, rename replaces its target, and a
  * kernel lock belongs to the open file description (released when that descriptor is closed).
  *
  * Durability is modelled per file and per folder entry:
@@ -125,24 +126,21 @@ export class MemoryFileSystem implements FileSystem {
 
   async open(path: string, mode: OpenMode): Promise<number> {
     const name = normalise(path);
+    // As the real `read` mode: a folder is refused at open; an exclusive create finds the
+    // name taken.
     if (this.#folders.has(name)) {
-      if (mode !== 'read') throw fileSystemError('EISDIR', 'open', path);
-      return this.#newHandle(name, 'folder', true, false, false);
+      throw fileSystemError(mode === 'create' ? 'EEXIST' : 'EISDIR', 'open', path);
     }
     this.#requireParent(name, 'open', path);
     let inode = this.#files.get(name);
-    const creates = mode === 'append' || mode === 'create' || mode === 'lock' || mode === 'replace';
+    const creates = mode === 'create' || mode === 'lock';
     if (mode === 'create' && inode !== undefined) throw fileSystemError('EEXIST', 'open', path);
     if (inode === undefined) {
       if (!creates) throw fileSystemError('ENOENT', 'open', path);
       inode = this.#newInode(this.#fileMode);
       this.#files.set(name, inode);
     }
-    if (mode === 'replace') {
-      detachDurable(inode);
-      inode.length = 0;
-    }
-    const readable = mode === 'read' || mode === 'read-write' || mode === 'lock';
+    const readable = true;
     const writable = mode !== 'read';
     const append = mode === 'append' || mode === 'create';
     return this.#newHandle(name, inode, readable, writable, append);
@@ -240,6 +238,25 @@ export class MemoryFileSystem implements FileSystem {
     }
     for (const name of missing) this.#folders.set(name, { mode: 0o700, durable: false });
     return missing[0];
+  }
+
+  async identity(fd: number): Promise<FileIdentity> {
+    const handle = this.#handle(fd, 'fstat');
+    if (handle.inode === 'folder') return folderIdentity(handle.path);
+    return this.#identityOfInode(handle.inode);
+  }
+
+  async identityOf(path: string): Promise<FileIdentity | null> {
+    const name = normalise(path);
+    if (this.#folders.has(name)) return folderIdentity(name);
+    const inode = this.#files.get(name);
+    return inode === undefined ? null : this.#identityOfInode(inode);
+  }
+
+  async unlink(path: string): Promise<void> {
+    const name = normalise(path);
+    if (this.#folders.has(name)) throw fileSystemError('EISDIR', 'unlink', path);
+    if (!this.#files.delete(name)) throw fileSystemError('ENOENT', 'unlink', path);
   }
 
   tryLock(fd: number): boolean {
@@ -365,6 +382,12 @@ export class MemoryFileSystem implements FileSystem {
 
   // ---- internals ----
 
+  #identityOfInode(inode: Inode): FileIdentity {
+    let links = 0;
+    for (const named of this.#files.values()) if (named === inode) links += 1;
+    return { dev: 1n, ino: BigInt(inode.id), kind: 'file', links };
+  }
+
   #newInode(mode: number): Inode {
     return {
       id: this.#nextInode++,
@@ -411,6 +434,16 @@ export class MemoryFileSystem implements FileSystem {
     inode.data.copy(grown, 0, 0, inode.length);
     inode.data = grown;
   }
+}
+
+/**
+ * A folder's identity: folders here have no inode, so one is made from a hash of the name,
+ * above every file's.
+ */
+function folderIdentity(name: string): FileIdentity {
+  let hash = 0n;
+  for (const char of name) hash = (hash * 31n + BigInt(char.codePointAt(0) ?? 0)) % 2n ** 48n;
+  return { dev: 1n, ino: 2n ** 48n + hash, kind: 'folder', links: 1 };
 }
 
 /** Give a file's durable bytes their own memory before bytes they share are overwritten. */

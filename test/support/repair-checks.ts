@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
@@ -30,10 +31,14 @@ export async function expectRepaired(
   damaged: Buffer,
   kept: number,
   label: string,
+  options: { salvage?: boolean } = {},
 ): Promise<void> {
   const validBytes = original.offsets[kept] ?? 0;
   const sidecar = `${path.split('/').at(-1)}.torn-${validBytes}`;
-  const session = await Session.open(path, { fileSystem });
+  const session = await Session.open(path, {
+    fileSystem,
+    salvageDamagedTail: options.salvage === true,
+  });
   try {
     await session.append(textMessage('user', 'after the repair'));
   } finally {
@@ -50,9 +55,21 @@ export async function expectRepaired(
   assert.equal(records.length, kept + 3, `${label}: records after the repair`);
   assert.equal(records[kept + 2]?.type, 'checkpoint', `${label}: the closing checkpoint`);
   assert.equal(records[kept]?.type, 'checkpoint', label);
+  const cut = damaged.subarray(validBytes);
+  const wholeLines = cut.filter((byte) => byte === 0x0a).length;
   assert.deepEqual(
     records[kept]?.tailRepair,
-    { validBytes, tornBytes: damaged.length - validBytes, sidecar },
+    {
+      validBytes,
+      tornBytes: cut.length,
+      sidecar,
+      // A salvage always; a torn tail unless it begins as the next record of a type that is
+      // not a dispatch.
+      ...(options.salvage === true || mayHoldDispatch(cut, kept)
+        ? { possiblyDispatched: true }
+        : {}),
+      ...(wholeLines > 0 ? { wholeLines } : {}),
+    },
     label,
   );
   assert.equal(records[kept + 1]?.seq, kept + 1, label);
@@ -89,11 +106,11 @@ export async function expectUnreadable(
   assert.equal(caught.line, line, `${label}: ${caught.message}`);
   assert.ok(caught.message.startsWith(`${path}:${line}: `), `${label}: ${caught.message}`);
   assert.ok(fileSystem.readFile(path).equals(damaged), `${label}: the file was changed`);
-  const lock = `${path}.lock`;
-  const after = fileSystem.listFiles().filter((file) => file !== lock);
+  const isNametag = (file: string) => file.startsWith(`${path}.owner`);
+  const after = fileSystem.listFiles().filter((file) => !isNametag(file));
   assert.deepEqual(
     after,
-    before.filter((file) => file !== lock),
+    before.filter((file) => !isNametag(file)),
     `${label}: files appeared`,
   );
   assert.equal(fileSystem.openDescriptors(), 0, `${label}: a descriptor leaked`);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
@@ -119,6 +120,7 @@ export async function checkCut(
       validBytes: expected.validBytes,
       tornBytes: expected.torn.length,
       sidecar: `${path.split('/').at(-1)}.torn-${expected.validBytes}`,
+      ...(mayHoldDispatch(expected.torn, expected.kept) ? { possiblyDispatched: true } : {}),
     });
   }
   records.forEach((record, index) => {

@@ -132,6 +132,7 @@ test('torn-tail.jsonl: read as 4 records and a torn tail; a copy is repaired on 
     tornBytes: 40,
     line: 5,
     reason: 'the line has no checksum',
+    declaredType: 'message',
   });
   const streamed: unknown[] = [];
   for await (const record of readRecords(fixture('torn-tail.jsonl'))) streamed.push(record);
@@ -147,6 +148,8 @@ test('torn-tail.jsonl: read as 4 records and a torn tail; a copy is repaired on 
     const records = await readAll(path, nodeFileSystem);
     assert.equal(records.length, 5);
     assert.equal(records[4]?.tailRepair?.sidecar, 'torn-tail.jsonl.torn-585');
+    // The torn bytes name their type, a message: they cannot have been a dispatch.
+    assert.equal(records[4]?.tailRepair?.possiblyDispatched, undefined);
   } finally {
     await removeFolder(folder);
   }
@@ -166,7 +169,8 @@ async function refusal(name: string): Promise<SessionError> {
     }
     assert.ok(SessionError.isInstance(caught), `${name} opened`);
     assert.ok((await readFile(path)).equals(before), `${name} was changed`);
-    assert.deepEqual((await readdir(folder)).sort(), [name, `${name}.lock`].sort());
+    // A refused open leaves no file behind: the lock is the transcript's own, its nametag removed.
+    assert.deepEqual((await readdir(folder)).sort(), [name]);
     return caught;
   } finally {
     await removeFolder(folder);

@@ -8,10 +8,12 @@ import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-rando
 import { buildTranscript, metaBody, textMessage } from '../support/transcripts.ts';
 
 /*
- * What a crash can leave after the last good record — NULs (the file grew before its content
- * landed), random bytes with newlines, half a UTF-8 character, a zeroed sector inside the last
- * record — is a torn tail: repaired, the bytes in the sidecar. The same zeroed sector inside a
- * middle record is damage: unreadable, with the line.
+ * What a crash can leave after the last newline — NULs (the file grew before its content
+ * landed), random bytes, half a UTF-8 character, zeros over the last newline — is a torn tail:
+ * repaired, the bytes in the sidecar. Bad bytes that end in a newline — random bytes with
+ * newlines, a zeroed sector inside the last record — may be a durable record changed since:
+ * damage, refused by default and cut off into the sidecar only by an explicit salvage. The
+ * same zeroed sector inside a middle record is damage that is never salvaged.
  */
 
 const SIZES = [1, 7, 511, 512, 4096, 16384];
@@ -45,7 +47,7 @@ function halfCharacterTail(size: number): Buffer {
   return tail;
 }
 
-test('junk after the last record (NULs, random bytes with newlines, half a character) is a repaired torn tail', async () => {
+test('junk after the last record: without a newline a repaired torn tail, with one damage (salvageable)', async () => {
   const random = seededRandom(testSeed('junk-tail'));
   for (const size of SIZES) {
     const junk = randomBytesFrom(random, size);
@@ -60,6 +62,14 @@ test('junk after the last record (NULs, random bytes with newlines, half a chara
       const damaged = Buffer.concat([original.bytes, tail]);
       const fileSystem = check(damaged);
       const seen = await peek(PATH, { fileSystem });
+      if (tail.includes(0x0a)) {
+        assert.ok(!seen.ok && seen.reason === 'damaged', `${label}: ${JSON.stringify(seen)}`);
+        assert.equal(seen.line, count + 1, label);
+        assert.equal(seen.salvage?.badBytes, tail.length, label);
+        await expectUnreadable(fileSystem, PATH, damaged, count + 1, label);
+        await expectRepaired(fileSystem, PATH, original, damaged, count, label, { salvage: true });
+        continue;
+      }
       assert.ok(seen.ok && seen.state === 'torn-tail', `${label}: ${JSON.stringify(seen)}`);
       assert.equal(seen.torn?.tornBytes, tail.length, label);
       assert.equal(seen.records.length, count, label);
@@ -68,7 +78,7 @@ test('junk after the last record (NULs, random bytes with newlines, half a chara
   }
 });
 
-test('a zeroed sector inside the last record is a torn tail; inside a middle record it is damage', async () => {
+test('a zeroed sector inside the last record is salvageable damage; inside a middle record, damage', async () => {
   const lastStart = original.offsets[count - 1] ?? 0;
   const middleStart = original.offsets[2] ?? 0;
   for (const size of SIZES) {
@@ -78,8 +88,9 @@ test('a zeroed sector inside the last record is a torn tail; inside a middle rec
       assert.ok(lastStart + into + size < last.length, 'the zeros stay inside the last record');
       const label = `${size} zero bytes at +${into} of the last record`;
       const seen = await peek(PATH, { fileSystem: check(last) });
-      assert.ok(seen.ok && seen.state === 'torn-tail', `${label}: ${JSON.stringify(seen)}`);
-      await expectRepaired(check(last), PATH, original, last, count - 1, label);
+      assert.ok(!seen.ok && seen.salvage !== undefined, `${label}: ${JSON.stringify(seen)}`);
+      await expectUnreadable(check(last), PATH, last, count, label);
+      await expectRepaired(check(last), PATH, original, last, count - 1, label, { salvage: true });
 
       const middle = Buffer.from(original.bytes);
       middle.fill(0, middleStart + into, middleStart + into + size);
@@ -87,6 +98,7 @@ test('a zeroed sector inside the last record is a torn tail; inside a middle rec
       const where = `${size} zero bytes at +${into} of record 2`;
       const refused = await peek(PATH, { fileSystem: check(middle) });
       assert.ok(!refused.ok && refused.reason === 'damaged' && refused.line === 3, where);
+      assert.equal(refused.salvage, undefined, where);
       await expectUnreadable(check(middle), PATH, middle, 3, where);
     }
   }

@@ -59,8 +59,27 @@ const script: Step[] = [
     (fs, root) => fs.open(join(root, 'a/none'), 'read-write'),
   ],
   ['append in a missing folder is ENOENT', (fs, root) => fs.open(join(root, 'zz/t'), 'append')],
+  ['append of a missing file is ENOENT', (fs, root) => fs.open(join(root, 'a/none'), 'append')],
   [
-    'a folder opens for reading, then reading fails',
+    'identity of a descriptor is its file at the path; unlink leaves it with no links',
+    async (fs, root) => {
+      const path = join(root, 'a/b/t.jsonl');
+      const fd = await fs.open(path, 'append');
+      const opened = await fs.identity(fd);
+      const atPath = await fs.identityOf(path);
+      const same = atPath !== null && opened.dev === atPath.dev && opened.ino === atPath.ino;
+      const kinds = [opened.kind, (await fs.identityOf(join(root, 'a')))?.kind, opened.links];
+      await fs.rename(path, join(root, 'a/b/moved.jsonl'));
+      const renamed = [await fs.identityOf(path), (await fs.identity(fd)).links];
+      await fs.unlink(join(root, 'a/b/moved.jsonl'));
+      const deleted = (await fs.identity(fd)).links;
+      await fs.close(fd);
+      return [same, kinds, renamed, deleted];
+    },
+  ],
+  ['unlink of a missing file is ENOENT', (fs, root) => fs.unlink(join(root, 'a/none'))],
+  [
+    'a folder does not open for reading (EISDIR, before any read)',
     async (fs, root) => {
       const fd = await fs.open(join(root, 'a'), 'read');
       try {
@@ -96,14 +115,15 @@ const script: Step[] = [
     },
   ],
   [
-    'replace empties, rename replaces',
+    'create is exclusive, rename replaces',
     async (fs, root) => {
-      const fd = await fs.open(join(root, 'a/b/side.tmp'), 'replace');
+      const fd = await fs.open(join(root, 'a/b/side.tmp'), 'create');
       await fs.write(fd, text('side'));
       await fs.close(fd);
-      const again = await fs.open(join(root, 'a/b/side.tmp'), 'replace');
-      await fs.write(again, text('S'));
-      await fs.close(again);
+      await fs.open(join(root, 'a/b/side.tmp'), 'create').then(
+        () => assert.fail('a second create succeeded'),
+        (error) => assert.equal(error.code, 'EEXIST'),
+      );
       await fs.rename(join(root, 'a/b/side.tmp'), join(root, 'a/b/t.jsonl'));
       await fs.syncFolder(join(root, 'a/b'));
       return readAllOf(fs, join(root, 'a/b/t.jsonl'));
@@ -189,7 +209,7 @@ test('the fault wrapper fires on the nth matching call, once or forever, and rec
       { operation: 'write', path: '/t', nth: 4, fault: { kind: 'short-write', bytes: 2 } },
     ],
   });
-  const fd = await fileSystem.open('/t', 'append');
+  const fd = await fileSystem.open('/t', 'create');
   assert.equal(await fileSystem.write(fd, text('aaaa')), 4);
   await assert.rejects(fileSystem.write(fd, text('bbbb')), { code: 'ENOSPC' });
   assert.equal(await fileSystem.write(fd, text('cccc')), 4);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { STREAM_AFTER_BYTES } from '../../src/transcript/line-scanner.ts';
 import { type ScanResult, scanTranscript } from '../../src/transcript/scan-transcript.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
@@ -61,7 +62,7 @@ test('a record out of seq, a repeated last line or a whole old record without it
   );
 });
 
-test('whole lines changed after they were written (several bad checksums) are damage, not a torn tail', async () => {
+test('whole lines changed after they were written are damage, not a torn tail; only bytes after the last newline are', async () => {
   const built = buildTranscript(sampleBodies(6, 30));
   const edited = Buffer.concat([
     built.lines[0] ?? Buffer.alloc(0),
@@ -71,11 +72,56 @@ test('whole lines changed after they were written (several bad checksums) are da
   assert.ok(!result.ok, JSON.stringify(result));
   assert.equal(result.reason, 'damaged');
   assert.equal(result.line, 2);
-  assert.match(result.detail, /whole lines fail their checksums/);
-  // One garbled last line is still a crash's torn tail.
+  assert.match(result.detail, /5 lines end in one/);
+  assert.deepEqual(result.salvage, {
+    validBytes: built.offsets[1],
+    badBytes: edited.length - (built.offsets[1] ?? 0),
+    lines: 5,
+  });
+  // One garbled last line that ends in its newline may be a durable record: damage too.
   const last = Buffer.from(built.bytes);
   const at = (built.offsets[5] ?? 0) + 40;
   last[at] = (last[at] ?? 0) ^ 1;
-  const torn = await scan(last);
+  const flipped = await scan(last);
+  assert.ok(!flipped.ok && flipped.reason === 'damaged' && flipped.line === 6);
+  assert.match(flipped.detail, /it may be a durable record.*--salvage/);
+  assert.equal(flipped.salvage?.lines, 1);
+  // Without its newline it is what a crash leaves: a torn tail.
+  const torn = await scan(last.subarray(0, -1));
   assert.ok(torn.ok && torn.state === 'torn-tail' && torn.records === 5);
+  // Damage followed by a good record is never salvageable.
+  const middle = Buffer.from(built.bytes);
+  const inMiddle = (built.offsets[3] ?? 0) + 40;
+  middle[inMiddle] = (middle[inMiddle] ?? 0) ^ 1;
+  const refused = await scan(middle);
+  assert.ok(!refused.ok && refused.line === 4 && refused.salvage === undefined);
+});
+
+test('a record longer than the scan buffers is streamed, then read again and decoded; as a torn or damaged last line it is classified without being held', async () => {
+  const huge = 'x'.repeat(STREAM_AFTER_BYTES + 1024);
+  const built = buildTranscript([
+    ...sampleBodies(3, 20),
+    { type: 'message', role: 'user', content: [{ type: 'text', text: huge }] },
+    ...sampleBodies(2, 20, 'after'),
+  ]);
+  const whole = await scan(built.bytes);
+  assert.ok(whole.ok && whole.state === 'clean' && whole.records === 6, JSON.stringify(whole));
+  const fileSystem = new MemoryFileSystem();
+  fileSystem.writeFile(PATH, built.bytes);
+  const seen: number[] = [];
+  await scanTranscript(PATH, { fileSystem, onRecord: (record) => seen.push(record.seq) });
+  assert.deepEqual(seen, [0, 1, 2, 3, 4, 5]);
+  // The huge record last: without its newline it is the next record that lost it (torn);
+  // with a flipped bit and its newline, damage that names it.
+  const last = built.offsets[4] ?? 0;
+  const upToHuge = built.bytes.subarray(0, last);
+  const torn = await scan(upToHuge.subarray(0, -1));
+  assert.ok(torn.ok && torn.state === 'torn-tail' && torn.records === 3, JSON.stringify(torn));
+  assert.equal(torn.torn?.reason, 'the last line has no newline');
+  const flipped = Buffer.from(upToHuge);
+  const at = (built.offsets[3] ?? 0) + 5000;
+  flipped[at] = (flipped[at] ?? 0) ^ 1;
+  const damaged = await scan(flipped);
+  assert.ok(!damaged.ok && damaged.line === 4 && damaged.salvage?.lines === 1);
+  assert.match(damaged.detail, /the checksum does not match the line/);
 });

@@ -69,6 +69,15 @@ export class RecordingFileSystem implements FileSystem {
   makeFolder(path: string) {
     return this.#inner.makeFolder(path);
   }
+  identity(fd: number) {
+    return this.#inner.identity(fd);
+  }
+  identityOf(path: string) {
+    return this.#inner.identityOf(path);
+  }
+  unlink(path: string) {
+    return this.#inner.unlink(path);
+  }
   tryLock(fd: number) {
     return this.#inner.tryLock(fd);
   }

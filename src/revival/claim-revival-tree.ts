@@ -1,0 +1,63 @@
+import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
+import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
+import { findTreeRoot } from './tree-root.ts';
+
+function now(): Date {
+  return new Date();
+}
+
+/**
+ * What {@link claimRevivalTree} is asked.
+ *
+ * @example
+ * const options: ClaimTreeOptions = { path: 'runs/main.agents/a.jsonl' };
+ */
+export interface ClaimTreeOptions {
+  /** Any transcript of the tree: the root is found from it. */
+  path: string;
+  fileSystem?: FileSystem;
+  clock?: () => Date;
+}
+
+/**
+ * The tree claim, or why not: `running` (another reviver holds it; `detail` names its pid and
+ * since when), `unreadable` (a link on the way to the root is not to be trusted), `io-error`.
+ *
+ * @example
+ * const claimed: ClaimTreeResult = await Revival.claimTree({ path });
+ * if (!claimed.ok) console.error(`${claimed.reason}: ${claimed.detail}`);
+ */
+export type ClaimTreeResult =
+  | { ok: true; claim: TreeClaim }
+  | { ok: false; reason: 'running' | 'unreadable' | 'io-error'; detail: string };
+
+/**
+ * Claim the whole tree `path` belongs to, for an application that revives several of its runs:
+ * find its root (checking every parent link, see {@link findTreeRoot}) and take the root's
+ * claim. Pass the claim to each `Revival.revive` of the tree and release it once the revived
+ * runs have ended. Never throws for the files' state.
+ *
+ * @example
+ * const claimed = await claimRevivalTree({ path: 'runs/main.jsonl' });
+ * if (claimed.ok) {
+ *   const revived = await Revival.revive({ path: 'runs/main.jsonl', agentId: 'main', maxRevivals: 2, treeClaim: claimed.claim });
+ *   await claimed.claim.release();
+ * }
+ */
+export async function claimRevivalTree(options: ClaimTreeOptions): Promise<ClaimTreeResult> {
+  const fileSystem = options.fileSystem ?? nodeFileSystem;
+  const tree = await findTreeRoot(options.path, fileSystem);
+  if (!tree.ok) return { ok: false, reason: 'unreadable', detail: tree.detail };
+  try {
+    const claimed = await claimTree(fileSystem, tree.root, (options.clock ?? now)());
+    return claimed.ok
+      ? claimed
+      : { ok: false, reason: 'running', detail: `${options.path}: ${claimed.detail}` };
+  } catch (error) {
+    return {
+      ok: false,
+      reason: 'io-error',
+      detail: `${options.path}: cannot claim its tree (${error instanceof Error ? error.message : String(error)})`,
+    };
+  }
+}
