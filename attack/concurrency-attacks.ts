@@ -86,12 +86,17 @@ async function roundProblems(
 ): Promise<string[]> {
   const problems: string[] = [];
   const revivers = answers.filter((answer) => /\] revived \(/.test(answer.stderr));
-  const [first, second] = revivers;
+  // Two processes may each revive part of a tree one after the other (the child's reviver
+  // finishes and releases the claim before the root's reviver claims it). What must never
+  // happen is two reviving at once: each reviver's window runs from its first run-revived
+  // record to the last record of the runs it revived, read from the transcripts themselves.
+  const windows = await Promise.all(revivers.map((answer) => revivalWindow(folder, answer.stderr)));
+  const [first, second] = windows;
   const overlapping =
     first !== undefined &&
     second !== undefined &&
-    first.began < second.began + second.ms &&
-    second.began < first.began + first.ms;
+    first.from <= second.to &&
+    second.from <= first.to;
   if (revivers.length === 0 || overlapping)
     problems.push(
       `${revivers.length} processes revived runs${overlapping ? ' at the same time' : ''}`,
@@ -126,6 +131,33 @@ async function roundProblems(
   if (ledgerCount(ledger, 'delta') > 0)
     problems.push('the worker’s interrupted side effect ran again');
   return problems;
+}
+
+/**
+ * From the first `run-revived` record to the last record of the runs a reviver says it revived
+ * (`[agent-id] revived (` on its stderr), in milliseconds since the epoch.
+ */
+async function revivalWindow(
+  folder: string,
+  stderr: string,
+): Promise<{ from: number; to: number }> {
+  const ids = new Set([...stderr.matchAll(/\[([^\]\s]+)\] revived \(/g)].map((match) => match[1]));
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  for (const path of transcripts(folder)) {
+    const read = await peek(path);
+    if (!read.ok) continue;
+    const meta = read.records.find((record) => record.type === 'session-meta') as
+      | { agentId?: string }
+      | undefined;
+    if (meta?.agentId === undefined || !ids.has(meta.agentId)) continue;
+    const revived = read.records.find((record) => record.type === 'run-revived');
+    const last = read.records.at(-1);
+    if (revived === undefined || last === undefined) continue;
+    from = Math.min(from, Date.parse(revived.at));
+    to = Math.max(to, Date.parse(last.at));
+  }
+  return { from, to };
 }
 
 function race(

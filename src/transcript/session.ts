@@ -207,6 +207,7 @@ export class Session {
     try {
       await checkRealFolders(fileSystem, path, options.realFolders);
       await proveOwnership(lock, path);
+      await refuseOtherNames(fileSystem, lock.fd, path);
       let state = emptyTailState();
       const scan = await scanTranscript(path, {
         fileSystem,
@@ -541,6 +542,21 @@ function refusedOpen(path: string, error: unknown, create: boolean): SessionErro
 async function proveOwnership(lock: WriterLock, path: string): Promise<void> {
   const lost = await io(path, "check the transcript's identity", () => lock.lost());
   if (lost !== null) throw ownershipLost(path, lost);
+}
+
+/**
+ * Refuse a transcript that has other names (hard links): appending to it would change the file
+ * under every name, and another name may lie outside the run tree (a link made from elsewhere,
+ * on purpose or by a backup tool) — so no write through the tree reaches a file outside it.
+ */
+async function refuseOtherNames(fileSystem: FileSystem, fd: number, path: string): Promise<void> {
+  const identity = await io(path, "check the transcript's identity", () => fileSystem.identity(fd));
+  if (identity.links <= 1) return;
+  throw new SessionError(
+    'unreadable',
+    path,
+    `${path}: the transcript has ${identity.links} names (hard links); a transcript is only written under one, so that no write reaches a file outside the run tree through another name — remove the other links (or copy the file) and try again; nothing was written`,
+  );
 }
 
 function ownershipLost(path: string, what: string): SessionError {

@@ -184,6 +184,23 @@ describe('a writer owns its transcript by identity', () => {
     });
   });
 
+  test('a transcript with another name (a hard link from outside the tree) is never written', async () => {
+    await withFolder(async (folder) => {
+      const path = join(folder, 'run.jsonl');
+      const outside = join(folder, 'outside.jsonl');
+      await (await Session.create(path, sessionMeta())).close();
+      await link(path, outside);
+      const before = await readFile(outside);
+      assert.equal((await stat(path)).nlink, 2, 'the hard link exists');
+      await assert.rejects(
+        Session.open(path),
+        sessionError('unreadable', /2 names \(hard links\)/),
+      );
+      assert.deepEqual(await readFile(outside), before, 'the other name is byte-identical');
+      assert.deepEqual((await readdir(folder)).sort(), ['outside.jsonl', 'run.jsonl']);
+    });
+  });
+
   test('a folder named X.jsonl is refused as a folder, and left alone', async () => {
     await withFolder(async (folder) => {
       const path = join(folder, 'run.jsonl');
