@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Style } from './terminal-style.ts';
+import { OptionError, optionProblem } from './option-error.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -45,8 +46,8 @@ export interface Command {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**
- * `parseArgs` with strict checking, whose complaints become one-line {@link UserError}s naming
- * the command.
+ * `parseArgs` with strict checking, whose complaints become one-line {@link OptionError}s naming
+ * the command (printed with its usage).
  *
  * @example
  * const { values, positionals } = parseCommandLine('status', argv, { json: { type: 'boolean' } });
@@ -60,10 +61,8 @@ export function parseCommandLine<O extends Options>(command: string, argv: strin
       strict: true,
     });
   } catch (error) {
-    // parseArgs puts its advice on later lines ("use '--max-revivals=-XYZ'"): keep it, on one.
-    const message =
-      error instanceof Error ? error.message.replace(/\s*\n\s*/g, ' ') : String(error);
-    throw new UserError(`${command}: ${message} (see llm-agent ${command} --help)`);
+    // One phrase; main adds the command's usage line.
+    throw new OptionError(command, optionProblem(error));
   }
 }
 

@@ -6,6 +6,7 @@
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import type { RunNode, RunState } from './run-tree.ts';
 import { fitWidth } from './display-width.ts';
+import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
 
@@ -181,17 +182,53 @@ export function openCalls(node: RunNode): number {
 }
 
 /**
- * The tree as an aligned table (columns measured in terminal columns, so wide characters line
- * up), with a summary line and, when something can be done, the command that does it. Text
- * from transcripts and file names is made safe for a terminal.
+ * How `status` lays its table out: `width` is the terminal's (Infinity: no limit), `wide`
+ * shows every cell whole whatever the width.
  *
  * @example
- * process.stdout.write(statusText(roots, style));
+ * const layout: StatusLayout = { width: 80, wide: false };
  */
-export function statusText(roots: RunNode[], style: Style): string {
+export interface StatusLayout {
+  width: number;
+  wide: boolean;
+}
+
+/**
+ * The status table's columns: which may be cut (to how narrow) and which left out when the
+ * terminal is too narrow (least useful first: the token estimate is in the summary line too).
+ */
+const COLUMNS: TableColumn[] = [
+  { header: 'RUN', cut: 20, comfort: 30, cutLast: true },
+  { header: 'TYPE', cut: 4, comfort: 8, drop: 2, dropEarly: true },
+  { header: 'LABEL', cut: 5, comfort: 12, drop: 5 },
+  { header: 'STATE' },
+  { header: 'WHY', cut: 8, comfort: 20 },
+  { header: 'REVIVALS', drop: 3, dropEarly: true },
+  { header: 'OPEN', drop: 4 },
+  { header: 'SIZE', drop: 1, dropEarly: true },
+  { header: '~TOKENS', drop: 0, dropEarly: true },
+];
+
+/**
+ * The tree as an aligned table (columns measured in terminal columns, so wide characters line
+ * up) fitted to `layout.width` — RUN, TYPE, LABEL and WHY cut with `…`, then the least useful
+ * columns left out — with a summary line and, when something can be done, the command that
+ * does it. Text from transcripts and file names is made safe for a terminal.
+ *
+ * @example
+ * process.stdout.write(statusText(roots, style, { width: process.stdout.columns ?? Infinity, wide: false }));
+ */
+export function statusText(
+  roots: RunNode[],
+  style: Style,
+  layout: StatusLayout = { width: Number.POSITIVE_INFINITY, wide: false },
+  next: { agents?: string; maxRevivals?: number } = {},
+): string {
   if (roots.length === 0) return 'No transcripts found.\n';
-  const header = ['RUN', 'TYPE', 'LABEL', 'STATE', 'WHY', 'REVIVALS', 'OPEN', 'SIZE', '~TOKENS'];
-  const rows: string[][] = [];
+  const width = layout.wide ? Number.POSITIVE_INFINITY : layout.width;
+  // A transcript controls a type's and a label's length: cut unless --wide (--json has it whole).
+  const cell = (text: string): string => (layout.wide ? text : fitWidth(text, MAX_CELL_WIDTH));
+  const rows: TableCell[][] = [];
   const visit = (node: RunNode, prefix: string, isRoot: boolean, isLast: boolean): void => {
     const inspection = node.inspection;
     const branch = isRoot ? '' : isLast ? '└─ ' : '├─ ';
@@ -201,20 +238,23 @@ export function statusText(roots: RunNode[], style: Style): string {
         ? `${node.displayPath}${inspection.agentId === undefined ? '' : ` (${inspection.agentId})`}`
         : (inspection.agentId ?? node.displayPath),
     );
+    const quiet = node.state === 'finished' || node.state === 'running';
     rows.push([
-      `${prefix}${branch}${name}`,
-      fitWidth(terminalSafe(inspection.agentType ?? '—'), MAX_CELL_WIDTH),
-      fitWidth(terminalSafe(inspection.label ?? '—'), MAX_CELL_WIDTH),
-      colourState(node.state, style),
-      inspection.reviver !== undefined
-        ? `being revived by pid ${inspection.reviver.pid ?? '?'}`
-        : node.state === 'finished' || node.state === 'running'
-          ? style.dim('—')
-          : terminalSafe(reasonOf(node)),
-      `${inspection.revivalsUsed}/${inspection.maxRevivals}`,
-      String(openCalls(node)),
-      formatBytes(inspection.bytes),
-      node.state === 'revivable' ? formatCount(inspection.estimatedTokens) : style.dim('—'),
+      { text: `${prefix}${branch}${name}` },
+      { text: cell(terminalSafe(inspection.agentType ?? '—')) },
+      { text: cell(terminalSafe(inspection.label ?? '—')) },
+      { text: node.state, paint: (text) => colourState(node.state, text, style) },
+      !inspection.revivable && inspection.reviver !== undefined
+        ? { text: `being revived by pid ${inspection.reviver.pid ?? '?'}` }
+        : quiet
+          ? { text: '—', paint: style.dim }
+          : { text: terminalSafe(whyOf(node)) },
+      { text: `${inspection.revivalsUsed}/${inspection.maxRevivals}` },
+      { text: String(openCalls(node)) },
+      { text: formatBytes(inspection.bytes) },
+      node.state === 'revivable'
+        ? { text: formatCount(inspection.estimatedTokens) }
+        : { text: '—', paint: style.dim },
     ]);
     const childPrefix = isRoot ? '' : `${prefix}${isLast ? '   ' : '│  '}`;
     node.children.forEach((child, index) => {
@@ -222,51 +262,112 @@ export function statusText(roots: RunNode[], style: Style): string {
     });
   };
   for (const root of roots) visit(root, '', true, true);
-  const lines = table([header.map((cell) => style.bold(cell)), ...rows]);
+  const fitted = fitTable(COLUMNS, rows, width, style.bold);
+  const lines = fitted.lines;
   const summary = summarize(roots);
   const counts = STATES.filter((state) => summary[state] > 0).map(
     (state) => `${summary[state]} ${state}`,
   );
-  lines.push('');
-  lines.push(`${plural(summary.total, 'run')}: ${counts.join(', ')}.`);
+  const prose: string[] = [];
+  prose.push(`${plural(summary.total, 'run')}: ${counts.join(', ')}.`);
+  if (fitted.narrowed) prose.push(style.dim('(cut to fit the terminal; --wide shows everything)'));
   // The table says only that a run is unreadable; the person needs the file, line and cause.
   const unreadable = roots.flatMap(function collect(node): RunNode[] {
     return [...(node.state === 'unreadable' ? [node] : []), ...node.children.flatMap(collect)];
   });
   for (const node of unreadable) {
-    lines.push(
+    prose.push(
       `${style.red('Unreadable:')} ${terminalSafe(node.inspection.detail ?? node.displayPath)}`,
     );
   }
+  lines.push('');
+  for (const line of prose) lines.push(...wrapLine(line, width));
   if (summary.revivable > 0) {
     lines.push(
-      `Reviving would send about ${formatCount(summary.resumeTokens)} tokens. ` +
-        `Next: llm-agent revive ${roots
-          .filter((root) => treeHas(root, 'revivable'))
-          .map((root) => quote(root.displayPath))
-          .join(' ')}`,
+      ...wrapLine(
+        `Reviving would send about ${formatCount(summary.resumeTokens)} tokens. Next:`,
+        width,
+      ),
     );
+    // The command on a line of its own, whole, so that it can be copied as it is.
+    const paths = roots
+      .filter((root) => treeHas(root, 'revivable'))
+      .map((root) => quote(root.displayPath))
+      .join(' ');
+    const cap = next.maxRevivals === undefined ? '' : ` --max-revivals ${next.maxRevivals}`;
+    const agents = ` --agents ${next.agents === undefined ? 'MODULE' : quote(next.agents)}`;
+    lines.push(`  llm-agent revive ${paths}${agents}${cap}`);
+    if (next.agents === undefined) {
+      const note =
+        'MODULE: the agents module the runs were started with (status --agents MODULE fills it in; runs of the demo need none)';
+      lines.push(...wrapLine(note, width).map((line) => style.dim(line)));
+    }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * What the WHY column says: for a run that cannot be revived, its cause (inspect's detail
+ * without the path the row already names: not the state again); for a revivable one,
+ * {@link reasonOf}.
+ *
+ * @example
+ * whyOf(node); // 'line 7: checksum mismatch'
+ */
+export function whyOf(node: RunNode): string {
+  const inspection = node.inspection;
+  if (inspection.revivable || inspection.detail === undefined) return reasonOf(node);
+  let detail = inspection.detail;
+  for (const prefix of [`${node.path}:`, `${node.displayPath}:`]) {
+    if (detail.startsWith(prefix)) {
+      detail = detail.slice(prefix.length).trimStart();
+      break;
+    }
+  }
+  // `path:7: cause` names a line: say so once the path is gone.
+  detail = detail.replace(/^(\d+): /, 'line $1: ');
+  return detail === '' ? 'unreadable' : detail;
+}
+
+/**
+ * A line of prose cut at spaces to at most `width` display columns (a word longer than that
+ * stands alone, whole). Colour codes count nothing.
+ *
+ * @example
+ * wrapLine('a b c', 3); // ['a b', 'c']
+ */
+export function wrapLine(text: string, width: number): string[] {
+  if (!Number.isFinite(width) || visibleWidth(text) <= width) return [text];
+  const lines: string[] = [];
+  let current = '';
+  for (const word of text.split(' ')) {
+    const candidate = current === '' ? word : `${current} ${word}`;
+    if (current !== '' && visibleWidth(candidate) > width) {
+      lines.push(current);
+      current = `  ${word}`;
+    } else current = candidate;
+  }
+  if (current !== '') lines.push(current);
+  return lines;
 }
 
 function treeHas(node: RunNode, state: RunState): boolean {
   return node.state === state || node.children.some((child) => treeHas(child, state));
 }
 
-function colourState(state: RunState, style: Style): string {
+function colourState(state: RunState, text: string, style: Style): string {
   switch (state) {
     case 'revivable':
-      return style.yellow(state);
+      return style.yellow(text);
     case 'unreadable':
     case 'capped':
-      return style.red(state);
+      return style.red(text);
     case 'finished':
-      return style.green(state);
+      return style.green(text);
     case 'running':
-      return style.cyan(state);
+      return style.cyan(text);
     default:
-      return style.dim(state);
+      return style.dim(text);
   }
 }
 

@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentDefinition, AgentRegistry } from '../subagents/agent-definition.ts';
+import { checkModelSpec } from '../subagents/model-spec.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -44,6 +45,8 @@ export async function loadAgents(module: string, context: AgentsContext): Promis
   try {
     loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
+    const needs = typeScriptProblem(path, error, process.version);
+    if (needs !== null) throw new UserError(`${module}: ${needs}`);
     const line = lineIn(error, path);
     // V8 keeps a JavaScript syntax error's position to itself; node --check prints it.
     const hint =
@@ -87,6 +90,10 @@ export function checkRegistry(module: string, registry: unknown): AgentRegistry 
     if (candidate.model === undefined) {
       throw new UserError(`${module}: agent type "${name}" has no model`);
     }
+    const modelProblem = problemOfModel(candidate.model);
+    if (modelProblem !== null) {
+      throw new UserError(`${module}: agent type "${name}": model: ${modelProblem}`);
+    }
     if (typeof candidate.system !== 'string') {
       throw new UserError(`${module}: agent type "${name}" has no system prompt (system)`);
     }
@@ -95,6 +102,53 @@ export function checkRegistry(module: string, registry: unknown): AgentRegistry 
     }
   }
   return registry as AgentRegistry;
+}
+
+/**
+ * Why a `.ts` agents module could not be imported when the reason is the Node that runs the
+ * CLI (it cannot strip types, or will not under node_modules), as one line saying what is
+ * needed; null for any other failure.
+ *
+ * @example
+ * typeScriptProblem('/a/agents.ts', { code: 'ERR_UNKNOWN_FILE_EXTENSION' }, 'v22.4.0');
+ * // 'Node v22.4.0 cannot load a TypeScript agents module: it needs Node 22.18 or later …'
+ */
+export function typeScriptProblem(path: string, error: unknown, version: string): string | null {
+  if (!/\.[cm]?ts$/.test(path)) return null;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+    return `Node ${version} cannot load a TypeScript agents module: it needs Node 22.18 or later (or 23.6 or later), which runs .ts files — or write the module as .js`;
+  }
+  if (code === 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING') {
+    return 'Node does not run TypeScript from inside node_modules: point --agents at a .js module there, or at a .ts module outside node_modules';
+  }
+  return null;
+}
+
+const MODEL_SHAPES =
+  'a model spec such as "openai:gpt-5", an AI SDK model, or a non-empty list of them';
+
+/** What is wrong with a definition's `model`, or null: checked when the module loads. */
+function problemOfModel(model: unknown): string | null {
+  if (Array.isArray(model)) {
+    if (model.length === 0) return `an empty list (expected ${MODEL_SHAPES})`;
+    for (const [index, entry] of model.entries()) {
+      const problem = problemOfOneModel(entry);
+      if (problem !== null) return `[${index}]: ${problem}`;
+    }
+    return null;
+  }
+  return problemOfOneModel(model);
+}
+
+function problemOfOneModel(model: unknown): string | null {
+  if (typeof model === 'string') return checkModelSpec(model)?.message ?? null;
+  // An AI SDK model object streams; anything else would fail only at the first turn.
+  if (typeof model === 'object' && model !== null && 'doStream' in model) {
+    return typeof model.doStream === 'function' ? null : 'its doStream is not a function';
+  }
+  const got = model === null ? 'null' : Array.isArray(model) ? 'a list' : typeof model;
+  return `expected ${MODEL_SHAPES}, not ${got === 'object' ? 'an object that is not a model' : got}`;
 }
 
 function firstLine(error: unknown): string {

@@ -10,6 +10,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Command, CommandIo } from './command.ts';
 import { EXIT } from './exit-codes.ts';
+import { OptionError, usageOf } from './option-error.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { colourEnabled, createStyle } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
@@ -93,8 +94,9 @@ Exit codes (each command's --help says which it uses):
   3 revivable runs exist         4 something is unreadable  5 runs are at their revival cap
   6 declined at the prompt       130 stopped by Ctrl-C (the runs stay revivable)
 
-Environment: NO_COLOR turns colour off; OPENAI_API_KEY, ANTHROPIC_API_KEY and
-OPENAI_COMPATIBLE_API_KEY are read by the model specs that need them. Docs: docs/cli.md
+Environment: NO_COLOR or FORCE_COLOR=0 turns colour off, FORCE_COLOR=1 on; COLUMNS sets the
+width status fits; OPENAI_API_KEY, ANTHROPIC_API_KEY and OPENAI_COMPATIBLE_API_KEY are read
+by the model specs that need them. Docs: docs/cli.md
 `;
 }
 
@@ -137,6 +139,7 @@ export function processIo(): CommandIo {
  */
 export async function main(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
+  let command: Command | undefined;
   try {
     if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
       const [topic] = rest;
@@ -154,12 +157,16 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
         `unknown command ${JSON.stringify(name)} (commands: ${COMMANDS.map((c) => c.name).join(', ')}; see llm-agent --help)`,
       );
     }
-    const command = await entry.load();
+    command = await entry.load();
     return await command.run(rest, io);
   } catch (error) {
     // A message may quote a transcript (an agent type, a line's damage): made safe, one line.
     if (error instanceof UserError) {
-      io.stderr.write(`llm-agent: ${terminalSafe(error.message)}\n`);
+      const usage =
+        error instanceof OptionError && command !== undefined
+          ? `. Usage: ${usageOf(command.help)}`
+          : '';
+      io.stderr.write(`llm-agent: ${terminalSafe(error.message)}${usage}\n`);
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { Loop } from '../loop/loop.ts';
 import type { RunResult } from '../loop/types.ts';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
@@ -41,9 +41,10 @@ MODULE (a .ts or .js file) default-exports a registry of agent types → AgentDe
 Options:
   --agents MODULE  the agent-definition module (required)
   --type T         the agent type to run (default: "main" if defined, else the first type)
-  --out PATH       the transcript to create (default: runs/<id>-<time>.jsonl); must not exist
+  --out PATH       the transcript to create (default: runs/<id>-<time>.jsonl); must end in
+                   .jsonl (status and revive find transcripts by it) and must not exist
   --label L        a label for people (default: the type)
-  --id ID          the run's agent id (default: the type)
+  --id ID          the run's agent id (default: the type): 1 to 64 letters, digits, . _ -
   -h, --help       show this help
 
 If the process dies, \`llm-agent status\` shows the run and \`llm-agent revive PATH --agents
@@ -73,13 +74,17 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     const agentId = (values.id as string | undefined) ?? (values.type as string | undefined);
     if (agentId !== undefined && !isAgentId(agentId)) {
       throw new UserError(
-        `run: ${JSON.stringify(agentId)} is not a valid agent id (letters, digits, . _ -)`,
+        `run: ${JSON.stringify(agentId)} is not a valid agent id (1 to 64 letters, digits, . _ -; starting with a letter or digit; no ..)`,
       );
     }
-    const out = resolve(
-      io.cwd,
-      (values.out as string | undefined) ?? `runs/${agentId ?? 'main'}-${timestamp()}.jsonl`,
-    );
+    const given = values.out as string | undefined;
+    // `status` and `revive` look for *.jsonl: a transcript under another name would be lost.
+    if (given !== undefined && (!given.endsWith('.jsonl') || basename(given) === '.jsonl')) {
+      throw new UserError(
+        `run: --out ${JSON.stringify(given)} must name a .jsonl file (status and revive find transcripts by that ending)`,
+      );
+    }
+    const out = resolve(io.cwd, given ?? `runs/${agentId ?? 'main'}-${timestamp()}.jsonl`);
     if (
       await access(out).then(
         () => true,
@@ -92,7 +97,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     }
     const registry = await loadAgents(module, { transcript: out, cwd: io.cwd, env: io.env });
     const agentType = chooseType(module, registry, values.type as string | undefined);
-    const { result, stopped } = await runRoot(io, registry, {
+    const { result, stopped } = await runRoot(io, registry, module, {
       path: out,
       agentType,
       task: prompt,
@@ -123,15 +128,19 @@ function chooseType(module: string, registry: AgentRegistry, wanted: string | un
  * used is the user's mistake: a one-line {@link UserError}.
  *
  * @example
- * const { result } = await runRoot(io, registry, { path, agentType: 'main', task: 'Hello' });
+ * const { result } = await runRoot(io, registry, 'agents.ts', { path, agentType: 'main', task: 'Hello' });
  */
 export async function runRoot(
   io: CommandIo,
   registry: AgentRegistry,
+  module: string,
   request: { path: string; agentType: string; task: string; agentId: string; label: string },
 ): Promise<{ result: RunResult; stopped: boolean }> {
   const followers: Promise<void>[] = [];
-  const stopper = new RunStopper(io, `llm-agent revive ${quote(request.path)} --agents MODULE`);
+  const stopper = new RunStopper(
+    io,
+    `llm-agent revive ${quote(request.path)} --agents ${quote(module)}`,
+  );
   const composer = new Composer({
     registry,
     createLoop: (options) => new Loop(options),

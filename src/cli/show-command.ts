@@ -61,8 +61,14 @@ transcript (the line and reason are printed).
     if (kind === 'other') throw new UserError(`${given}: not a file (show reads one transcript)`);
     const read = await peek(path);
     if (!read.ok) {
+      // The detail names the file and line itself (`<path>:<line>: cause`): say each once.
+      let cause = read.detail;
+      if (cause.startsWith(`${path}:`)) cause = cause.slice(path.length + 1).trimStart();
+      if (read.line !== undefined && cause.startsWith(`${read.line}: `)) {
+        cause = cause.slice(`${read.line}: `.length);
+      }
       const where = read.line === undefined ? '' : `line ${read.line}: `;
-      throw new UserError(`${given}: ${where}${read.reason}: ${read.detail}`, EXIT.unreadable);
+      throw new UserError(`${given}: ${where}${cause}`, EXIT.unreadable);
     }
     const messages = conversationView(read.records);
     const envelopes = read.records.filter((record) => record.type !== 'message');

@@ -1,9 +1,10 @@
-import { type Command, integerOption, parseCommandLine } from './command.ts';
+import { lstat } from 'node:fs/promises';
+import { type Command, type CommandIo, integerOption, parseCommandLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { jsonText } from './json-text.ts';
-import { inspectTree } from './run-tree.ts';
+import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { steadyHeap } from './steady-heap.ts';
 
 /**
@@ -23,7 +24,7 @@ export const DEFAULT_MAX_REVIVALS = 3;
  */
 export const statusCommand: Command = {
   name: 'status',
-  help: `Usage: llm-agent status [PATH…] [--json] [--max-revivals N]
+  help: `Usage: llm-agent status [PATH…] [--json] [--wide] [--max-revivals N] [--agents MODULE]
 
 Show the runs recorded at and below each PATH (default: the current folder) as a tree.
 A PATH is a transcript (X.jsonl, shown with its children in X.agents/) or a folder
@@ -34,9 +35,15 @@ it), finished, revivable, capped (at its revival cap), unreadable, empty — and
 revivals used and the cap; open calls (in flight or never started); the transcript's
 size; and an estimate of the tokens a resume would send.
 
+The table fits the terminal's width (COLUMNS, or the terminal's own): RUN, TYPE, LABEL and
+WHY are cut with …, then the least useful columns are left out.
+
 Options:
   --json             print the same as JSON (the shape is in docs/cli.md)
+  --wide             every column whole, whatever the terminal's width
   --max-revivals N   the revival cap to judge runs against (default ${DEFAULT_MAX_REVIVALS})
+  --agents MODULE    the agents module the runs were started with, for the revive
+                     command status suggests (it is not loaded)
   -h, --help         show this help
 
 Exit codes:
@@ -49,7 +56,9 @@ Exit codes:
   async run(argv, io) {
     const { values, positionals } = parseCommandLine('status', argv, {
       json: { type: 'boolean' },
+      wide: { type: 'boolean' },
       'max-revivals': { type: 'string' },
+      agents: { type: 'string' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -65,11 +74,44 @@ Exit codes:
     steadyHeap();
     const paths = await findTranscripts(positionals.length === 0 ? ['.'] : positionals, io.cwd);
     const roots = await inspectTree(paths, maxRevivals, io.cwd);
+    await sizeUnreadable(roots);
     if (values.json === true) {
       io.stdout.write(`${jsonText(statusJson(roots, maxRevivals), io.stdout)}\n`);
     } else {
-      io.stdout.write(statusText(roots, io.out));
+      const layout = { width: terminalWidth(io), wide: values.wide === true };
+      const next: { agents?: string; maxRevivals?: number } = {};
+      if (typeof values.agents === 'string') next.agents = values.agents;
+      if (values['max-revivals'] !== undefined) next.maxRevivals = maxRevivals;
+      io.stdout.write(statusText(roots, io.out, layout, next));
     }
     return statusExitCode(summarize(roots));
   },
 };
+
+/**
+ * The width to fit: `COLUMNS` when it is a positive whole number, else the terminal's own
+ * (stdout's `columns`), else no limit (output to a pipe or a file is not cut).
+ *
+ * @example
+ * terminalWidth({ ...io, env: { COLUMNS: '60' } }); // 60
+ */
+export function terminalWidth(io: Pick<CommandIo, 'env' | 'stdout'>): number {
+  const fromEnv = io.env.COLUMNS ?? '';
+  if (/^[1-9]\d{0,4}$/.test(fromEnv)) return Number(fromEnv);
+  const columns = (io.stdout as { columns?: unknown }).columns;
+  return typeof columns === 'number' && columns > 0 ? columns : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * An unreadable transcript's real size (inspect reports 0 bytes for what it could not read):
+ * the file's own size, when it is a file.
+ */
+async function sizeUnreadable(roots: RunNode[]): Promise<void> {
+  for (const node of walkTree(roots)) {
+    if (node.state !== 'unreadable' || node.inspection.bytes !== 0) continue;
+    const stats = await lstat(node.path).catch(() => null);
+    if (stats?.isFile() === true && stats.size > 0) {
+      node.inspection = { ...node.inspection, bytes: stats.size };
+    }
+  }
+}

@@ -1,7 +1,8 @@
 /**
  * Colour for people, plain text for everything else. Colour is used only when the stream is a
  * terminal (or `FORCE_COLOR` is set to something other than `0`), and never when `NO_COLOR` is
- * set to a non-empty value (https://no-color.org) — `NO_COLOR` wins over `FORCE_COLOR`.
+ * set to a non-empty value (https://no-color.org) — `NO_COLOR` wins over `FORCE_COLOR` — or
+ * when `FORCE_COLOR` is `0` or `false`, even on a terminal.
  *
  * @module
  */
@@ -37,7 +38,9 @@ export function colourEnabled(
 ): boolean {
   if ((env.NO_COLOR ?? '') !== '') return false;
   const force = env.FORCE_COLOR;
-  if (force !== undefined && force !== '' && force !== '0' && force !== 'false') return true;
+  // FORCE_COLOR=0 (or false) is a request for no colour, even on a terminal.
+  if (force === '0' || force === 'false') return false;
+  if (force !== undefined && force !== '') return true;
   return isTerminal && env.TERM !== 'dumb';
 }
 

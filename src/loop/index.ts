@@ -1,8 +1,8 @@
 /**
- * `llm-agent/loop`: the durable agent loop on the Vercel AI SDK.
+ * `llm-agent-revival/loop`: the durable agent loop on the Vercel AI SDK.
  *
  * @example
- * import { Loop } from 'llm-agent/loop';
+ * import { Loop } from 'llm-agent-revival/loop';
  * const result = await new Loop({ backends: [model], session, tools }).start('Hello');
  *
  * @module

@@ -1,9 +1,11 @@
 import type { TailState } from '../transcript/tail-state.ts';
 import type {
-  Inspection,
+  InspectionFacts,
   NeverDispatchedCall,
+  NotRevivableInspection,
   NotRevivableReason,
   PendingJoin,
+  RevivableInspection,
   TailKind,
 } from './inspection.ts';
 
@@ -13,7 +15,9 @@ import type {
  * @example
  * const assessment: Assessment = assessTail(state, { maxRevivals: 2, running: false });
  */
-export type Assessment = Omit<Inspection, 'path' | 'bytes'>;
+export type Assessment =
+  | Omit<RevivableInspection, 'path' | 'bytes'>
+  | Omit<NotRevivableInspection, 'path' | 'bytes'>;
 
 /**
  * Decide, from a transcript's folded state, whether it is revivable and how it was left. Pure.
@@ -28,8 +32,7 @@ export function assessTail(
   context: { maxRevivals: number; running: boolean; runningDetail?: string },
 ): Assessment {
   const { maxRevivals } = context;
-  const assessment: Assessment = {
-    revivable: false,
+  const assessment: Omit<InspectionFacts, 'path' | 'bytes'> = {
     revivalsUsed: state.revivals,
     maxRevivals,
     openDispatches: state.open,
@@ -45,10 +48,8 @@ export function assessTail(
     if (state.meta.parent !== undefined) assessment.parent = state.meta.parent;
   }
   const refusal = refusalOf(state, context);
-  if (refusal !== null) return { ...assessment, ...refusal };
-  assessment.revivable = true;
-  assessment.tail = tailKind(state);
-  return assessment;
+  if (refusal !== null) return { ...assessment, revivable: false, ...refusal };
+  return { ...assessment, revivable: true, tail: tailKind(state) };
 }
 
 function refusalOf(

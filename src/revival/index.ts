@@ -1,8 +1,8 @@
 /**
- * `llm-agent/revival`: bring an interrupted run back from its own transcript.
+ * `llm-agent-revival/revival`: bring an interrupted run back from its own transcript.
  *
  * @example
- * import { Revival } from 'llm-agent/revival';
+ * import { Revival } from 'llm-agent-revival/revival';
  * const found = await Revival.inspect({ path: 'runs/a.jsonl', maxRevivals: 2 });
  * if (found.revivable) {
  *   const revived = await Revival.revive({ path: found.path, agentId: 'main', maxRevivals: 2 });
@@ -26,9 +26,12 @@ import {
 
 export type {
   Inspection,
+  InspectionFacts,
   NeverDispatchedCall,
+  NotRevivableInspection,
   NotRevivableReason,
   PendingJoin,
+  RevivableInspection,
   TailKind,
 } from './inspection.ts';
 export type { InspectOptions } from './inspect.ts';

@@ -52,28 +52,62 @@ export interface PendingJoin {
 }
 
 /**
- * What {@link Revival.inspect} found. Everything but `path`, `revivable`, `maxRevivals` and
- * the counts is absent or empty when the transcript is `unreadable`.
+ * What {@link Revival.inspect} found: a union on `revivable`, so that TypeScript narrows it —
+ * a {@link RevivableInspection} has its `tail`, a {@link NotRevivableInspection} its `reason`
+ * and `detail`. Everything but `path`, `revivable`, `maxRevivals` and the counts is absent or
+ * empty when the transcript is `unreadable`.
  *
  * @example
  * const found: Inspection = await Revival.inspect({ path, maxRevivals: 2 });
  * console.log(found.revivable ? found.tail : `${found.reason}: ${found.detail}`);
  */
-export interface Inspection {
-  path: string;
-  revivable: boolean;
-  reason?: NotRevivableReason;
-  /** One line a human can act on: for `unreadable`, the file, line and cause. */
+export type Inspection = RevivableInspection | NotRevivableInspection;
+
+/**
+ * An {@link Inspection} of a run that can be revived: `reason` is absent, `tail` says how the
+ * run was left.
+ *
+ * @example
+ * if (found.revivable) console.log(`${found.tail}, ${found.openDispatches.length} calls open`);
+ */
+export interface RevivableInspection extends InspectionFacts {
+  revivable: true;
+  reason?: never;
   detail?: string;
+  tail: TailKind;
+  reviver?: never;
+}
+
+/**
+ * An {@link Inspection} of a run that cannot be revived, and why: `reason`, and `detail`, one
+ * line a human can act on (for `unreadable`, the file, line and cause).
+ *
+ * @example
+ * if (!found.revivable && found.reason === 'unreadable') console.error(found.detail);
+ */
+export interface NotRevivableInspection extends InspectionFacts {
+  revivable: false;
+  reason: NotRevivableReason;
+  detail: string;
+  tail?: never;
   /**
    * For `running` because another reviver holds the tree's claim: who (pid, since when, host)
    * and the tree's root transcript.
    */
   reviver?: { root: string; pid: number | null; since: string | null; host: string | null };
+}
+
+/**
+ * What every {@link Inspection} has, revivable or not.
+ *
+ * @example
+ * const facts: InspectionFacts = found; // path, counts, open calls, size, estimate
+ */
+export interface InspectionFacts {
+  path: string;
   /** Counted `run-revived` envelopes (a race's second envelope after one record counts once). */
   revivalsUsed: number;
   maxRevivals: number;
-  tail?: TailKind;
   /** Every dispatch with no settle, joins included. */
   openDispatches: OpenDispatch[];
   neverDispatched: NeverDispatchedCall[];

@@ -9,7 +9,7 @@ export { BACKGROUND_FRAME };
  * and look, and a replay heuristic cannot. The call is never replayed.
  *
  * @example
- * import { INTERRUPTED_MESSAGE } from 'llm-agent/revival';
+ * import { INTERRUPTED_MESSAGE } from 'llm-agent-revival/revival';
  * const part = { type: 'tool-result', callId, toolName, output: INTERRUPTED_MESSAGE, isError: true };
  */
 export const INTERRUPTED_MESSAGE =
@@ -25,7 +25,7 @@ export const INTERRUPTED_MESSAGE =
  * again from another. Written with `extras.injected = 'revival'`.
  *
  * @example
- * import { RESUME_NOTICE } from 'llm-agent/revival';
+ * import { RESUME_NOTICE } from 'llm-agent-revival/revival';
  * RESUME_NOTICE.startsWith('[background event]'); // true
  */
 export const RESUME_NOTICE =

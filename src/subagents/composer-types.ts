@@ -7,7 +7,7 @@ import type { ChildOutcome } from './child-outcome.ts';
 import type { ChildRecord } from './family.ts';
 
 /**
- * Builds a loop from its options; the default is the `Loop` of `llm-agent/loop`.
+ * Builds a loop from its options; the default is the `Loop` of `llm-agent-revival/loop`.
  *
  * @example
  * const createLoop: LoopFactory = (options) => new Loop({ ...options, maxTurns: 10 });

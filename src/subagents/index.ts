@@ -1,10 +1,10 @@
 /**
- * `llm-agent/subagents`: runs that start runs. A {@link Composer} gives a parent run the
+ * `llm-agent-revival/subagents`: runs that start runs. A {@link Composer} gives a parent run the
  * tools `spawn_agent` and `task_wait`, delivers a child's end while nobody waits, and takes a
  * revived child back under its original id so that a parent's pending join finds it.
  *
  * @example
- * import { Composer } from 'llm-agent/subagents';
+ * import { Composer } from 'llm-agent-revival/subagents';
  * const composer = new Composer({ registry });
  * const { run } = await composer.start({ path: 'runs/main.jsonl', agentType: 'main', task });
  *
@@ -48,6 +48,7 @@ export {
   TASK_WAIT_TOOL,
 } from './join-output.ts';
 export {
+  checkModelSpec,
   MODEL_PROVIDERS,
   ModelSpecError,
   type ModelSpecProblem,

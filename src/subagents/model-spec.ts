@@ -73,14 +73,9 @@ export function resolveModelSpec(
   spec: string,
   env: Record<string, string | undefined> = process.env,
 ): LanguageModelV4 {
+  const problem = checkModelSpec(spec);
+  if (problem !== null) throw problem;
   const colon = spec.indexOf(':');
-  if (colon <= 0 || colon === spec.length - 1) {
-    throw new ModelSpecError(
-      'malformed',
-      spec,
-      'expected PROVIDER:MODEL, such as openai:gpt-5, anthropic:claude-sonnet-4-5 or openai-compatible:http://127.0.0.1:8080/v1#MODEL',
-    );
-  }
   const provider = spec.slice(0, colon);
   const rest = spec.slice(colon + 1);
   switch (provider) {
@@ -94,17 +89,7 @@ export function resolveModelSpec(
     }
     case 'openai-compatible': {
       const hash = rest.lastIndexOf('#');
-      if (hash <= 0 || hash === rest.length - 1) {
-        throw new ModelSpecError(
-          'malformed',
-          spec,
-          'expected openai-compatible:BASEURL#MODEL, such as openai-compatible:http://127.0.0.1:8080/v1#qwen3',
-        );
-      }
       const baseURL = rest.slice(0, hash);
-      if (!/^https?:\/\//.test(baseURL)) {
-        throw new ModelSpecError('malformed', spec, `the base URL ${baseURL} is not http(s)`);
-      }
       const { createOpenAICompatible } = load(
         '@ai-sdk/openai-compatible',
       ) as typeof OpenAICompatible;
@@ -117,12 +102,51 @@ export function resolveModelSpec(
       return createOpenAICompatible(settings)(rest.slice(hash + 1));
     }
     default:
-      throw new ModelSpecError(
-        'unknown-provider',
-        spec,
-        `unknown provider ${JSON.stringify(provider)} (known: ${Object.keys(MODEL_PROVIDERS).join(', ')})`,
-      );
+      throw new Error(`internal: checkModelSpec let ${JSON.stringify(spec)} through`);
   }
+}
+
+/**
+ * What is wrong with a model spec's shape (`malformed` or `unknown-provider`), or null when
+ * {@link resolveModelSpec} would accept it given its key. Pure: loads no provider and reads no
+ * key, so that a module's specs can be checked as soon as it loads.
+ *
+ * @example
+ * checkModelSpec('openai:gpt-5'); // null
+ * checkModelSpec('gpt-5')?.reason; // 'malformed'
+ */
+export function checkModelSpec(spec: string): ModelSpecError | null {
+  const colon = spec.indexOf(':');
+  if (colon <= 0 || colon === spec.length - 1) {
+    return new ModelSpecError(
+      'malformed',
+      spec,
+      'expected PROVIDER:MODEL, such as openai:gpt-5, anthropic:claude-sonnet-4-5 or openai-compatible:http://127.0.0.1:8080/v1#MODEL',
+    );
+  }
+  const provider = spec.slice(0, colon);
+  const rest = spec.slice(colon + 1);
+  if (!Object.hasOwn(MODEL_PROVIDERS, provider)) {
+    return new ModelSpecError(
+      'unknown-provider',
+      spec,
+      `unknown provider ${JSON.stringify(provider)} (known: ${Object.keys(MODEL_PROVIDERS).join(', ')})`,
+    );
+  }
+  if (provider !== 'openai-compatible') return null;
+  const hash = rest.lastIndexOf('#');
+  if (hash <= 0 || hash === rest.length - 1) {
+    return new ModelSpecError(
+      'malformed',
+      spec,
+      'expected openai-compatible:BASEURL#MODEL, such as openai-compatible:http://127.0.0.1:8080/v1#qwen3',
+    );
+  }
+  const baseURL = rest.slice(0, hash);
+  if (!/^https?:\/\//.test(baseURL)) {
+    return new ModelSpecError('malformed', spec, `the base URL ${baseURL} is not http(s)`);
+  }
+  return null;
 }
 
 function requireKey(

@@ -1,8 +1,8 @@
 /**
- * `llm-agent/session`: the crash-safe transcript. It imports no model library.
+ * `llm-agent-revival/session`: the crash-safe transcript. It imports no model library.
  *
  * @example
- * import { Session, peek } from 'llm-agent/session';
+ * import { Session, peek } from 'llm-agent-revival/session';
  *
  * @module
  */

@@ -120,7 +120,7 @@ describe('llm-agent run', () => {
     assert.equal(await ended, 130, stderr);
     assert.match(
       stderr,
-      /Stopping: every run is aborted and stays revivable; carry on with: llm-agent revive .*slow\.jsonl --agents MODULE/,
+      /Stopping: every run is aborted and stays revivable; carry on with: llm-agent revive .*slow\.jsonl --agents agents\.ts\n/,
     );
     const inspection = await Revival.inspect({ path: join(folder, 'slow.jsonl'), maxRevivals: 3 });
     assert.equal(inspection.revivable, true, JSON.stringify(inspection));

@@ -85,10 +85,10 @@ describe('llm-agent show', () => {
       runCli(['show'], { cwd: fixture.path }),
     ]);
     assert.equal(broken.code, 4);
-    assert.match(
-      broken.stderr,
-      /^llm-agent: other\/broken\.jsonl: line 1: not-a-transcript: .+\n$/,
-    );
+    assert.match(broken.stderr, /^llm-agent: other\/broken\.jsonl: line 1: not a transcript .+\n$/);
+    // The file and the line are named once each, not again inside the cause.
+    assert.equal(broken.stderr.split('broken.jsonl').length, 2, broken.stderr);
+    assert.equal(broken.stderr.split('1:').length, 2, broken.stderr);
     assert.equal(missing.code, 2);
     assert.equal(missing.stderr, 'llm-agent: nothing.jsonl: no such file\n');
     assert.equal(two.code, 2);

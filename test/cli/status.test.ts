@@ -117,7 +117,7 @@ describe('llm-agent status', () => {
       new RegExp(`^└─ ${FIXTURE.interruptedChild}\\s+worker\\s+B\\s+revivable\\s+1 call in flight`),
     );
     assert.match(result.stdout, /3 runs: 1 finished, 2 revivable\./);
-    assert.match(result.stdout, /Next: llm-agent revive main\.jsonl/);
+    assert.match(result.stdout, /Next:\n {2}llm-agent revive main\.jsonl --agents MODULE\n/);
     assert.ok(!result.stdout.includes('\u001b['), 'no colour when stdout is not a terminal');
   });
 

@@ -39,7 +39,7 @@ function inspection(path: string, fields: Partial<Inspection>): Inspection {
     messages: 2,
     estimatedTokens: 25,
     ...fields,
-  };
+  } as Inspection;
 }
 
 function tree(entries: [string, Partial<Inspection>][]): RunNode[] {
@@ -139,12 +139,12 @@ describe('the status tree and its words', () => {
     ]);
   });
 
-  test('colour: a terminal or FORCE_COLOR turns it on, NO_COLOR always off', () => {
+  test('colour: a terminal or FORCE_COLOR turns it on, NO_COLOR or FORCE_COLOR=0 always off', () => {
     assert.equal(colourEnabled({}, true), true);
     assert.equal(colourEnabled({}, false), false);
     assert.equal(colourEnabled({ TERM: 'dumb' }, true), false);
     assert.equal(colourEnabled({ FORCE_COLOR: '1' }, false), true);
-    assert.equal(colourEnabled({ FORCE_COLOR: '0' }, true), true);
+    assert.equal(colourEnabled({ FORCE_COLOR: '0' }, true), false);
     assert.equal(colourEnabled({ FORCE_COLOR: '0' }, false), false);
     assert.equal(colourEnabled({ NO_COLOR: '1' }, true), false);
     assert.equal(colourEnabled({ NO_COLOR: '1', FORCE_COLOR: '1' }, true), false);
