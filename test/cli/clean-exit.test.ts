@@ -114,11 +114,7 @@ describe('clean exits close every session they open', () => {
     assert.deepEqual(left, []);
   });
 
-  // The writer lock's own file (X.jsonl.lock) goes away when the lock becomes a nametag that
-  // is removed on release (the ownership work): until then this test is expected to fail.
-  test('demo: no .lock, .owner or .claim file is left by a clean exit', {
-    todo: 'X.jsonl.lock stays until the writer lock is replaced by a removed-on-release nametag',
-  }, async () => {
+  test('demo: no .lock, .owner or .claim file is left by a clean exit', async () => {
     const demoFolder = await temporaryFolder();
     try {
       const demo = await runCli(['demo', 'demo'], { cwd: demoFolder });
