@@ -133,7 +133,16 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
         `Revival.revive: treeClaim ${given.held ? `claims the tree of ${given.root}` : 'was released'}; ${path} is in the tree of ${tree.root}`,
       );
     }
-    if (!(await given.verify())) {
+    let stands: boolean;
+    try {
+      stands = await given.verify();
+    } catch (error) {
+      return refused(
+        'io-error',
+        `${path}: cannot check the claim of its tree (${given.path}): ${describe(error)}`,
+      );
+    }
+    if (!stands) {
       return refused(
         'running',
         `${path}: the claim file of its tree (${given.path}) was removed or replaced; another reviver may hold the tree now`,

@@ -34,7 +34,8 @@ export interface TreeClaim {
   readonly held: boolean;
   /**
    * Whether the claim still stands: held, and its file is still the one at the path (another
-   * process that deleted or replaced it could claim the tree anew). Never throws.
+   * process that deleted or replaced it could claim the tree anew). An I/O error while looking
+   * (not a missing file, which is an answer) is thrown: the caller cannot tell, and says so.
    */
   verify(): Promise<boolean>;
   release(): Promise<void>;
@@ -142,7 +143,7 @@ function heldClaim(
     },
     async verify() {
       if (released !== undefined) return false;
-      const named = await fileSystem.identityOf(path).catch(() => null);
+      const named = await fileSystem.identityOf(path);
       return sameFile(identity, named) && named?.links === 1;
     },
     release() {
