@@ -9,7 +9,7 @@ import type { LoopMessage, LoopOptions, RunHandle, RunResult, ToolDefinition } f
 export { defaultBackoff, RUN_ERROR_EXTRA } from './run-state.ts';
 
 /**
- * The durable agent loop (SPEC §3, §6): it asks a model for a turn, runs the tools the turn
+ * The durable agent loop (docs/loop.md): it asks a model for a turn, runs the tools the turn
  * calls, and goes round until the model answers without calls, keeping the transcript's write
  * order at every step:
  *

@@ -39,7 +39,7 @@ export interface ToolCallEnvironment {
 export type CallOutcome = 'settled' | 'refused' | 'not-dispatched' | 'left-open';
 
 /**
- * Run one tool call of the current assistant turn in the write order of SPEC §3: validate the
+ * Run one tool call of the current assistant turn in the write order of docs/loop.md ("Write order"): validate the
  * input (invalid → an error result the model reads, the tool never starts, no dispatch);
  * append `tool-dispatched` and make it durable; only then execute; append the result and make
  * it durable; then append `tool-settled`. Session failures (a poisoned writer) reject: the

@@ -2,7 +2,7 @@ import type { OpenDispatch } from '../transcript/tail-state.ts';
 import type { ParentLink } from '../transcript/records.ts';
 
 /**
- * Why a transcript is not revivable, in the order they are decided (SPEC §5).
+ * Why a transcript is not revivable, in the order they are decided (docs/revival.md, "The reasons, in the order they are decided").
  *
  * @example
  * if (found.reason === 'revival-cap') console.log(`revived ${found.revivalsUsed} times already`);

@@ -319,7 +319,7 @@ async function reviveOpen(
   let revival: RecordOf<'run-revived'>;
   try {
     for (const message of plan.interruptedMessages) appended.push(await session.append(message));
-    // The answer is durable before the settle that points at it (SPEC §3.3).
+    // The answer is durable before the settle that points at it (docs/loop.md, "Write order").
     if (plan.interruptedMessages.length > 0) await session.barrier();
     for (const settle of plan.settles) appended.push(await session.append(settle));
     if (plan.notice !== null) appended.push(await session.append(plan.notice));

@@ -4,7 +4,7 @@ import type { ForeignRecord, TranscriptRecord } from './records.ts';
 export type { ViewMessage } from './conversation-view-builder.ts';
 
 /**
- * The conversation handed to a model, derived from a transcript's records (SPEC §3): the
+ * The conversation handed to a model, derived from a transcript's records (docs/loop.md, "The conversation view"): the
  * messages in file order, minus every record whose `seq` lies in a `compaction`'s
  * `[fromSeq, toSeq]`, plus each surviving compaction's summary as a `user` message with
  * `extras.injected = 'compaction'` standing where its range began; then

@@ -8,7 +8,7 @@ interface Answer<T> {
 }
 
 /**
- * Put every tool result where the providers want it (SPEC §3): directly after the assistant
+ * Put every tool result where the providers want it (docs/loop.md, "The conversation view"): directly after the assistant
  * turn that asked for it, in that turn's call order, all results of one turn together in ONE
  * tool message; any other message written meanwhile (a user turn, a background delivery, a
  * revival's resume notice) moves after them.

@@ -385,7 +385,7 @@ describe('A run that does not know any of this', () => {
     assert.equal(last?.extras?.injected, 'revival');
   });
 
-  test('It opens with the same marker and the same first sentence as BACKGROUND-FRAME, and the texts are exactly SPEC §5', () => {
+  test('It opens with the same marker and the same first sentence as BACKGROUND-FRAME, and the texts are exactly those of docs/revival.md', () => {
     assert.equal(
       BACKGROUND_FRAME,
       '[background event] Automated notification from the system, not the user speaking.',

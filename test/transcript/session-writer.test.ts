@@ -19,7 +19,7 @@ import {
 } from '../support/transcripts.ts';
 
 /*
- * The writer's promises (SPEC §2–§4): serialised appends, one sync per barrier, the three
+ * The writer's promises (docs/transcript-format.md §5): serialised appends, one sync per barrier, the three
  * durability modes, poisoning on a failed write or sync, file and folder modes, the folder
  * synced on create. Faults come from the recording FaultyFileSystem, and each test checks that
  * its fault fired.

@@ -87,7 +87,7 @@ export class RecordingFileSystem implements FileSystem {
 }
 
 /**
- * Check the log against SPEC §3 for every call that was dispatched: its dispatch line was
+ * Check the log against the write order (docs/loop.md) for every call that was dispatched: its dispatch line was
  * written and then synced before the call's first side effect; its result line was written and
  * synced before its settle line. Returns how many calls were checked, so that a test can
  * insist the check was not vacuous.

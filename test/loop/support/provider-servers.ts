@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
  * OpenAI Chat Completions (as `@ai-sdk/openai-compatible` speaks it) and Anthropic Messages (as
  * `@ai-sdk/anthropic` speaks it with a custom base URL). Each answers a script of turns over
  * SSE, and refuses any request that breaks its provider's pairing rules with the provider's own
- * 400 and error text (../../../../shared/notes/peers.md §3), so a regression in the loop's
+ * 400 and error text, so a regression in the loop's
  * ordering fails loudly and recognisably.
  */
 

@@ -11,7 +11,7 @@ import { type ScriptedServer, sendJson, startScriptedServer } from './provider-s
  * response made with `store` not false, so that a later `item_reference` to it resolves, and
  * every encrypted reasoning blob it handed out (`include: ['reasoning.encrypted_content']`).
  *
- * It refuses a request the way OpenAI does (../../../../shared/notes/peers.md §3):
+ * It refuses a request the way OpenAI does, with its documented error texts:
  * - a `function_call` with no `function_call_output` of its `call_id`:
  *   400 "No tool output found for function call <call_id>."
  * - a `function_call_output` with no `function_call` before it:
