@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inputDigest } from '../src/loop/input-digest.ts';
 import type { JsonValue, RecordBody } from '../src/transcript/records.ts';
+import { Session } from '../src/transcript/session.ts';
 import { buildTranscript, metaBody } from '../test/support/transcripts.ts';
 
 /*
@@ -335,6 +336,17 @@ export interface WriterReply {
   code?: string;
   message?: string;
   lastSeq?: number;
+}
+
+/** Open a transcript for writing and close it: `ok` when that worked, else why it was refused. */
+export async function openOutcome(path: string, ok: string): Promise<string> {
+  try {
+    const session = await Session.open(path);
+    await session.close();
+    return ok;
+  } catch (error) {
+    return `refused (${String(error).split('\n')[0]?.slice(0, 80)})`;
+  }
 }
 
 /** A process holding a Session open, driven over IPC. */

@@ -1,6 +1,5 @@
 import { linkSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Session } from '../src/transcript/session.ts';
 import { snapshotFolder } from '../test/support/transcripts.ts';
 import {
   AGENTS_MODULE,
@@ -12,6 +11,7 @@ import {
   firstLine,
   interruptedRun,
   lstatOrNull,
+  openOutcome,
   runCli,
   verdict,
   waitingParent,
@@ -71,14 +71,7 @@ const lockPaths: Attack = {
     const before = await snapshotFolder(join(context.folder, 'outside'));
     if (!planted.every((link) => lstatOrNull(link)?.isSymbolicLink()))
       return faultNotProven('no symlink planted');
-    let opened = 'refused';
-    try {
-      const session = await Session.open(path);
-      opened = 'ok';
-      await session.close();
-    } catch (error) {
-      opened = `refused (${String(error).split('\n')[0]?.slice(0, 80)})`;
-    }
+    const opened = await openOutcome(path, 'ok');
     const cli = await revive(context, path);
     const changed = await outsideChanged(context, before);
     return verdict(
@@ -113,14 +106,7 @@ const sidecarNames: Attack = {
     const before = await snapshotFolder(join(context.folder, 'outside'));
     if (!lstatOrNull(`${base}.tmp`)?.isSymbolicLink())
       return faultNotProven('no symlink at the sidecar name');
-    let opened: string;
-    try {
-      const session = await Session.open(path);
-      opened = 'repaired and opened';
-      await session.close();
-    } catch (error) {
-      opened = `refused (${String(error).split('\n')[0]?.slice(0, 80)})`;
-    }
+    const opened = await openOutcome(path, 'repaired and opened');
     const changed = await outsideChanged(context, before);
     return verdict(
       changed.length === 0,
