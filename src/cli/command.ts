@@ -23,10 +23,11 @@ export interface CommandIo {
   out: Style;
   err: Style;
   /**
-   * Subscribe to the user's interrupt (Ctrl-C) while runs are running; returns the
-   * unsubscribe. Absent when nobody can interrupt (tests running commands in-process).
+   * Subscribe to the user's interrupt (Ctrl-C, or SIGTERM from whoever manages the process)
+   * while runs are running; the handler gets the signal's name. Returns the unsubscribe.
+   * Absent when nobody can interrupt (tests running commands in-process).
    */
-  onInterrupt?: (handler: () => void) => () => void;
+  onInterrupt?: (handler: (signal: string) => void) => () => void;
 }
 
 /**

@@ -134,6 +134,12 @@ function envelopeText(record: TranscriptRecord | ForeignRecord): string {
       )}${listed(' completed-unpersisted', record.completedUnpersisted)}${listed(' orphaned', record.orphaned)}`;
     case 'compaction':
       return `${head} replaces seq ${record.fromSeq}–${record.toSeq}`;
+    case 'run-failed':
+      return `${head} ${record.cause} on backend ${record.backend} (${record.model}) after ${record.attempts} attempts: ${record.error}${
+        record.retryAfterMs === undefined ? '' : ` (retry after ${record.retryAfterMs} ms)`
+      }`;
+    case 'run-stopped':
+      return `${head} ${record.reason}`;
     case 'checkpoint':
       return `${head}${record.tailRepair === undefined ? '' : ` after repairing a torn tail (${record.tailRepair.tornBytes} bytes kept in ${record.tailRepair.sidecar})`}`;
     default:

@@ -7,8 +7,10 @@ import { EXIT, type ExitCode } from './exit-codes.ts';
 import type { RunNode, RunState } from './run-tree.ts';
 import { fitWidth } from './display-width.ts';
 import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
+import { haltLine, haltWhy } from './halt-text.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
+import { needsPerson } from '../transcript/run-halt.ts';
 
 /**
  * One run in `status --json`.
@@ -26,6 +28,19 @@ export interface StatusJsonRun {
   /** Why it is in that state: `inspect`'s reason, or for a revivable run what is open. */
   reason: string;
   detail: string | null;
+  /**
+   * For a `failed` or `stopped` run: when, why (the last error or the reason given), the
+   * cause the errors point at and whether a person is likely needed before reviving.
+   */
+  halt: {
+    state: 'failed' | 'stopped';
+    at: string;
+    detail: string;
+    cause: string | null;
+    model: string | null;
+    retryAfterMs: number | null;
+    needsPerson: boolean;
+  } | null;
   revivalsUsed: number;
   maxRevivals: number;
   openCalls: number;
@@ -34,7 +49,7 @@ export interface StatusJsonRun {
   pendingJoins: { callId: string; agentIds: string[] }[];
   bytes: number;
   messages: number;
-  /** Estimated tokens a resume would send; 0 unless the run is revivable. */
+  /** Estimated tokens a resume would send; 0 unless the run is revivable (failed and stopped included). */
   resumeTokens: number;
   children: StatusJsonRun[];
 }
@@ -62,7 +77,16 @@ const TAIL_PHRASES: Record<string, string> = {
 /** The widest a TYPE or LABEL cell gets in the table (`--json` has the whole text). */
 const MAX_CELL_WIDTH = 40;
 
-const STATES: RunState[] = ['running', 'finished', 'revivable', 'capped', 'unreadable', 'empty'];
+const STATES: RunState[] = [
+  'running',
+  'finished',
+  'revivable',
+  'failed',
+  'stopped',
+  'capped',
+  'unreadable',
+  'empty',
+];
 
 /**
  * Count the states of every run, and the tokens reviving the revivable ones would send.
@@ -76,7 +100,7 @@ export function summarize(roots: RunNode[]): StatusJson['summary'] {
   const visit = (node: RunNode): void => {
     summary.total += 1;
     summary[node.state] += 1;
-    if (node.state === 'revivable') summary.resumeTokens += node.inspection.estimatedTokens;
+    if (node.inspection.revivable) summary.resumeTokens += node.inspection.estimatedTokens;
     node.children.forEach(visit);
   };
   roots.forEach(visit);
@@ -84,14 +108,15 @@ export function summarize(roots: RunNode[]): StatusJson['summary'] {
 }
 
 /**
- * `status`'s exit code: unreadable (4) before revivable (3) before capped (5), else 0.
+ * `status`'s exit code: unreadable (4) before revivable (3: `revivable`, `failed` or
+ * `stopped`) before capped (5), else 0.
  *
  * @example
  * statusExitCode(summarize(roots)); // 3 when something can be revived
  */
 export function statusExitCode(summary: StatusJson['summary']): ExitCode {
   if (summary.unreadable > 0) return EXIT.unreadable;
-  if (summary.revivable > 0) return EXIT.revivable;
+  if (summary.revivable + summary.failed + summary.stopped > 0) return EXIT.revivable;
   if (summary.capped > 0) return EXIT.capped;
   return EXIT.ok;
 }
@@ -107,6 +132,7 @@ export function reasonOf(node: RunNode): string {
   const inspection = node.inspection;
   if (!inspection.revivable) return inspection.reason ?? node.state;
   const parts: string[] = [];
+  if (inspection.halt !== undefined) parts.push(haltWhy(inspection.halt));
   const calls = inspection.openDispatches.filter(
     (call) => !inspection.pendingJoins.some((join) => join.callId === call.callId),
   );
@@ -149,6 +175,18 @@ function runJson(node: RunNode): StatusJsonRun {
     state: node.state,
     reason: reasonOf(node),
     detail: inspection.detail ?? null,
+    halt:
+      inspection.halt === undefined
+        ? null
+        : {
+            state: inspection.halt.state,
+            at: inspection.halt.at,
+            detail: inspection.halt.detail,
+            cause: inspection.halt.cause ?? null,
+            model: inspection.halt.model ?? null,
+            retryAfterMs: inspection.halt.retryAfterMs ?? null,
+            needsPerson: needsPerson(inspection.halt.cause),
+          },
     revivalsUsed: inspection.revivalsUsed,
     maxRevivals: inspection.maxRevivals,
     openCalls: openCalls(node),
@@ -166,7 +204,7 @@ function runJson(node: RunNode): StatusJsonRun {
     })),
     bytes: inspection.bytes,
     messages: inspection.messages,
-    resumeTokens: node.state === 'revivable' ? inspection.estimatedTokens : 0,
+    resumeTokens: inspection.revivable ? inspection.estimatedTokens : 0,
     children: node.children.map(runJson),
   };
 }
@@ -252,7 +290,7 @@ export function statusText(
       { text: `${inspection.revivalsUsed}/${inspection.maxRevivals}` },
       { text: String(openCalls(node)) },
       { text: formatBytes(inspection.bytes) },
-      node.state === 'revivable'
+      inspection.revivable
         ? { text: formatCount(inspection.estimatedTokens) }
         : { text: '—', paint: style.dim },
     ]);
@@ -280,9 +318,22 @@ export function statusText(
       `${style.red('Unreadable:')} ${terminalSafe(node.inspection.detail ?? node.displayPath)}`,
     );
   }
+  // The WHY cell is cut to fit; the person deciding whether to revive needs it whole.
+  const halted = roots.flatMap(function collect(node): RunNode[] {
+    const here = node.inspection.revivable && node.inspection.halt !== undefined ? [node] : [];
+    return [...here, ...node.children.flatMap(collect)];
+  });
+  for (const node of halted) {
+    const halt = node.inspection.halt;
+    if (halt === undefined) continue;
+    const label = halt.state === 'failed' ? style.red('Failed:') : style.yellow('Stopped:');
+    prose.push(
+      `${label} ${terminalSafe(haltLine(halt, node.inspection.agentId ?? node.displayPath))}`,
+    );
+  }
   lines.push('');
   for (const line of prose) lines.push(...wrapLine(line, width));
-  if (summary.revivable > 0) {
+  if (summary.revivable + summary.failed + summary.stopped > 0) {
     lines.push(
       ...wrapLine(
         `Reviving would send about ${formatCount(summary.resumeTokens)} tokens. Next:`,
@@ -291,7 +342,7 @@ export function statusText(
     );
     // The command on a line of its own, whole, so that it can be copied as it is.
     const paths = roots
-      .filter((root) => treeHas(root, 'revivable'))
+      .filter((root) => treeHasRevivable(root))
       .map((root) => quote(root.displayPath))
       .join(' ');
     const cap = next.maxRevivals === undefined ? '' : ` --max-revivals ${next.maxRevivals}`;
@@ -351,16 +402,18 @@ export function wrapLine(text: string, width: number): string[] {
   return lines;
 }
 
-function treeHas(node: RunNode, state: RunState): boolean {
-  return node.state === state || node.children.some((child) => treeHas(child, state));
+function treeHasRevivable(node: RunNode): boolean {
+  return node.inspection.revivable || node.children.some(treeHasRevivable);
 }
 
 function colourState(state: RunState, text: string, style: Style): string {
   switch (state) {
     case 'revivable':
+    case 'stopped':
       return style.yellow(text);
     case 'unreadable':
     case 'capped':
+    case 'failed':
       return style.red(text);
     case 'finished':
       return style.green(text);

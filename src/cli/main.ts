@@ -69,7 +69,7 @@ export const COMMANDS: CommandEntry[] = [
  * The package's version, read from its package.json (one folder above src/ and dist/).
  *
  * @example
- * packageVersion(); // '0.1.0'
+ * packageVersion(); // '0.2.0'
  */
 export function packageVersion(): string {
   const url = new URL('../../package.json', import.meta.url);
@@ -92,7 +92,7 @@ Options:
 Exit codes (each command's --help says which it uses):
   0 done / nothing needs doing   1 something failed        2 a mistake in the command
   3 revivable runs exist         4 something is unreadable  5 runs are at their revival cap
-  6 declined at the prompt       130 stopped by Ctrl-C (the runs stay revivable)
+  6 declined at the prompt       130 stopped by Ctrl-C or SIGTERM (the runs stay revivable)
 
 Environment: NO_COLOR or FORCE_COLOR=0 turns colour off, FORCE_COLOR=1 on; COLUMNS sets the
 width status fits; OPENAI_API_KEY, ANTHROPIC_API_KEY and OPENAI_COMPATIBLE_API_KEY are read
@@ -117,14 +117,20 @@ export function processIo(): CommandIo {
     out: createStyle(colourEnabled(process.env, process.stdout.isTTY === true)),
     err: createStyle(colourEnabled(process.env, process.stderr.isTTY === true)),
     onInterrupt(handler) {
-      // The first Ctrl-C asks the runs to stop cleanly; a second one is the user insisting.
-      const first = (): void => {
-        process.off('SIGINT', first);
-        process.once('SIGINT', () => process.exit(EXIT.interrupted));
-        handler();
+      // The first SIGINT or SIGTERM asks the runs to stop cleanly; a second one is the user
+      // (or the supervisor) insisting.
+      const signals = ['SIGINT', 'SIGTERM'] as const;
+      const first = (signal: NodeJS.Signals): void => {
+        for (const name of signals) {
+          process.off(name, first);
+          process.once(name, () => process.exit(EXIT.interrupted));
+        }
+        handler(signal);
       };
-      process.on('SIGINT', first);
-      return () => process.off('SIGINT', first);
+      for (const name of signals) process.on(name, first);
+      return () => {
+        for (const name of signals) process.off(name, first);
+      };
     },
   };
 }

@@ -8,6 +8,7 @@
 import type { RunNode } from './run-tree.ts';
 import { walkChildrenFirst, walkTree } from './run-tree.ts';
 import { formatCount, plural } from './format-status.ts';
+import { haltAdvice, haltWhy } from './halt-text.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
 import type { Style } from './terminal-style.ts';
 
@@ -100,7 +101,7 @@ export function planRevival(roots: RunNode[]): RevivalPlan {
       continue;
     }
     for (const node of walkChildrenFirst([root])) {
-      if (node.state === 'revivable') {
+      if (node.inspection.revivable) {
         plan.revivals.push(planOne(node));
         plan.estimatedTokens += node.inspection.estimatedTokens;
         const type = node.inspection.agentType;
@@ -193,6 +194,12 @@ export function planText(plan: RevivalPlan, style: Style): string {
           inspection.agentType === undefined ? '' : ` (${safe(inspection.agentType)})`
         }  ${style.dim(safe(revival.node.displayPath))}`,
       );
+      const halt = inspection.halt;
+      if (halt !== undefined) {
+        lines.push(
+          `       it ${halt.state} at ${safe(halt.at)}: ${safe(haltWhy(halt))} — ${safe(haltAdvice(halt))}`,
+        );
+      }
       for (const call of revival.interrupt) {
         lines.push(
           `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(call.idempotency)}) as interrupted, outcome unknown — NOT retried`,
@@ -248,6 +255,8 @@ function childNote(state: string): string {
     case 'finished':
       return 'finished: answered from its transcript';
     case 'revivable':
+    case 'failed':
+    case 'stopped':
       return 'revived above';
     case 'missing':
       return 'no transcript found';

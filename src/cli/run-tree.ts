@@ -14,12 +14,22 @@ import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { layoutAncestors } from '../revival/tree-root.ts';
 
 /**
- * What the CLI calls a run's state: `inspect`'s reasons, named for people.
+ * What the CLI calls a run's state: `inspect`'s reasons, named for people. A revivable run is
+ * `failed` or `stopped` when its transcript says so (its `halt`), else `revivable` (its process
+ * died); all three can be revived.
  *
  * @example
  * const state: RunState = stateOf(inspection); // 'capped' for a run at its revival cap
  */
-export type RunState = 'running' | 'finished' | 'revivable' | 'capped' | 'unreadable' | 'empty';
+export type RunState =
+  | 'running'
+  | 'finished'
+  | 'revivable'
+  | 'failed'
+  | 'stopped'
+  | 'capped'
+  | 'unreadable'
+  | 'empty';
 
 /**
  * One run of the tree.
@@ -45,7 +55,7 @@ export interface RunNode {
  * stateOf({ revivable: false, reason: 'revival-cap', … }); // 'capped'
  */
 export function stateOf(inspection: Inspection): RunState {
-  if (inspection.revivable) return 'revivable';
+  if (inspection.revivable) return inspection.halt?.state ?? 'revivable';
   switch (inspection.reason) {
     case 'running':
       return 'running';

@@ -6,6 +6,8 @@ import { type Command, parseCommandLine } from './command.ts';
 import { jsonText } from './json-text.ts';
 import { EXIT } from './exit-codes.ts';
 import { conversationText } from './format-conversation.ts';
+import { haltSentence } from './halt-text.ts';
+import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
 
@@ -26,11 +28,13 @@ applied, every tool result beside the call that asked for it. Each turn is heade
 role; turns the system wrote rather than a person (the revival notice, an interrupted
 call's answer, a background delivery, a compaction summary) are marked "written by the
 system". Tool calls are shown as → name id input, results as ← name id output (← error
-for a failure). Nothing is written.
+for a failure). A run that failed or was stopped ends with a line saying when, why, and
+whether a person is needed before reviving it. Nothing is written.
 
 Options:
   --envelopes  interleave the envelopes the model never sees (session-meta,
-               tool-dispatched, tool-settled, run-revived, checkpoint, compaction)
+               tool-dispatched, tool-settled, run-revived, run-failed, run-stopped,
+               checkpoint, compaction)
   --json       print { path, messages[, envelopes] } as JSON
   --full       do not cut long tool inputs and outputs (cut at 400 characters otherwise)
   -h, --help   show this help
@@ -85,6 +89,13 @@ transcript (the line and reason are printed).
         maxValueLength: values.full === true ? 0 : 400,
       }),
     );
+    // How the run stopped is no turn of the conversation, but it is what a reader asks next.
+    let state = emptyTailState();
+    for (const record of read.records) state = foldTailState(state, record, 0);
+    if (state.halt !== null) {
+      const paint = state.halt.state === 'failed' ? io.out.red : io.out.yellow;
+      io.stdout.write(`${paint(`  · the run ${terminalSafe(haltSentence(state.halt))}`)}\n`);
+    }
     if (read.torn !== undefined) {
       io.stdout.write(
         io.out.dim(

@@ -4,7 +4,8 @@ import type {
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
 import { APICallError, AISDKError, type LanguageModel, StreamProviderError } from 'ai';
-import type { Message } from '../transcript/records.ts';
+import type { FailureCause, Message } from '../transcript/records.ts';
+import { causeOfStatus } from '../transcript/run-halt.ts';
 import { assistantMessageFromOutput } from './model-messages.ts';
 import { resolveBackend } from './resolve-backend.ts';
 import { TurnCollector } from './turn-collector.ts';
@@ -29,9 +30,33 @@ export interface ModelTurnRequest {
   rounds: number;
   sleep: (milliseconds: number, signal?: AbortSignal) => Promise<void>;
   backoff: (attempt: number) => number;
+  /**
+   * The longest `retry-after` honoured (milliseconds): a backend asking for more is not asked
+   * again during this turn, since waiting less would only be refused again.
+   */
+  maxRetryDelay: number;
+  /** The clock, for a `retry-after` given as an HTTP date. */
+  now: () => number;
   /** Milliseconds a backend may stay silent (before its first part, or between two). */
   idleTimeout?: number;
   emit: (event: LoopEvent) => void;
+}
+
+/**
+ * Why a model turn failed, for the `run-failed` record: the cause the errors point at and the
+ * last error, with the backend that gave it.
+ *
+ * @example
+ * const failure: TurnFailure = { cause: 'outage', error: 'HTTP 503: busy', backend: 1,
+ *   model: 'openai.chat:gpt-5' };
+ */
+export interface TurnFailure {
+  cause: FailureCause;
+  error: string;
+  /** From 1, in the run's backend list. */
+  backend: number;
+  model: string;
+  retryAfterMs?: number;
 }
 
 /**
@@ -50,7 +75,8 @@ export type ModelTurnResult =
       usage: { inputTokens: number; outputTokens: number };
       backend: number;
     }
-  | { ok: false; reason: 'aborted' | 'failed'; detail: string; attempts: number };
+  | { ok: false; reason: 'aborted'; detail: string; attempts: number }
+  | { ok: false; reason: 'failed'; detail: string; attempts: number; failure: TurnFailure };
 
 /**
  * How a failed attempt is treated: try the next backend, give up now, or stop (aborted).
@@ -104,31 +130,40 @@ export function classifyModelError(error: unknown, signal?: AbortSignal): ErrorC
 /**
  * Ask the backends, in order, for one assistant turn, streaming text deltas as events. On a
  * retryable error the next backend is tried at once; after a whole round fails the loop waits
- * `backoff(round)` and starts over, `rounds` times in all. A backend that refuses the request
- * (a `fatal` error: 400, 401, 404 …) is not asked again during this turn, since it would only
- * refuse again, but the next one is: another provider or account may well take it (a key
- * revoked at one, a window too small at another, an item id only the other one stored). The
- * turn fails once every backend has refused or every round has failed. Never throws.
+ * `backoff(round)` — or longer, when a backend said when to come back (`retry-after-ms` or
+ * `retry-after`, up to `maxRetryDelay`) — and starts over, `rounds` times in all. A backend
+ * that refuses the request (a `fatal` error: 400, 401, 404 …) is not asked again during this
+ * turn, since it would only refuse again, nor is one that asks to wait longer than
+ * `maxRetryDelay`; the next one is: another provider or account may well take it (a key revoked
+ * at one, a window too small at another, an item id only the other one stored). The turn fails
+ * once no backend is left to ask or every round has failed, with the cause its errors point at
+ * (an outage, a rate limit, credentials, a refused request: see {@link TurnFailure}). Never
+ * throws.
  *
  * @example
  * const turn = await callModel({ backends: [model], prompt, tools: [], signal, rounds: 2,
- *   sleep, backoff: () => 0, emit: () => {} });
+ *   sleep, backoff: () => 0, maxRetryDelay: 60_000, now: Date.now, emit: () => {} });
  * if (turn.ok) console.log(turn.message);
  */
 export async function callModel(request: ModelTurnRequest): Promise<ModelTurnResult> {
   const count = request.backends.length;
-  const refused = new Set<number>();
+  /** Backends not asked again this turn: they refused, or asked to wait too long. */
+  const benched = new Set<number>();
   let attempts = 0;
   let lastDetail = 'no backend was configured';
-  const askable = (backend: number) => !refused.has(backend);
-  for (let round = 0; round < request.rounds && refused.size < count; round += 1) {
+  let last: FailedAttempt | undefined;
+  let lastTransient: FailedAttempt | undefined;
+  let wait: number | undefined;
+  const askable = (backend: number) => !benched.has(backend);
+  for (let round = 0; round < request.rounds && benched.size < count; round += 1) {
     if (round > 0) {
       try {
-        await request.sleep(request.backoff(round), request.signal);
+        await request.sleep(Math.max(request.backoff(round), wait ?? 0), request.signal);
       } catch {
         // The only reason a sleep rejects is the run's abort.
       }
     }
+    wait = undefined;
     for (let backend = 0; backend < count; backend += 1) {
       if (!askable(backend)) continue;
       if (request.signal.aborted) {
@@ -141,25 +176,119 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
       if (kind === 'aborted') {
         return { ok: false, reason: 'aborted', detail: 'the run was aborted', attempts };
       }
-      if (kind === 'fatal') refused.add(backend);
-      lastDetail = `backend ${backend + 1} of ${count}: ${describeError(outcome.error)}`;
+      const failed = failedAttempt(outcome.error, kind, backend, request);
+      last = failed;
+      if (kind === 'fatal') benched.add(backend);
+      else {
+        lastTransient = failed;
+        if (failed.retryAfterMs !== undefined) {
+          if (failed.retryAfterMs > request.maxRetryDelay) benched.add(backend);
+          else wait = Math.max(wait ?? 0, failed.retryAfterMs);
+        }
+      }
+      lastDetail = `backend ${backend + 1} of ${count}: ${failed.error}`;
       const laterThisRound = request.backends.some((_, other) => other > backend && askable(other));
-      const laterRounds = round + 1 < request.rounds && refused.size < count;
+      const laterRounds = round + 1 < request.rounds && benched.size < count;
       request.emit({
         type: 'model-error',
         backend,
         attempt: attempts,
-        message: describeError(outcome.error),
+        message: failed.error,
         willRetry: laterThisRound || laterRounds,
       });
     }
   }
   let detail: string;
   if (count === 0) detail = lastDetail;
-  else if (refused.size === count) {
+  else if (lastTransient === undefined) {
     detail = count === 1 ? lastDetail : `every backend refused the request; last: ${lastDetail}`;
   } else detail = `every backend failed after ${attempts} attempts; last: ${lastDetail}`;
-  return { ok: false, reason: 'failed', detail, attempts };
+  // A cause that may pass by itself wins: one backend down and another refusing is an outage
+  // to wait out, not a request to rewrite.
+  const decisive = lastTransient ?? last;
+  const failure: TurnFailure =
+    decisive === undefined
+      ? { cause: 'refused', error: lastDetail, backend: 1, model: 'none' }
+      : {
+          cause: decisive.cause,
+          error: decisive.error,
+          backend: decisive.backend + 1,
+          model: decisive.model,
+          ...(decisive.retryAfterMs === undefined ? {} : { retryAfterMs: decisive.retryAfterMs }),
+        };
+  return { ok: false, reason: 'failed', detail, attempts, failure };
+}
+
+interface FailedAttempt {
+  backend: number;
+  model: string;
+  cause: FailureCause;
+  error: string;
+  retryAfterMs?: number;
+}
+
+function failedAttempt(
+  error: unknown,
+  kind: 'retry' | 'fatal',
+  backend: number,
+  request: ModelTurnRequest,
+): FailedAttempt {
+  const status = statusOf(error);
+  const failed: FailedAttempt = {
+    backend,
+    model: modelName(request.backends[backend] as LanguageModel),
+    cause: status !== undefined ? causeOfStatus(status) : kind === 'retry' ? 'outage' : 'refused',
+    error: describeError(error),
+  };
+  // A status the loop retries but the table calls a refusal (a 409 mid-stream, say) is still
+  // something to wait out.
+  if (kind === 'retry' && (failed.cause === 'refused' || failed.cause === 'auth')) {
+    failed.cause = 'outage';
+  }
+  const retryAfter = retryAfterMs(error, request.now());
+  if (retryAfter !== undefined) failed.retryAfterMs = retryAfter;
+  return failed;
+}
+
+/** The HTTP status of a model error, when it has one. */
+function statusOf(error: unknown): number | undefined {
+  const inner = unwrapRetryError(error);
+  if (APICallError.isInstance(inner) || StreamProviderError.isInstance(inner)) {
+    return inner.statusCode;
+  }
+  return undefined;
+}
+
+/**
+ * How long a provider asked to wait, in milliseconds: `retry-after-ms` (OpenAI), else
+ * `retry-after` in seconds or as an HTTP date; undefined when it did not say or said
+ * something unreadable.
+ *
+ * @example
+ * retryAfterMs(apiErrorWithHeaders({ 'retry-after': '2' }), Date.now()); // 2000
+ */
+export function retryAfterMs(error: unknown, now: number): number | undefined {
+  const inner = unwrapRetryError(error);
+  if (!APICallError.isInstance(inner)) return undefined;
+  const headers = inner.responseHeaders;
+  if (headers === undefined) return undefined;
+  const header = (name: string) =>
+    Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  const milliseconds = header('retry-after-ms');
+  if (milliseconds !== undefined && /^\s*\d+(\.\d+)?\s*$/.test(milliseconds)) {
+    return Math.ceil(Number(milliseconds));
+  }
+  const after = header('retry-after');
+  if (after === undefined) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Math.ceil(Number(after) * 1000);
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** A backend as `provider:modelId`, for a person reading why a run failed. */
+function modelName(backend: LanguageModel): string {
+  if (typeof backend === 'string') return backend;
+  return `${backend.provider}:${backend.modelId}`;
 }
 
 type AttemptOutcome =

@@ -16,7 +16,7 @@ export {
   planCompaction,
 } from './compaction.ts';
 export { canonicalJson, inputDigest } from './input-digest.ts';
-export { defaultBackoff, Loop, RUN_ERROR_EXTRA } from './loop.ts';
+export { defaultBackoff, Loop } from './loop.ts';
 export {
   assistantMessageFromOutput,
   fromModelMessages,

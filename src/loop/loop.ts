@@ -6,7 +6,7 @@ import { RunChannel } from './run-handle.ts';
 import { RunState } from './run-state.ts';
 import type { LoopMessage, LoopOptions, RunHandle, RunResult, ToolDefinition } from './types.ts';
 
-export { defaultBackoff, RUN_ERROR_EXTRA } from './run-state.ts';
+export { defaultBackoff } from './run-state.ts';
 
 /**
  * The durable agent loop (docs/loop.md): it asks a model for a turn, runs the tools the turn
@@ -23,12 +23,11 @@ export { defaultBackoff, RUN_ERROR_EXTRA } from './run-state.ts';
  * Invalid input (and a call to a tool that does not exist) is answered with an error result
  * the model reads, with no dispatch: the tool never started, so there is nothing to settle.
  *
- * When every backend fails, the run ends `failed` and the transcript ends with an assistant
- * turn saying so, marked `extras.error = { kind: 'model-unavailable', detail, attempts }`. It
- * asks for no tools, so revival's `inspect` reports the run `finished`: it ended, with a
- * reason a human can read, and an automated reviver will not spend tokens retrying a provider
- * outage for ever. A person who wants to carry on appends a user turn and runs again. An
- * aborted run writes nothing more: it stays revivable.
+ * When every backend fails (after rounds of retries with backoff, honouring `retry-after`),
+ * the run ends `failed` and the transcript ends with a `run-failed` record — the cause, the last
+ * error, the backend — never with words in the model's mouth. An aborted run ends with a
+ * `run-stopped` record and its in-flight calls left open. Both stay revivable: `inspect`
+ * reports them with their `halt`, and `revive` carries them on as after a crash.
  *
  * @example
  * const loop = new Loop({ backends: [openai('gpt-5')], session, tools: [readFile] });
@@ -113,6 +112,7 @@ export class Loop {
           : 'the run stopped on an unexpected error';
         result = run.ended('failed', 'error', `${what}: ${text(error)}`);
       }
+      if (result.status === 'aborted') await this.#recordStop(controller.signal.reason);
       try {
         await this.#options.session.barrier();
       } catch (error) {
@@ -127,6 +127,21 @@ export class Loop {
       channel.end(result);
     })();
     return channel.handle;
+  }
+
+  /**
+   * Say in the transcript that the run stopped because it was asked to, so that a reader can
+   * tell it from a crash. A session that can no longer be written loses only this note: the run
+   * is revivable either way.
+   */
+  async #recordStop(reason: unknown): Promise<void> {
+    const session = this.#options.session;
+    if (session.state.messages === 0) return;
+    try {
+      await session.append({ type: 'run-stopped', reason: stopReason(reason) });
+    } catch {
+      // Poisoned or closed: the transcript reads as a run that died, which revives the same way.
+    }
   }
 
   /** The tools as the model sees them: names, descriptions, JSON Schemas; no `execute`. */
@@ -146,6 +161,12 @@ export class Loop {
     })();
     return this.#declaredTools;
   }
+}
+
+/** One line, at most 500 characters, of an abort's reason. */
+function stopReason(reason: unknown): string {
+  const line = text(reason).replace(/\s+/g, ' ').trim() || 'aborted';
+  return line.length > 500 ? `${line.slice(0, 497)}...` : line;
 }
 
 function text(error: unknown): string {

@@ -1,6 +1,6 @@
 import type { LanguageModelV4FunctionTool, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Message, MessageExtras } from '../transcript/records.ts';
-import { callModel, type ModelTurnResult } from './call-model.ts';
+import { callModel, type ModelTurnResult, type TurnFailure } from './call-model.ts';
 import {
   COMPACTION_PREFIX,
   planCompaction,
@@ -15,15 +15,8 @@ import { classifyTailCalls } from './tail-calls.ts';
 import type { LoopEvent, LoopMessage, LoopOptions, RunResult, ToolDefinition } from './types.ts';
 
 const DEFAULT_MAX_TURNS = 50;
-const DEFAULT_ROUNDS = 2;
-
-/**
- * The key in `extras` of the assistant turn a failed run ends with: `{ kind, detail, attempts }`.
- *
- * @example
- * const failure = lastMessage.extras?.[RUN_ERROR_EXTRA]; // set when every backend failed
- */
-export const RUN_ERROR_EXTRA = 'error';
+const DEFAULT_ROUNDS = 3;
+const DEFAULT_MAX_RETRY_DELAY = 60_000;
 
 /**
  * One run's mutable state (its conversation, usage and turn count) and the steps of its loop.
@@ -104,7 +97,7 @@ export class RunState {
       const turn = await this.#callModel(prompt.prompt, await declareTools());
       if (!turn.ok) {
         if (turn.reason === 'aborted') return this.ended('aborted', 'aborted');
-        await this.#writeFailure(turn.detail, turn.attempts);
+        await this.#writeFailure(turn.failure, turn.attempts);
         return this.ended('failed', 'error', turn.detail);
       }
       this.#usage.inputTokens += turn.usage.inputTokens;
@@ -194,7 +187,9 @@ export class RunState {
       signal: this.#signal,
       rounds: this.#options.backendRounds ?? DEFAULT_ROUNDS,
       sleep: this.#options.sleep ?? sleep,
-      backoff: this.#options.backoff ?? defaultBackoff,
+      backoff: this.#options.backoff ?? this.#jitteredBackoff,
+      maxRetryDelay: this.#options.maxRetryDelay ?? DEFAULT_MAX_RETRY_DELAY,
+      now: this.#options.now ?? Date.now,
       ...(this.#options.modelIdleTimeout === undefined
         ? {}
         : { idleTimeout: this.#options.modelIdleTimeout }),
@@ -256,14 +251,29 @@ export class RunState {
     return 'done';
   }
 
-  async #writeFailure(detail: string, attempts: number): Promise<void> {
-    const message: Message = {
-      role: 'assistant',
-      content: [{ type: 'text', text: `The run failed: ${detail}` }],
-      extras: { [RUN_ERROR_EXTRA]: { kind: 'model-unavailable', detail, attempts } },
-    };
-    const record = await this.#options.session.append({ type: 'message', ...message });
-    this.#conversation.append({ ...message, seq: record.seq });
+  /**
+   * {@link defaultBackoff} with equal jitter (half fixed, half random): runs that failed
+   * together do not all come back in the same millisecond.
+   */
+  readonly #jitteredBackoff = (round: number): number => {
+    const base = defaultBackoff(round);
+    return Math.round(base / 2 + (this.#options.random ?? Math.random)() * (base / 2));
+  };
+
+  /**
+   * Record that every backend failed: a record of its own, not a message, so the model never
+   * reads words it did not write, and the run stays revivable.
+   */
+  async #writeFailure(failure: TurnFailure, attempts: number): Promise<void> {
+    await this.#options.session.append({
+      type: 'run-failed',
+      cause: failure.cause,
+      error: failure.error,
+      backend: failure.backend,
+      model: failure.model,
+      attempts,
+      ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+    });
   }
 }
 

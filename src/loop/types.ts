@@ -135,13 +135,26 @@ export interface LoopOptions {
   takeDeliveries?: () => Message[];
   /** Injected for deterministic tests. */
   sleep?: (milliseconds: number, signal?: AbortSignal) => Promise<void>;
-  /** Backoff before retrying a backend: attempt 1, 2, … → milliseconds. */
+  /**
+   * Backoff before the next round over the backends: round 1, 2, … → milliseconds. Default:
+   * {@link defaultBackoff} (1 s, 2 s, 4 s … capped at 30 s) with equal jitter (half of it
+   * random). A `retry-after` a backend sends makes the wait longer, never shorter.
+   */
   backoff?: (attempt: number) => number;
   /**
-   * How many times the whole backend list is tried for one turn (default 2). Within a round a
+   * How many times the whole backend list is tried for one turn (default 3). Within a round a
    * failed backend hands over to the next at once; `backoff(round)` is waited between rounds.
    */
   backendRounds?: number;
+  /**
+   * The longest `retry-after` (or `retry-after-ms`) the loop waits for, in milliseconds
+   * (default 60 000). A backend that asks for longer is not asked again during the turn.
+   */
+  maxRetryDelay?: number;
+  /** Randomness for the backoff's jitter, in [0, 1) (default `Math.random`). */
+  random?: () => number;
+  /** The clock, in epoch milliseconds (default `Date.now`): reads a `retry-after` date. */
+  now?: () => number;
   /**
    * Milliseconds a backend may send nothing (before its first stream part, or between two)
    * before the attempt counts as a transport failure and the next backend is tried. Default:

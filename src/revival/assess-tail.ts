@@ -47,6 +47,7 @@ export function assessTail(
     assessment.label = state.meta.label;
     if (state.meta.parent !== undefined) assessment.parent = state.meta.parent;
   }
+  if (state.halt !== null) assessment.halt = state.halt;
   const refusal = refusalOf(state, context);
   if (refusal !== null) return { ...assessment, revivable: false, ...refusal };
   return { ...assessment, revivable: true, tail: tailKind(state) };

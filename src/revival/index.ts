@@ -37,6 +37,7 @@ export type {
 export type { InspectOptions } from './inspect.ts';
 export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
 export type { TreeClaim } from '../transcript/tree-claim.ts';
+export type { RunHalt } from '../transcript/run-halt.ts';
 export type {
   ReviveFailureReason,
   ReviveOptions,

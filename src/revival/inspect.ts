@@ -131,6 +131,7 @@ const ORDER: (keyof Inspection)[] = [
   'detail',
   'reviver',
   'tail',
+  'halt',
   'revivalsUsed',
   'maxRevivals',
   'agentId',

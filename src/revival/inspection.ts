@@ -1,5 +1,6 @@
-import type { OpenDispatch } from '../transcript/tail-state.ts';
 import type { ParentLink } from '../transcript/records.ts';
+import type { RunHalt } from '../transcript/run-halt.ts';
+import type { OpenDispatch } from '../transcript/tail-state.ts';
 
 /**
  * Why a transcript is not revivable, in the order they are decided (docs/revival.md, "The reasons, in the order they are decided").
@@ -116,6 +117,12 @@ export interface InspectionFacts {
   agentType?: string;
   label?: string;
   parent?: ParentLink;
+  /**
+   * Why the run stopped, when it says so: `failed` (every model backend failed: the cause, the
+   * last error, the backend, when) or `stopped` (asked to stop: SIGINT, SIGTERM, `abort()`).
+   * Absent for a run whose process died, and once anything was written after it.
+   */
+  halt?: RunHalt;
   /** The transcript's size in bytes, a torn tail included. */
   bytes: number;
   /** Message records (system turns included; compacted ones too). */

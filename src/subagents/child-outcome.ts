@@ -1,6 +1,6 @@
-import { RUN_ERROR_EXTRA } from '../loop/loop.ts';
 import type { RunResult } from '../loop/types.ts';
 import type { ForeignRecord, MessageBody, TranscriptRecord } from '../transcript/records.ts';
+import { legacyFailureHalt } from '../transcript/run-halt.ts';
 
 /**
  * How a child ended, as its parent reads it: its final answer, or why there is none.
@@ -38,8 +38,8 @@ export function outcomeOfRun(result: RunResult): ChildOutcome {
 /**
  * How a child's transcript says it ended, or null when it has not: a run has ended when its
  * last message is an assistant turn asking for no tools. Its answer is that turn's text —
- * unless the loop wrote the turn to record its own failure (`extras.error`, when every model
- * backend failed), which is a failure, not an answer.
+ * unless it is the failure turn versions before `run-failed` wrote, which is a failure, not an
+ * answer. A run that failed or was stopped since has not ended: it is revivable.
  *
  * @example
  * const read = await peek(path);
@@ -51,22 +51,15 @@ export function recordedOutcome(
   for (let index = records.length - 1; index >= 0; index -= 1) {
     const record = records[index];
     if (record === undefined || record.type !== 'message' || 'unknown' in record) continue;
-    const message = record as MessageBody;
+    const message = record as TranscriptRecord & MessageBody;
     if (message.role !== 'assistant') return null;
     if (message.content.some((part) => part.type === 'tool-call')) return null;
+    const legacy = legacyFailureHalt(message);
+    if (legacy !== null) return { status: 'failed', reason: 'failed', detail: legacy.detail };
     const text = message.content
       .flatMap((part) => (part.type === 'text' ? [part.text] : []))
       .join('');
-    const error = message.extras?.[RUN_ERROR_EXTRA];
-    if (error === undefined) return { status: 'finished', answer: text };
-    const detail =
-      typeof error === 'object' &&
-      error !== null &&
-      !Array.isArray(error) &&
-      typeof error.detail === 'string'
-        ? error.detail
-        : text;
-    return { status: 'failed', reason: 'failed', detail };
+    return { status: 'finished', answer: text };
   }
   return null;
 }

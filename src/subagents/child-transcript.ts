@@ -1,7 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { peek } from '../transcript/peek.ts';
-import type { SessionMetaBody } from '../transcript/records.ts';
+import type { ForeignRecord, SessionMetaBody, TranscriptRecord } from '../transcript/records.ts';
+import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { scanRecords } from '../transcript/scan-transcript.ts';
 import { type ChildOutcome, recordedOutcome } from './child-outcome.ts';
 
@@ -60,8 +61,17 @@ export async function outcomeFromTranscript(
     : {
         status: 'failed',
         reason: 'not-revived',
-        detail: `child ${agentId} did not finish and was not revived: its transcript ${path} ends mid-run`,
+        detail: `child ${agentId} did not finish and was not revived: ${endedHow(read.records)} (${path})`,
       };
+}
+
+/** How a transcript that did not finish ends, in a few words: failed, stopped, or mid-run. */
+function endedHow(records: readonly (TranscriptRecord | ForeignRecord)[]): string {
+  let state = emptyTailState();
+  for (const record of records) state = foldTailState(state, record, 0);
+  const halt = state.halt;
+  if (halt === null) return 'its transcript ends mid-run';
+  return halt.state === 'failed' ? `it failed: ${halt.detail}` : `it was stopped: ${halt.detail}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { normalizeConversation } from './normalize-conversation.ts';
 import type { ForeignRecord, Message, TranscriptRecord } from './records.ts';
+import { legacyFailureHalt } from './run-halt.ts';
 import { isKnownRecord } from './validate-record.ts';
 import { ViewSurvivors } from './view-survivors.ts';
 
@@ -49,6 +50,8 @@ export class ConversationViewBuilder {
     if (!isKnownRecord(record)) return;
     const id = this.#nextId;
     if (record.type === 'message') {
+      // An old version's failure turn is the system's words, never shown as the model's own.
+      if (legacyFailureHalt(record) !== null) return;
       this.#nextId += 1;
       if (!this.#survivors.addMessage(record.seq, id)) return;
       const message: ViewMessage = { role: record.role, content: record.content, seq: record.seq };

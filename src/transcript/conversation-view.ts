@@ -16,7 +16,9 @@ export type { ViewMessage } from './conversation-view-builder.ts';
  * range disappears with its summary (the later summary replaced it). A range only ever reaches
  * records written before its compaction (the validator insists; a range reaching further is
  * cut there, so a compaction can never hide what follows it). Envelopes (dispatch, settle,
- * meta, revival, checkpoint) and records of unknown type are not part of the conversation.
+ * meta, revival, failure, stop, checkpoint) and records of unknown type are not part of the
+ * conversation, nor is the failure turn versions before `run-failed` wrote (the system's words,
+ * which the model must never read as its own).
  *
  * Pure: records are read once, nothing is written or mutated, and the cost is
  * O(n log n) in the number of messages. It never throws, whatever the records' order, ranges

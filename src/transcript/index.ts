@@ -37,6 +37,7 @@ export {
   type SessionOpenOptions,
   type SessionOptions,
 } from './session.ts';
+export { needsPerson, type RunHalt } from './run-halt.ts';
 export { SessionError, type SessionErrorCode } from './session-error.ts';
 export {
   emptyTailState,

@@ -324,6 +324,60 @@ export interface RunRevivedBody {
 }
 
 /**
+ * What a run's last model errors say about why it failed, and so whether a person is likely
+ * needed before a revival can succeed:
+ *
+ * - `outage`: server errors (5xx), timeouts, connections refused or cut, streams broken off —
+ *   likely to pass by itself;
+ * - `rate-limited`: HTTP 429 — likely to pass, sooner if the provider said when;
+ * - `auth`: HTTP 401 or 403 — a key missing, expired or without access: a person must act;
+ * - `refused`: any other refusal of the request (400, 404, 413, 422, …: a model id that does not
+ *   exist, a prompt too long, an option the provider rejects) — a person must look.
+ *
+ * @example
+ * const cause: FailureCause = 'rate-limited';
+ */
+export type FailureCause = 'outage' | 'rate-limited' | 'auth' | 'refused';
+
+/**
+ * The run stopped because every model backend failed: a record of its own, never a message, so
+ * the model never reads words it did not write. The run is revivable (docs/revival.md).
+ *
+ * @example
+ * const failed: RunFailedBody = {
+ *   type: 'run-failed', cause: 'outage', error: 'HTTP 503: Service Unavailable',
+ *   backend: 1, model: 'openai.chat:gpt-5', attempts: 4,
+ * };
+ */
+export interface RunFailedBody {
+  type: 'run-failed';
+  cause: FailureCause;
+  /** The last error, one line (at most 500 characters), with its HTTP status when it had one. */
+  error: string;
+  /** The backend that gave that error: its place in the run's list, from 1. */
+  backend: number;
+  /** That backend as `provider:modelId`, as far as it is known. */
+  model: string;
+  /** Model calls made for the turn that failed, across every backend and round. */
+  attempts: number;
+  /** How long the provider asked to wait before trying again (`retry-after`), when it said. */
+  retryAfterMs?: number;
+}
+
+/**
+ * The run stopped at a safe point because it was asked to (`run.abort(reason)`; the CLI asks
+ * on SIGINT and SIGTERM). Calls left in flight stay open for revival to answer as interrupted.
+ *
+ * @example
+ * const stopped: RunStoppedBody = { type: 'run-stopped', reason: 'SIGTERM' };
+ */
+export interface RunStoppedBody {
+  type: 'run-stopped';
+  /** Why, as the one who stopped the run said (`SIGINT`, `SIGTERM`, a caller's reason). */
+  reason: string;
+}
+
+/**
  * A summary of everything before it, so that a reader can start from the last checkpoint
  * instead of the first line. Its `state` is opaque to this layer's validation beyond being an
  * object; its meaning is defined by {@link ../transcript/tail-state.ts}.
@@ -361,6 +415,8 @@ export type RecordBody =
   | ToolSettledBody
   | CompactionBody
   | RunRevivedBody
+  | RunFailedBody
+  | RunStoppedBody
   | CheckpointBody;
 
 /**
@@ -402,6 +458,8 @@ export const RECORD_TYPES: ReadonlySet<string> = new Set([
   'tool-settled',
   'compaction',
   'run-revived',
+  'run-failed',
+  'run-stopped',
   'checkpoint',
 ]);
 

@@ -7,6 +7,7 @@ import type {
   TailRepair,
   TranscriptRecord,
 } from './records.ts';
+import { haltOfFailure, legacyFailureHalt, type RunHalt } from './run-halt.ts';
 
 /**
  * One tool call of the last assistant turn, and what has happened to it.
@@ -101,6 +102,8 @@ export interface TailState {
   open: OpenDispatch[];
   /** Bytes of message records, an input to the token estimate of a resume. */
   messageBytes: number;
+  /** Why the run stopped, when it failed or was stopped and nothing came after that. */
+  halt: RunHalt | null;
 }
 
 /**
@@ -123,6 +126,7 @@ export function emptyTailState(): TailState {
     turn: null,
     open: [],
     messageBytes: 0,
+    halt: null,
   };
 }
 
@@ -192,7 +196,19 @@ export function foldTailState(
       );
       return next;
     }
+    case 'run-failed':
+      next.halt = haltOfFailure(record as Extract<TranscriptRecord, { type: 'run-failed' }>);
+      return next;
+    case 'run-stopped':
+      next.halt = {
+        state: 'stopped',
+        seq: record.seq,
+        at: record.at,
+        detail: (record as Extract<TranscriptRecord, { type: 'run-stopped' }>).reason,
+      };
+      return next;
     case 'run-revived': {
+      next.halt = null;
       const afterSeq = (record as Extract<TranscriptRecord, { type: 'run-revived' }>).afterSeq;
       if (!state.revivedAfter.includes(afterSeq)) {
         next.revivals = state.revivals + 1;
@@ -252,8 +268,15 @@ function foldMessage(
   lineBytes: number,
 ): TailState {
   next.messages += 1;
-  if (message.role !== 'system') next.conversationMessages += 1;
   next.messageBytes += lineBytes;
+  const legacy = legacyFailureHalt(message);
+  if (legacy !== null) {
+    // The system's words, not the model's: a failure, and not part of the conversation.
+    next.halt = legacy;
+    return next;
+  }
+  next.halt = null;
+  if (message.role !== 'system') next.conversationMessages += 1;
   if (message.role === 'tool') {
     let last = next.lastMessage;
     let turn = next.turn;
@@ -353,6 +376,14 @@ export function tailStateFromJson(value: JsonObject): TailState | null {
     typeof candidate.messageBytes !== 'number'
   ) {
     return null;
+  }
+  if (candidate.halt === undefined) {
+    // Written before `halt` existed: such a writer ended a failed run with an assistant turn
+    // of its own, which its checkpoint cannot tell from an answer. Trusted when its last
+    // message is anything else; otherwise the reader starts further back.
+    const last = candidate.lastMessage;
+    if (last?.role === 'assistant' && last.calls.length === 0) return null;
+    return { ...candidate, halt: null };
   }
   return candidate;
 }

@@ -182,6 +182,17 @@ function validateBody(bag: Bag): void {
       stringArray(bag, 'completedUnpersisted', '');
       stringArray(bag, 'orphaned', '');
       return;
+    case 'run-failed':
+      oneOf(bag, 'cause', '', ['outage', 'rate-limited', 'auth', 'refused']);
+      string(bag, 'error', '');
+      integer(bag, 'backend', '', 1);
+      string(bag, 'model', '');
+      integer(bag, 'attempts', '', 0);
+      if (bag.retryAfterMs !== undefined) integer(bag, 'retryAfterMs', '', 0);
+      return;
+    case 'run-stopped':
+      string(bag, 'reason', '');
+      return;
     case 'checkpoint':
       if (!isObject(bag.state)) throw new Invalid('state', 'must be an object');
       return;

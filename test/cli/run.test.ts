@@ -89,47 +89,58 @@ describe('llm-agent run', () => {
     assert.deepEqual([parsed.summary.finished, parsed.summary.total], [3, 3]);
   });
 
-  test('Ctrl-C aborts the run cleanly: exit 130, and the transcript stays revivable', async () => {
-    const child = spawn(
-      join(REPO, 'node_modules/.bin/node'),
-      [
-        join(REPO, 'src/cli/main.ts'),
-        'run',
-        '--agents',
-        'agents.ts',
-        '--type',
-        'slow',
-        '--out',
-        'slow.jsonl',
-        'Wait',
-      ],
-      { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stderr = '';
-    const waiting = new Promise<void>((resolve) => {
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-        stderr += chunk;
-        if (stderr.includes('→ wait')) resolve();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    test(`${signal} stops the run cleanly: exit 130, recorded as stopped, and it stays revivable`, async () => {
+      const out = `slow-${signal}.jsonl`;
+      const child = spawn(
+        join(REPO, 'node_modules/.bin/node'),
+        [
+          join(REPO, 'src/cli/main.ts'),
+          'run',
+          '--agents',
+          'agents.ts',
+          '--type',
+          'slow',
+          '--out',
+          out,
+          'Wait',
+        ],
+        { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      const waiting = new Promise<void>((resolve) => {
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+          if (stderr.includes('→ wait')) resolve();
+        });
       });
+      const ended = new Promise<number | null>((resolve) =>
+        child.on('close', (code) => resolve(code)),
+      );
+      await waiting;
+      child.kill(signal);
+      assert.equal(await ended, 130, stderr);
+      assert.match(
+        stderr,
+        new RegExp(
+          `Stopping: every run is aborted and stays revivable; carry on with: llm-agent revive .*slow-${signal}\\.jsonl --agents agents\\.ts\n`,
+        ),
+      );
+      const inspection = await Revival.inspect({ path: join(folder, out), maxRevivals: 3 });
+      assert.equal(inspection.revivable, true, JSON.stringify(inspection));
+      assert.equal(
+        inspection.tail,
+        'results-unread',
+        'the aborted tool answered; the model never read it',
+      );
+      assert.equal(inspection.halt?.state, 'stopped');
+      assert.match(inspection.halt?.detail ?? '', new RegExp(`^${signal}: `));
+      const status = await runCli(['status', out], { cwd: folder, env: { COLUMNS: '300' } });
+      assert.equal(status.code, 3, status.stderr);
+      assert.match(status.stdout, new RegExp(`stopped\\s+${signal}: `));
+      assert.match(status.stdout, new RegExp(`Stopped: slow stopped at \\S+: ${signal}: `));
     });
-    const ended = new Promise<number | null>((resolve) =>
-      child.on('close', (code) => resolve(code)),
-    );
-    await waiting;
-    child.kill('SIGINT');
-    assert.equal(await ended, 130, stderr);
-    assert.match(
-      stderr,
-      /Stopping: every run is aborted and stays revivable; carry on with: llm-agent revive .*slow\.jsonl --agents agents\.ts\n/,
-    );
-    const inspection = await Revival.inspect({ path: join(folder, 'slow.jsonl'), maxRevivals: 3 });
-    assert.equal(inspection.revivable, true, JSON.stringify(inspection));
-    assert.equal(
-      inspection.tail,
-      'results-unread',
-      'the aborted tool answered; the model never read it',
-    );
-  });
+  }
 
   test('mistakes in the command or the module: one line each, exit 2, no stack', async () => {
     const results = await Promise.all([

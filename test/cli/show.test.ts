@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { FIXTURE, hasStackTrace, runCli } from './support/cli-fixtures.ts';
+import { FIXTURE, hasStackTrace, REPO, runCli } from './support/cli-fixtures.ts';
 import { fixtureFolder } from './support/fixture-folder.ts';
 
 describe('llm-agent show', () => {
@@ -76,6 +76,30 @@ describe('llm-agent show', () => {
       ['session-meta', 'tool-dispatched'],
     );
     assert.equal(full.envelopes[1]?.callId, FIXTURE.writeCall);
+  });
+
+  test('a run that failed or was stopped ends with a line saying when, why and what to do', async () => {
+    const fixtures = join(REPO, 'test/fixtures/v1');
+    const failed = await runCli(['show', join(fixtures, 'failed.jsonl')], { cwd: fixtures });
+    assert.equal(failed.code, 0, failed.stderr);
+    assert.match(
+      failed.stdout,
+      /\n {2}· the run failed at 2026-02-01T09:00:07\.000Z on fallback:fallback: provider unavailable \(HTTP 500: scripted HTTP 500\); likely to pass by itself: revive it once the provider answers again\.\n$/,
+    );
+    const legacy = await runCli(['show', join(fixtures, 'legacy-failed.jsonl')], { cwd: fixtures });
+    assert.doesNotMatch(legacy.stdout, /── assistant \[seq 6\]/, 'the failure turn is no turn');
+    assert.match(
+      legacy.stdout,
+      /· the run failed at 2026-02-01T09:00:07\.000Z: provider unavailable/,
+    );
+    const stopped = await runCli(['show', '--envelopes', join(fixtures, 'stopped.jsonl')], {
+      cwd: fixtures,
+    });
+    assert.match(stopped.stdout, /· \[seq 4\] run-stopped SIGTERM: terminated\n/);
+    assert.match(
+      stopped.stdout,
+      /· the run stopped at \S+: SIGTERM: terminated; revive it to carry on\.\n$/,
+    );
   });
 
   test('a file that is not a transcript, or no file: one line, no stack', async () => {

@@ -46,6 +46,8 @@ describe('llm-agent status', () => {
       running: 0,
       finished: 2,
       revivable: 2,
+      failed: 0,
+      stopped: 0,
       capped: 0,
       unreadable: 1,
       empty: 1,

@@ -65,6 +65,8 @@ function requestFor(
       slept.push(milliseconds);
     },
     backoff: () => 0,
+    maxRetryDelay: 60_000,
+    now: () => Date.parse('2026-01-01T09:00:00.000Z'),
     emit: (event) => events.push(event),
     ...overrides,
   };
@@ -557,3 +559,96 @@ test(
     );
   },
 );
+
+/** A backend that always fails with an HTTP error of `status` and `headers`. */
+function failingHttp(
+  status: number,
+  headers: Record<string, string> = {},
+  name = 'failing',
+): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
+    provider: name,
+    modelId: `${name}-model`,
+    doStream: async () => {
+      throw new APICallError({
+        message: `status ${status}`,
+        url: 'http://127.0.0.1/',
+        requestBodyValues: {},
+        statusCode: status,
+        responseHeaders: headers,
+      });
+    },
+  });
+}
+
+test('retry-after-ms and retry-after (seconds, HTTP date) make the wait before the next round longer, never shorter', async () => {
+  const now = Date.parse('2026-01-01T09:00:00.000Z');
+  const cases: [Record<string, string>, number][] = [
+    [{ 'retry-after-ms': '2500' }, 2500],
+    [{ 'Retry-After': '3' }, 3000],
+    [{ 'retry-after': 'Thu, 01 Jan 2026 09:00:04 GMT' }, 4000],
+    [{ 'retry-after': '0' }, 100],
+    [{ 'retry-after': 'soon' }, 100],
+  ];
+  for (const [headers, expected] of cases) {
+    const limited = failingHttp(429, headers);
+    const { request, slept } = requestFor([limited], {
+      rounds: 2,
+      backoff: () => 100,
+      now: () => now,
+    });
+    const result = await callModel(request);
+    assert.equal(limited.doStreamCalls.length, 2, JSON.stringify(headers));
+    assert.deepEqual(slept, [expected], JSON.stringify(headers));
+    assert.ok(!result.ok && result.reason === 'failed');
+    assert.equal(result.failure.cause, 'rate-limited');
+  }
+});
+
+test('a backend asking to wait past maxRetryDelay is not asked again this turn: the turn fails at once, saying how long', async () => {
+  const limited = failingHttp(429, { 'retry-after': '600' }, 'limited');
+  const { request, slept } = requestFor([limited], { rounds: 3, maxRetryDelay: 60_000 });
+  const result = await callModel(request);
+  assert.equal(limited.doStreamCalls.length, 1);
+  assert.deepEqual(slept, []);
+  assert.ok(!result.ok && result.reason === 'failed');
+  assert.deepEqual(result.failure, {
+    cause: 'rate-limited',
+    error: 'HTTP 429: status 429',
+    backend: 1,
+    model: 'limited:limited-model',
+    retryAfterMs: 600_000,
+  });
+});
+
+test('the cause of a failed turn: a status table, and a cause that may pass wins over a refusal', async () => {
+  const cases: [MockLanguageModelV4[], string, number][] = [
+    [[failingHttp(401)], 'auth', 1],
+    [[failingHttp(403)], 'auth', 1],
+    [[failingHttp(404)], 'refused', 1],
+    [[failingHttp(400)], 'refused', 1],
+    [[failingHttp(503)], 'outage', 1],
+    [[failingHttp(408)], 'outage', 1],
+    [[failingHttp(429)], 'rate-limited', 1],
+    // Backend 2 is down, backend 1 refuses: wait the outage out, whatever came last.
+    [[failingHttp(503), failingHttp(401)], 'outage', 1],
+    [[failingHttp(401), failingHttp(503)], 'outage', 2],
+  ];
+  for (const [backends, cause, backend] of cases) {
+    const { request } = requestFor(backends, { rounds: 2 });
+    const result = await callModel(request);
+    assert.ok(!result.ok && result.reason === 'failed');
+    assert.equal(result.failure.cause, cause, JSON.stringify(result.failure));
+    assert.equal(result.failure.backend, backend, JSON.stringify(result.failure));
+  }
+  const transport = new MockLanguageModelV4({
+    doStream: async () => {
+      throw new TypeError('fetch failed');
+    },
+  });
+  const { request } = requestFor([transport]);
+  const result = await callModel(request);
+  assert.ok(!result.ok && result.reason === 'failed');
+  assert.equal(result.failure.cause, 'outage');
+  assert.match(result.failure.error, /fetch failed/);
+});

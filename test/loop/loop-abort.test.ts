@@ -109,15 +109,16 @@ test('a tool that answers despite the abort has its answer recorded: it is the t
     run.abort();
     assert.equal((await run).status, 'aborted');
     const shape = shapeOf(await recordsOf(fixture.path));
-    assert.deepEqual(shape.slice(-3), [
+    assert.deepEqual(shape.slice(-4), [
       'tool-dispatched:s',
       'tool(tool-result:s)',
       'tool-settled:s',
+      'run-stopped',
     ]);
     assert.equal(model.prompts.length, 1, 'no model call after the abort');
   }));
 
-test('abort while the model is thinking: nothing after the user turn, the run stays revivable', () =>
+test('abort while the model is thinking: only run-stopped after the user turn, the run stays revivable', () =>
   withFreshSession(async (fixture) => {
     const model = new ScriptedModel([{ hang: true }]);
     const loop = new Loop({ backends: [model.model], session: fixture.session });
@@ -128,6 +129,11 @@ test('abort while the model is thinking: nothing after the user turn, the run st
     const result = await run;
     assert.equal(result.status, 'aborted');
     assert.equal(result.stopReason, 'aborted');
-    assert.deepEqual(shapeOf(await recordsOf(fixture.path)), ['session-meta', 'user(text)']);
+    const records = await recordsOf(fixture.path);
+    assert.deepEqual(shapeOf(records), ['session-meta', 'user(text)', 'run-stopped']);
+    const stopped = records.find((record) => record.type === 'run-stopped');
+    assert.ok(stopped?.type === 'run-stopped');
+    assert.equal(stopped.reason, 'The run was aborted.');
     assert.equal(fixture.session.state.lastMessage?.role, 'user');
+    assert.equal(fixture.session.state.halt?.state, 'stopped');
   }));

@@ -2,9 +2,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { APICallError, createProviderRegistry, customProvider } from 'ai';
 import { classifyModelError } from '../../src/loop/call-model.ts';
-import { Loop, RUN_ERROR_EXTRA } from '../../src/loop/loop.ts';
+import { Loop } from '../../src/loop/loop.ts';
 import type { Session } from '../../src/transcript/session.ts';
-import { collectEvents, recordsOf, shapeOf, withFreshSession } from './support/harness.ts';
+import {
+  collectEvents,
+  freshSession,
+  recordsOf,
+  shapeOf,
+  withFreshSession,
+} from './support/harness.ts';
 import { httpError, ScriptedModel } from './support/scripted-model.ts';
 
 function instantSleep() {
@@ -88,7 +94,7 @@ test('after a whole round fails the loop backs off, then tries the list again', 
     assert.deepEqual(slept, [1000]);
   }));
 
-test('when every backend fails the run ends failed, with the error written as a final turn', () =>
+test("when every backend fails the run ends failed, with a run-failed record and no words in the model's mouth", () =>
   withFreshSession(async (fixture) => {
     const first = new ScriptedModel([{ fail: 'http', status: 500 }, { fail: 'network' }], 'first');
     const second = new ScriptedModel(
@@ -103,6 +109,7 @@ test('when every backend fails the run ends failed, with the error written as a 
       backends: [first.model, second.model],
       session: fixture.session,
       sleep,
+      backendRounds: 2,
     });
     const run = loop.start('Hi');
     const events = await collectEvents(run);
@@ -116,13 +123,18 @@ test('when every backend fails the run ends failed, with the error written as a 
       [true, true, true, false],
     );
     const records = await recordsOf(fixture.path);
-    assert.deepEqual(shapeOf(records), ['session-meta', 'user(text)', 'assistant(text)']);
-    const last = records.at(-1);
-    assert.ok(last?.type === 'message');
-    assert.match(last.content[0]?.type === 'text' ? last.content[0].text : '', /^The run failed: /);
-    const error = last.extras?.[RUN_ERROR_EXTRA] as { kind: string; attempts: number };
-    assert.equal(error.kind, 'model-unavailable');
-    assert.equal(error.attempts, 4);
+    const types = records.map((record) => record.type);
+    assert.deepEqual(types.slice(0, 3), ['session-meta', 'message', 'run-failed']);
+    assert.ok(types.slice(3).every((type) => type === 'checkpoint'));
+    assert.equal(records.filter((record) => record.type === 'message').length, 1);
+    const failed = records[2];
+    assert.ok(failed?.type === 'run-failed');
+    // The last error was the second backend's 503: an outage, likely to pass by itself.
+    assert.equal(failed.cause, 'outage');
+    assert.equal(failed.backend, 2);
+    assert.equal(failed.model, 'second:second');
+    assert.equal(failed.attempts, 4);
+    assert.match(failed.error, /^HTTP 503/);
   }));
 
 /**
@@ -240,3 +252,36 @@ test('a backend that goes silent past modelIdleTimeout counts as a transport fai
     assert.match(error.message, /ModelTimeoutError: the backend sent nothing for 50 ms/);
     assert.equal(silent.prompts.length, 1);
   }));
+
+test('the default backoff has equal jitter: half of each wait fixed, half from the injected randomness', async () => {
+  const waits = async (random: number): Promise<number[]> => {
+    const slept: number[] = [];
+    const model = new ScriptedModel(
+      [
+        { fail: 'http', status: 503 },
+        { fail: 'http', status: 503 },
+        { fail: 'http', status: 503 },
+      ],
+      'busy',
+    );
+    const fixture = await freshSession();
+    try {
+      const result = await new Loop({
+        backends: [model.model],
+        session: fixture.session,
+        sleep: async (milliseconds) => {
+          slept.push(milliseconds);
+        },
+        random: () => random,
+      }).start('Hi');
+      assert.equal(result.status, 'failed');
+      assert.equal(model.remaining, 0, 'three rounds by default');
+    } finally {
+      await fixture.close();
+    }
+    return slept;
+  };
+  assert.deepEqual(await waits(0), [500, 1000]);
+  assert.deepEqual(await waits(0.5), [750, 1500]);
+  assert.deepEqual(await waits(0.999), [1000, 1999]);
+});

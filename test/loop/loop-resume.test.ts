@@ -357,7 +357,7 @@ test('abort while a pending join waits: it stays pending (no result, no settle),
     }
     assert.equal((await run).status, 'aborted');
     const before = shapeOf(await recordsOf(fixture.path));
-    assert.equal(before.at(-1), 'tool-dispatched:w1');
+    assert.deepEqual(before.slice(-2), ['tool-dispatched:w1', 'run-stopped']);
     assert.deepEqual(
       fixture.session.state.open.map((dispatch) => dispatch.callId),
       ['w1'],

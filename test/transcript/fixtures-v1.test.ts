@@ -27,6 +27,9 @@ const fixture = (name: string) => join(FIXTURES, name);
 const HASHES: Record<string, string> = {
   'bad-field.jsonl': '24f7e8bd45c41153514b237dcb05f9859923ace1548c2611890298ac20735245',
   'damaged-mid-file.jsonl': 'c701a2b8fcbb6a162674e2b15e7615f6f98ab473d667684d498cee25028bb40c',
+  'failed.jsonl': '810733d7f26ddca6d725b566db0ff63a5c758a7bb6d3f3303cf80da26c4807ad',
+  'legacy-failed.jsonl': 'd943bc976c0501a71780b8b163be725c86d29ce42a790ea623bbff2672a20902',
+  'stopped.jsonl': '1f7ee671072ca2ad199b59c56ab60ac0bc7721392bd8d066cf1e876b2d945099',
   'future-version.jsonl': '9b55f6d76f709f5a44037e5429a72cb1f5c951f1b0e9117e0b43f53ea48f2690',
   'normal.jsonl': 'f8c558b43bd0eb7dfe562c26f97f2e5fe73551805a8fcc2e47acc0ba2409c6c0',
   'normal.jsonl.torn-3439': '3b1c09c4d25f36f457ae3e6572b23b1b0b56520999dc80e559b338c6e1e27495',

@@ -140,73 +140,132 @@ export function startChatServer(script: WireStep[]): Promise<ScriptedServer> {
   const steps = [...script];
   const requests: Record<string, unknown>[] = [];
   const rejections: string[] = [];
-  return startScriptedServer(
+  return startScriptedServer(chatHandler(steps, rejections), requests, rejections, steps);
+}
+
+/** How an outage server fails every request while it is down. */
+export interface Outage {
+  status: number;
+  message?: string;
+  headers?: Record<string, string>;
+}
+
+/** A scripted chat server that can be taken down and brought back while a test runs. */
+export interface OutageServer extends ScriptedServer {
+  /** While set, every request is answered with this failure (and counted in `failures`). */
+  outage: Outage | null;
+  /** Requests answered with an outage's failure. */
+  failures: number;
+}
+
+/**
+ * A scripted OpenAI-compatible chat server that answers every request with `outage` (500,
+ * 429 with `retry-after` …) until a test sets it to null: then it follows its script, refusing
+ * pairing violations as {@link startChatServer} does.
+ */
+export async function startOutageChatServer(
+  script: WireStep[],
+  outage: Outage | null,
+): Promise<OutageServer> {
+  const steps = [...script];
+  const requests: Record<string, unknown>[] = [];
+  const rejections: string[] = [];
+  const answer = chatHandler(steps, rejections);
+  const state = { outage, failures: 0 };
+  const server = await startScriptedServer(
     (body, response) => {
-      const problem = chatPairingError((body.messages ?? []) as ChatMessage[]);
-      if (problem !== null) {
-        rejections.push(problem);
-        sendJson(response, 400, {
-          error: { message: problem, type: 'invalid_request_error', param: 'messages', code: null },
-        });
+      const down = state.outage;
+      if (down === null) {
+        answer(body, response);
         return;
       }
-      const step = steps.shift();
-      if (step === undefined) {
-        sendJson(response, 500, { error: { message: 'script exhausted', type: 'server_error' } });
-        return;
-      }
-      if ('status' in step) {
-        sendJson(response, step.status, {
-          error: { message: step.message ?? `scripted ${step.status}`, type: 'server_error' },
-        });
-        return;
-      }
-      const chunk = (delta: unknown, finish: string | null) => ({
-        id: 'chatcmpl-1',
-        object: 'chat.completion.chunk',
-        created: 0,
-        model: 'scripted',
-        choices: [{ index: 0, delta, finish_reason: finish }],
-      });
-      const events: { data: unknown }[] = [
-        { data: chunk({ role: 'assistant', content: '' }, null) },
-      ];
-      if (step.text !== undefined) events.push({ data: chunk({ content: step.text }, null) });
-      (step.calls ?? []).forEach((call, index) => {
-        events.push({
-          data: chunk(
-            {
-              tool_calls: [
-                {
-                  index,
-                  id: call.id,
-                  type: 'function',
-                  function: { name: call.name, arguments: JSON.stringify(call.input) },
-                },
-              ],
-            },
-            null,
-          ),
-        });
-      });
-      events.push({ data: chunk({}, (step.calls ?? []).length > 0 ? 'tool_calls' : 'stop') });
-      events.push({
-        data: {
-          id: 'chatcmpl-1',
-          object: 'chat.completion.chunk',
-          created: 0,
-          model: 'scripted',
-          choices: [],
-          usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
-        },
-      });
-      events.push({ data: '[DONE]' });
-      sendEvents(response, events);
+      state.failures += 1;
+      response.writeHead(down.status, { 'content-type': 'application/json', ...down.headers });
+      response.end(
+        JSON.stringify({
+          error: { message: down.message ?? `scripted ${down.status}`, type: 'server_error' },
+        }),
+      );
     },
     requests,
     rejections,
     steps,
   );
+  return Object.defineProperties(server as OutageServer, {
+    outage: {
+      get: () => state.outage,
+      set: (value: Outage | null) => {
+        state.outage = value;
+      },
+    },
+    failures: { get: () => state.failures },
+  });
+}
+
+function chatHandler(
+  steps: WireStep[],
+  rejections: string[],
+): (body: Record<string, unknown>, response: ServerResponse) => void {
+  return (body, response) => {
+    const problem = chatPairingError((body.messages ?? []) as ChatMessage[]);
+    if (problem !== null) {
+      rejections.push(problem);
+      sendJson(response, 400, {
+        error: { message: problem, type: 'invalid_request_error', param: 'messages', code: null },
+      });
+      return;
+    }
+    const step = steps.shift();
+    if (step === undefined) {
+      sendJson(response, 500, { error: { message: 'script exhausted', type: 'server_error' } });
+      return;
+    }
+    if ('status' in step) {
+      sendJson(response, step.status, {
+        error: { message: step.message ?? `scripted ${step.status}`, type: 'server_error' },
+      });
+      return;
+    }
+    const chunk = (delta: unknown, finish: string | null) => ({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: 'scripted',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    const events: { data: unknown }[] = [{ data: chunk({ role: 'assistant', content: '' }, null) }];
+    if (step.text !== undefined) events.push({ data: chunk({ content: step.text }, null) });
+    (step.calls ?? []).forEach((call, index) => {
+      events.push({
+        data: chunk(
+          {
+            tool_calls: [
+              {
+                index,
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: JSON.stringify(call.input) },
+              },
+            ],
+          },
+          null,
+        ),
+      });
+    });
+    events.push({ data: chunk({}, (step.calls ?? []).length > 0 ? 'tool_calls' : 'stop') });
+    events.push({
+      data: {
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'scripted',
+        choices: [],
+        usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
+      },
+    });
+    events.push({ data: '[DONE]' });
+    sendEvents(response, events);
+  };
 }
 
 // ─── Anthropic Messages ─────────────────────────────────────────────────────────────────────
