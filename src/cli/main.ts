@@ -59,6 +59,11 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./run-command.ts')).runCommand,
   },
   {
+    name: 'db',
+    summary: 'migrate the PostgreSQL store’s schema to this version (llm-agent db migrate)',
+    load: async () => (await import('./db-command.ts')).dbCommand,
+  },
+  {
     name: 'demo',
     summary: 'the offline demo: a run SIGKILLed mid-tool-call, then revived (no API key)',
     load: async () => (await import('./demo-command.ts')).demoCommand,

@@ -31,7 +31,8 @@ A PATH is a transcript (X.jsonl, shown with its children in X.agents/) or a fold
 (every *.jsonl below it, recursively). Nothing is written.
 
 For each run: its agent id, type and label; its state — running (a live process holds
-it), finished, revivable, capped (at its revival cap), unreadable, empty — and why;
+it), finished, revivable (its process died), failed (every model backend failed), stopped
+(SIGINT, SIGTERM), capped (at its revival cap), unreadable, empty — and why;
 revivals used and the cap; open calls (in flight or never started); the transcript's
 size; and an estimate of the tokens a resume would send.
 
@@ -48,7 +49,7 @@ Options:
 
 Exit codes:
   0  nothing needs doing (every run finished, running or empty)
-  3  at least one run is revivable
+  3  at least one run is revivable (revivable, failed or stopped)
   4  at least one transcript is unreadable (takes precedence over 3)
   5  runs are stopped at their revival cap, and nothing is revivable or unreadable
   2  a mistake in the command (a PATH that does not exist, a bad option)

@@ -1,6 +1,6 @@
 import { asSchema } from 'ai';
 import type { JsonValue, ToolCallPart } from '../transcript/records.ts';
-import type { Session } from '../transcript/session.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { checkJsonSchema } from './check-json-schema.ts';
 import { inputDigest } from './input-digest.ts';
 import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure } from './types.ts';
@@ -16,7 +16,7 @@ import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure 
  * };
  */
 export interface ToolCallEnvironment {
-  session: Session;
+  session: TranscriptWriter;
   tools: ReadonlyMap<string, ToolDefinition<unknown>>;
   signal: AbortSignal;
   emit: (event: LoopEvent) => void;

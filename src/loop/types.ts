@@ -1,6 +1,6 @@
 import type { FlexibleSchema, LanguageModel } from 'ai';
 import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
-import type { Session } from '../transcript/session.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 
 /**
  * A conversation turn as a loop takes it: the seq of the record it came from, when known. The
@@ -26,7 +26,7 @@ export interface ToolContext {
   /** Aborted when the run is aborted: a tool should stop and return or throw. */
   signal: AbortSignal;
   /** The transcript of the run this call belongs to. */
-  session: Session;
+  session: TranscriptWriter;
 }
 
 /**
@@ -120,7 +120,7 @@ export interface LoopOptions {
    * `createProviderRegistry(...)`, or a single provider (`createOpenAI(...)`).
    */
   provider?: { languageModel(modelId: string): LanguageModel };
-  session: Session;
+  session: TranscriptWriter;
   tools?: ToolDefinition<unknown>[];
   system?: string;
   /** Stop after this many model turns of this run (default 50); the run ends `max-turns`. */

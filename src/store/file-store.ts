@@ -1,0 +1,98 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { peek } from '../transcript/peek.ts';
+import { isAgentId } from '../transcript/records.ts';
+import { Session, type SessionMeta, type SessionOptions } from '../transcript/session.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
+import type { StoreRead, TranscriptStore } from './transcript-store.ts';
+
+/**
+ * A folder of transcripts, one file per run (`<folder>/<run>.jsonl`): the store of one
+ * machine, where ownership is the kernel's lock on the transcript itself and a barrier is an
+ * fsync (see {@link Session}). Run names are agent ids (letters, digits, `.`, `_`, `-`).
+ *
+ * @example
+ * const store = new FileStore('runs');
+ * const writer = await store.create('main', meta);
+ * await writer.close();
+ * const found = await store.read('main');
+ */
+export class FileStore implements TranscriptStore {
+  readonly kind = 'file';
+  readonly folder: string;
+  readonly #options: SessionOptions;
+
+  constructor(folder: string, options: SessionOptions = {}) {
+    this.folder = folder;
+    this.#options = options;
+  }
+
+  /** The transcript file of `run`. */
+  pathOf(run: string): string {
+    if (!isAgentId(run)) throw new TypeError(`FileStore: "${run}" is not a run name`);
+    return join(this.folder, `${run}.jsonl`);
+  }
+
+  /** A new transcript `<folder>/<run>.jsonl`, locked by its writer ({@link Session.create}). */
+  create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
+    return Session.create(this.pathOf(run), meta, this.#options);
+  }
+
+  /** The run's transcript opened for appending: its torn tail repaired, its lock taken ({@link Session.open}). */
+  open(run: string): Promise<TranscriptWriter> {
+    return Session.open(this.pathOf(run), this.#options);
+  }
+
+  /** Every record, read without a lock and without writing ({@link peek}). */
+  async read(run: string): Promise<StoreRead> {
+    if (!isAgentId(run))
+      return { ok: false, reason: 'missing', detail: `"${run}" is not a run name` };
+    const path = this.pathOf(run);
+    const found = await peek(
+      path,
+      this.#options.fileSystem === undefined ? {} : { fileSystem: this.#options.fileSystem },
+    );
+    if (!found.ok) {
+      return {
+        ok: false,
+        reason: found.reason === 'missing' ? 'missing' : 'unreadable',
+        detail: found.detail,
+      };
+    }
+    return { ok: true, records: found.records, tornBytes: found.torn?.tornBytes ?? 0 };
+  }
+
+  /** The transcript's bytes up to its last record. */
+  async exportBytes(run: string): Promise<Buffer> {
+    const path = this.pathOf(run);
+    const found = await peek(
+      path,
+      this.#options.fileSystem === undefined ? {} : { fileSystem: this.#options.fileSystem },
+    );
+    if (!found.ok) throw new Error(found.detail);
+    const bytes = await readFile(path);
+    // What the records hold, without a torn last line.
+    return bytes.subarray(0, found.validBytes);
+  }
+
+  /** The runs of the folder: its `*.jsonl` files named as agent ids. */
+  async list(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    return names
+      .filter((name) => name.endsWith('.jsonl'))
+      .map((name) => name.slice(0, -'.jsonl'.length))
+      .filter(isAgentId)
+      .sort();
+  }
+
+  /** Nothing to release: each writer holds its own lock. */
+  async close(): Promise<void> {
+    // Nothing is held between calls: each writer holds its own lock.
+  }
+}

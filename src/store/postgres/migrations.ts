@@ -1,0 +1,134 @@
+import type { PoolClient } from 'pg';
+
+/**
+ * The PostgreSQL store's schema, as numbered migrations. A migration is never edited once
+ * released: a change is a new one. `llm-agent db migrate` applies the missing ones, in order,
+ * each in its own transaction, under an advisory lock so two migrators never race; a store
+ * refuses to start on a schema older or newer than {@link SCHEMA_VERSION} (docs/store.md).
+ *
+ * Tables (in the store's schema, `llm_agent` by default):
+ * - `runs`: one row per run — who owns it (`owner`, a worker incarnation), the fencing `epoch`
+ *   bumped by every takeover, the lease, the last seq written;
+ * - `records`: one row per record — the exact v1 line (`line`, bytes, checksum included: an
+ *   export is byte-identical to a file), its type, and the epoch of the writer that wrote it;
+ * - `schema_migrations`: the versions applied.
+ */
+interface Migration {
+  version: number;
+  name: string;
+  sql: (schema: string) => string;
+}
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'runs and records',
+    sql: (s) => `
+CREATE TABLE ${s}.runs (
+  run_id        text PRIMARY KEY,
+  owner         text,
+  epoch         bigint NOT NULL DEFAULT 1,
+  lease_expires timestamptz,
+  last_seq      bigint NOT NULL DEFAULT -1,
+  created_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE ${s}.records (
+  run_id text   NOT NULL REFERENCES ${s}.runs (run_id) ON DELETE CASCADE,
+  seq    bigint NOT NULL,
+  epoch  bigint NOT NULL,
+  type   text   NOT NULL,
+  line   bytea  NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX runs_lease ON ${s}.runs (lease_expires) WHERE owner IS NOT NULL;
+`,
+  },
+];
+
+/**
+ * The schema version this version of the store reads and writes.
+ *
+ * @example
+ * if (found.version < SCHEMA_VERSION) console.error('run: llm-agent db migrate');
+ */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * A schema name the store accepts: lower-case letters, digits and `_`, starting with a letter
+ * or `_`, at most 63 characters — so that it can stand in SQL unquoted-safe and quoted alike.
+ *
+ * @example
+ * quoteSchema('llm_agent'); // '"llm_agent"'
+ */
+export function quoteSchema(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new TypeError(
+      `"${schema}" is not a schema name the store accepts (lower-case letters, digits, _)`,
+    );
+  }
+  return `"${schema}"`;
+}
+
+/**
+ * The version of the store's schema in the database: 0 when nothing was migrated yet.
+ *
+ * @example
+ * const version = await schemaVersion(client, 'llm_agent');
+ */
+export async function schemaVersion(client: PoolClient, schema: string): Promise<number> {
+  const table = await client.query<{ present: boolean }>(
+    'SELECT to_regclass($1) IS NOT NULL AS present',
+    [`${quoteSchema(schema)}.schema_migrations`],
+  );
+  if (table.rows[0]?.present !== true) return 0;
+  const found = await client.query<{ version: number | null }>(
+    `SELECT max(version)::int AS version FROM ${quoteSchema(schema)}.schema_migrations`,
+  );
+  return found.rows[0]?.version ?? 0;
+}
+
+/**
+ * Apply the migrations the schema lacks, in order, each in one transaction, holding an
+ * advisory lock for the whole so that two migrators take turns. Returns the versions applied
+ * (none when the schema is current). A schema newer than this version is refused.
+ *
+ * @example
+ * const applied = await migrate(client, 'llm_agent'); // [1] on a fresh database
+ */
+export async function migrate(client: PoolClient, schema: string): Promise<number[]> {
+  const s = quoteSchema(schema);
+  await client.query('SELECT pg_advisory_lock(hashtext($1))', [`llm-agent:${schema}`]);
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+         version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const current = await schemaVersion(client, schema);
+    if (current > SCHEMA_VERSION) {
+      throw new Error(
+        `the schema "${schema}" is at version ${current}, newer than this llm-agent's ${SCHEMA_VERSION}: use a newer llm-agent`,
+      );
+    }
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql(s));
+        await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      applied.push(migration.version);
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`llm-agent:${schema}`]);
+  }
+}

@@ -1,0 +1,373 @@
+import { hostname } from 'node:os';
+import type { Pool, PoolClient } from 'pg';
+import { decodeLine, encodeLine } from '../../transcript/line-codec.ts';
+import {
+  FORMAT_VERSION,
+  type ForeignRecord,
+  type TranscriptRecord,
+} from '../../transcript/records.ts';
+import { SessionError } from '../../transcript/session-error.ts';
+import type { SessionMeta } from '../../transcript/session.ts';
+import { emptyTailState, foldTailState } from '../../transcript/tail-state.ts';
+import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
+import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
+import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migrations.ts';
+
+export { SCHEMA_VERSION };
+import { PostgresTranscriptWriter } from './postgres-writer.ts';
+import { SQL } from './sql.ts';
+
+/**
+ * How to reach the store: the server, the schema its tables live in, who this process is, and
+ * how long its leases last.
+ *
+ * @example
+ * const options: PostgresStoreOptions = { connectionString: 'postgres://127.0.0.1/agents' };
+ */
+export interface PostgresStoreOptions {
+  /** A libpq connection string (`postgres://user@host:5432/db`). */
+  connectionString: string;
+  /** The schema of the store's tables (default `llm_agent`). */
+  schema?: string;
+  /** This worker incarnation, as it shows in `owner` (default `host:pid:<random>`). */
+  owner?: string;
+  /** How long a writer's lease lasts without a barrier or heartbeat (default 30 s). */
+  leaseMs?: number;
+  /** Stamps each record's `at` (default: the system clock). */
+  clock?: () => Date;
+  /** A checkpoint after this many bytes of other records (default 32 KiB, as on files). */
+  checkpointBytes?: number;
+  /** Connections in the pool (default 4). */
+  maxConnections?: number;
+}
+
+/**
+ * Why a store would not start on the database's schema: older (run `llm-agent db migrate`)
+ * or newer (written by a newer llm-agent) than {@link SCHEMA_VERSION}.
+ *
+ * @example
+ * if (error instanceof SchemaVersionError && error.found < SCHEMA_VERSION) console.error('run: llm-agent db migrate');
+ */
+export class SchemaVersionError extends Error {
+  readonly found: number;
+  constructor(found: number, message: string) {
+    super(message);
+    this.name = 'SchemaVersionError';
+    this.found = found;
+  }
+}
+
+const DEFAULT_SCHEMA = 'llm_agent';
+const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;
+
+/**
+ * Runs in PostgreSQL, for many workers on many machines: the same records, checksums and
+ * write order as the file store (the same contract suite runs on both), with ownership as a
+ * lease carrying a fencing epoch. Every append is one statement that succeeds only while the
+ * writer's epoch is current, so a worker paused past its lease (SIGSTOP, a GC pause, a
+ * partition) and resumed can never append again — its next barrier fails `ownership-lost`.
+ * A barrier is a commit. Needs the `pg` package (an optional peer dependency) and a schema
+ * migrated by `llm-agent db migrate` (or {@link PostgresStore.migrate}); a schema older or
+ * newer than this version is refused at {@link PostgresStore.connect}.
+ *
+ * @example
+ * await PostgresStore.migrate({ connectionString });
+ * const store = await PostgresStore.connect({ connectionString });
+ * const writer = await store.create('main', meta);
+ * await new Loop({ backends: [model], session: writer }).start('Hello');
+ * await writer.close();
+ * await store.close();
+ */
+export class PostgresStore implements TranscriptStore {
+  readonly kind = 'postgres';
+  readonly owner: string;
+  readonly #pool: Pool;
+  readonly #schema: string;
+  readonly #label: string;
+  readonly #leaseMs: number;
+  readonly #clock: () => Date;
+  readonly #checkpointBytes: number;
+
+  private constructor(pool: Pool, options: PostgresStoreOptions) {
+    this.#pool = pool;
+    this.#schema = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
+    this.#label = databaseLabel(options.connectionString);
+    this.owner =
+      options.owner ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#clock = options.clock ?? (() => new Date());
+    this.#checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+  }
+
+  /**
+   * Connect, and check that the schema is the version this store reads and writes: a
+   * {@link SchemaVersionError} says to run `llm-agent db migrate` (older) or to use a newer
+   * llm-agent (newer).
+   */
+  static async connect(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const schema = options.schema ?? DEFAULT_SCHEMA;
+    quoteSchema(schema);
+    const pool = await createPool(options);
+    try {
+      const version = await withClient(pool, (client) => schemaVersion(client, schema));
+      if (version < SCHEMA_VERSION) {
+        throw new SchemaVersionError(
+          version,
+          `${databaseLabel(options.connectionString)}: the schema "${schema}" is at version ${version}, this llm-agent needs ${SCHEMA_VERSION}: run llm-agent db migrate --database URL`,
+        );
+      }
+      if (version > SCHEMA_VERSION) {
+        throw new SchemaVersionError(
+          version,
+          `${databaseLabel(options.connectionString)}: the schema "${schema}" is at version ${version}, newer than this llm-agent's ${SCHEMA_VERSION}: use a newer llm-agent`,
+        );
+      }
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    return new PostgresStore(pool, options);
+  }
+
+  /** Apply the schema's missing migrations; the versions applied (none when current). */
+  static async migrate(options: PostgresStoreOptions): Promise<number[]> {
+    const pool = await createPool(options);
+    try {
+      return await withClient(pool, (client) => migrate(client, options.schema ?? DEFAULT_SCHEMA));
+    } finally {
+      await pool.end();
+    }
+  }
+
+  /** A new run at epoch 1, owned by this store's `owner`, with its `session-meta`, in one transaction. */
+  async create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
+    const path = this.#pathOf(run);
+    const line = encodeLine(
+      { v: FORMAT_VERSION, seq: 0, at: this.#clock().toISOString() },
+      { type: 'session-meta', ...meta },
+    );
+    const created = await withClient(this.#pool, async (client) => {
+      await client.query('BEGIN');
+      try {
+        const inserted = await client.query(SQL.CREATE_RUN(this.#schema), [
+          run,
+          this.owner,
+          this.#leaseMs,
+        ]);
+        if (inserted.rowCount === 0) {
+          await client.query('ROLLBACK');
+          return false;
+        }
+        await client.query(SQL.APPEND(this.#schema), [
+          run,
+          1,
+          -1,
+          [line.bytes],
+          ['session-meta'],
+          this.#leaseMs,
+        ]);
+        await client.query('COMMIT');
+        return true;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw new SessionError('io', path, `${path}: cannot create the run (${describe(error)})`, {
+          cause: error,
+        });
+      }
+    });
+    if (!created) throw new SessionError('exists', path, `${path}: a run of that name exists`);
+    return this.#writer(run, 1, 0, foldTailState(emptyTailState(), line.record, line.bytes.length));
+  }
+
+  /** Take the run over — a new epoch, a fresh lease — when nobody holds it, then read and check every record. */
+  async open(run: string): Promise<TranscriptWriter> {
+    const path = this.#pathOf(run);
+    const claimed = await this.#pool.query<{ epoch: string; last_seq: string }>(
+      SQL.CLAIM(this.#schema),
+      [run, this.owner, this.#leaseMs],
+    );
+    const row = claimed.rows[0];
+    if (row === undefined) {
+      const holder = await this.#pool.query<{ owner: string | null; lease_expires: Date | null }>(
+        SQL.HOLDER(this.#schema),
+        [run],
+      );
+      const held = holder.rows[0];
+      if (held === undefined) throw new SessionError('unreadable', path, `${path}: no such run`);
+      throw new SessionError(
+        'locked',
+        path,
+        `${path}: another writer holds this run (${held.owner ?? 'unknown'}, lease until ${held.lease_expires?.toISOString() ?? '?'})`,
+      );
+    }
+    const epoch = Number(row.epoch);
+    const lastSeq = Number(row.last_seq);
+    const found = await this.#read(run);
+    if (!found.ok || found.records.length !== lastSeq + 1) {
+      const detail = found.ok
+        ? `${path}: the run says its last seq is ${lastSeq} but holds ${found.records.length} records`
+        : found.detail;
+      throw new SessionError('unreadable', path, detail);
+    }
+    let state = emptyTailState();
+    found.records.forEach((record, index) => {
+      state = foldTailState(state, record, found.lengths[index] ?? 0);
+    });
+    return this.#writer(run, epoch, lastSeq, state);
+  }
+
+  /** Every record in seq order, each line's checksum and seq checked. Never throws. */
+  async read(run: string): Promise<StoreRead> {
+    const found = await this.#read(run);
+    return found.ok ? { ok: true, records: found.records, tornBytes: 0 } : found;
+  }
+
+  /** {@link read}, with each record's line length (for the token estimate of the state). */
+  async #read(
+    run: string,
+  ): Promise<
+    | { ok: true; records: (TranscriptRecord | ForeignRecord)[]; lengths: number[] }
+    | Extract<StoreRead, { ok: false }>
+  > {
+    const path = this.#label === '' ? run : `${this.#label}#${run}`;
+    try {
+      const result = await this.#pool.query<{ seq: string; line: Buffer }>(
+        SQL.READ_LINES(this.#schema),
+        [run],
+      );
+      if (result.rows.length === 0) {
+        const exists = await this.#pool.query(SQL.RUN_EXISTS(this.#schema), [run]);
+        if (exists.rowCount === 0)
+          return { ok: false, reason: 'missing', detail: `${path}: no such run` };
+      }
+      const records: (TranscriptRecord | ForeignRecord)[] = [];
+      const lengths: number[] = [];
+      for (const [index, row] of result.rows.entries()) {
+        const seq = Number(row.seq);
+        const where = `${path}: record ${seq}`;
+        if (seq !== index) {
+          return {
+            ok: false,
+            reason: 'unreadable',
+            detail: `${where}: seq ${seq} where ${index} was expected`,
+          };
+        }
+        const bytes = row.line;
+        if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) {
+          return { ok: false, reason: 'unreadable', detail: `${where}: the line has no newline` };
+        }
+        const decoded = decodeLine(bytes.subarray(0, bytes.length - 1));
+        if (!decoded.ok)
+          return { ok: false, reason: 'unreadable', detail: `${where}: ${decoded.message}` };
+        if (decoded.record.seq !== seq) {
+          return {
+            ok: false,
+            reason: 'unreadable',
+            detail: `${where}: the line says seq ${decoded.record.seq}`,
+          };
+        }
+        records.push(decoded.record);
+        lengths.push(bytes.length);
+      }
+      return { ok: true, records, lengths };
+    } catch (error) {
+      return {
+        ok: false,
+        reason: 'unreadable',
+        detail: `${path}: cannot read (${describe(error)})`,
+      };
+    }
+  }
+
+  /** The run's lines, concatenated: a v1 transcript file, byte for byte. */
+  async exportBytes(run: string): Promise<Buffer> {
+    const found = await this.read(run);
+    if (!found.ok) throw new Error(found.detail);
+    const result = await this.#pool.query<{ line: Buffer }>(SQL.READ_LINES(this.#schema), [run]);
+    return Buffer.concat(result.rows.map((row) => row.line));
+  }
+
+  /** Every run, sorted by name. */
+  async list(): Promise<string[]> {
+    const result = await this.#pool.query<{ run_id: string }>(SQL.LIST_RUNS(this.#schema));
+    return result.rows.map((row) => row.run_id);
+  }
+
+  /** Close the connection pool. */
+  close(): Promise<void> {
+    return this.#pool.end();
+  }
+
+  #pathOf(run: string): string {
+    if (
+      typeof run !== 'string' ||
+      run === '' ||
+      run.length > 200 ||
+      [...run].some((character) => {
+        const code = character.codePointAt(0) ?? 0;
+        return code < 0x20 || code === 0x7f;
+      })
+    ) {
+      throw new TypeError(
+        `PostgresStore: "${String(run)}" is not a run name (1 to 200 characters, no control characters)`,
+      );
+    }
+    return `${this.#label}#${run}`;
+  }
+
+  #writer(run: string, epoch: number, lastSeq: number, state: ReturnType<typeof emptyTailState>) {
+    return new PostgresTranscriptWriter({
+      pool: this.#pool,
+      schema: this.#schema,
+      run,
+      path: this.#pathOf(run),
+      epoch,
+      lastSeq,
+      state,
+      leaseMs: this.#leaseMs,
+      clock: this.#clock,
+      checkpointBytes: this.#checkpointBytes,
+    });
+  }
+}
+
+async function createPool(options: PostgresStoreOptions): Promise<Pool> {
+  let pg: typeof import('pg');
+  try {
+    pg = ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
+  } catch {
+    throw new Error('the PostgreSQL store needs the pg package: npm install pg');
+  }
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.maxConnections ?? 4,
+    application_name: 'llm-agent',
+  });
+  // An idle connection the server closed is the pool's to replace, not the process's to die of.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+async function withClient<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await body(client);
+  } finally {
+    client.release();
+  }
+}
+
+/** The connection string without credentials: `postgres://host:port/db`. */
+function databaseLabel(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return 'postgres';
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,260 @@
+import type { Pool } from 'pg';
+import { encodeLine } from '../../transcript/line-codec.ts';
+import {
+  FORMAT_VERSION,
+  type RecordBody,
+  type TranscriptRecord,
+} from '../../transcript/records.ts';
+import { SessionError } from '../../transcript/session-error.ts';
+import { type TailState, foldTailState, tailStateToJson } from '../../transcript/tail-state.ts';
+import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
+import { SQL } from './sql.ts';
+
+/**
+ * What a writer needs from its store: the pool, the tables, who it is, its lease.
+ *
+ * @example
+ * new PostgresTranscriptWriter({ pool, schema: '"llm_agent"', run, path, epoch, lastSeq, state, leaseMs, clock, checkpointBytes });
+ */
+export interface PostgresWriterInit {
+  pool: Pool;
+  /** The quoted schema name. */
+  schema: string;
+  run: string;
+  /** `<database>#<run>`, for messages. */
+  path: string;
+  epoch: number;
+  lastSeq: number;
+  state: TailState;
+  leaseMs: number;
+  clock: () => Date;
+  checkpointBytes: number;
+}
+
+interface PendingLine {
+  bytes: Buffer;
+  type: string;
+}
+
+/**
+ * The one writer of a run in PostgreSQL. Records wait in memory until a barrier, which sends
+ * them all in one fenced statement — accepted only while the run's epoch is still the one this
+ * writer claimed and its last seq the one it last wrote — and returns once it is committed.
+ * Zero rows back means another writer took the run over: this one is poisoned
+ * (`ownership-lost`) and never writes again. Its lease is renewed by every barrier and by a
+ * heartbeat every third of the lease; a heartbeat that finds the epoch moved poisons it too.
+ *
+ * @example
+ * const writer = await store.open('main'); // a PostgresTranscriptWriter
+ * await writer.append(body);
+ * await writer.barrier(); // committed, or ownership-lost
+ */
+export class PostgresTranscriptWriter implements TranscriptWriter {
+  readonly path: string;
+  readonly #pool: Pool;
+  readonly #schema: string;
+  readonly #run: string;
+  readonly #epoch: number;
+  readonly #leaseMs: number;
+  readonly #clock: () => Date;
+  readonly #checkpointBytes: number;
+  readonly #heartbeat: NodeJS.Timeout;
+  /** The last seq the database holds from this writer (or held when it claimed the run). */
+  #written: number;
+  #nextSeq: number;
+  #state: TailState;
+  #pending: PendingLine[] = [];
+  #queue: Promise<unknown> = Promise.resolve();
+  #failure: SessionError | null = null;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  #bytesSinceCheckpoint = 0;
+  #recordsSinceCheckpoint = 0;
+
+  constructor(init: PostgresWriterInit) {
+    this.path = init.path;
+    this.#pool = init.pool;
+    this.#schema = init.schema;
+    this.#run = init.run;
+    this.#epoch = init.epoch;
+    this.#written = init.lastSeq;
+    this.#nextSeq = init.lastSeq + 1;
+    this.#state = init.state;
+    this.#leaseMs = init.leaseMs;
+    this.#clock = init.clock;
+    this.#checkpointBytes = init.checkpointBytes;
+    this.#heartbeat = setInterval(() => void this.#renewLease(), Math.max(50, init.leaseMs / 3));
+    this.#heartbeat.unref();
+  }
+
+  /** The fencing epoch this writer holds. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** The folded state of everything appended so far. */
+  get state(): TailState {
+    return this.#state;
+  }
+
+  /** The seq of the last record appended (written or waiting for the barrier). */
+  get lastSeq(): number {
+    return this.#nextSeq - 1;
+  }
+
+  /** True once a write failed or the run was taken over. */
+  get poisoned(): boolean {
+    const code = this.#failure?.code;
+    return code === 'poisoned' || code === 'ownership-lost';
+  }
+
+  /** Append one record: it waits in memory for the next barrier. */
+  append(body: RecordBody): Promise<TranscriptRecord> {
+    this.#assertUsable();
+    return Promise.resolve(this.#append(body));
+  }
+
+  #append(body: RecordBody): TranscriptRecord {
+    const line = encodeLine(
+      { v: FORMAT_VERSION, seq: this.#nextSeq, at: this.#clock().toISOString() },
+      body,
+    );
+    this.#nextSeq += 1;
+    this.#state = foldTailState(this.#state, line.record, line.bytes.length);
+    this.#pending.push({ bytes: line.bytes, type: body.type });
+    this.#bytesSinceCheckpoint += line.bytes.length;
+    this.#recordsSinceCheckpoint =
+      body.type === 'checkpoint' ? 0 : this.#recordsSinceCheckpoint + 1;
+    if (body.type !== 'checkpoint' && this.#bytesSinceCheckpoint >= this.#checkpointBytes) {
+      this.#appendCheckpoint();
+    }
+    return line.record;
+  }
+
+  /** Commit what waits, in one fenced statement; `ownership-lost` when the epoch moved. */
+  barrier(): Promise<void> {
+    this.#assertUsable();
+    return this.#barrier();
+  }
+
+  #barrier(): Promise<void> {
+    return this.#enqueue(async () => {
+      const lines = this.#pending;
+      if (lines.length === 0) {
+        // Nothing to write: still prove the run is ours, as a file writer proves its identity.
+        const found = await this.#guard(() =>
+          this.#pool.query(SQL.FENCE_CHECK(this.#schema), [this.#run, this.#epoch]),
+        );
+        if (found.rowCount === 0) throw this.#lost();
+        return;
+      }
+      this.#pending = [];
+      const result = await this.#guard(() =>
+        this.#pool.query(SQL.APPEND(this.#schema), [
+          this.#run,
+          this.#epoch,
+          this.#written,
+          lines.map((line) => line.bytes),
+          lines.map((line) => line.type),
+          this.#leaseMs,
+        ]),
+      );
+      if (result.rowCount !== lines.length) throw this.#lost();
+      this.#written += lines.length;
+    });
+  }
+
+  /** `append`, then `barrier`. */
+  async appendDurable(body: RecordBody): Promise<TranscriptRecord> {
+    const record = await this.append(body);
+    await this.barrier();
+    return record;
+  }
+
+  /** A closing checkpoint, a barrier, then give the run up (owner cleared). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    if (this.#failure === null) {
+      try {
+        if (this.#recordsSinceCheckpoint > 0 && this.#state.conversationMessages > 0) {
+          this.#appendCheckpoint();
+        }
+        await this.#barrier();
+      } catch {
+        // Recorded as the failure; the lease is left to expire.
+      }
+    }
+    await this.#queue.catch(() => undefined);
+    if (this.#failure === null) {
+      await this.#pool
+        .query(SQL.RELEASE(this.#schema), [this.#run, this.#epoch])
+        .catch(() => undefined);
+    }
+  }
+
+  #appendCheckpoint(): void {
+    this.#bytesSinceCheckpoint = 0;
+    this.#append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
+  }
+
+  async #renewLease(): Promise<void> {
+    if (this.#closed || this.#failure !== null) return;
+    try {
+      const renewed = await this.#pool.query(SQL.HEARTBEAT(this.#schema), [
+        this.#run,
+        this.#epoch,
+        this.#leaseMs,
+      ]);
+      if (renewed.rowCount === 0 && this.#failure === null) this.#lost();
+    } catch {
+      // A missed heartbeat is not a lost run: the next barrier finds out for certain.
+    }
+  }
+
+  #assertUsable(): void {
+    if (this.#failure !== null) throw this.#failure;
+    if (this.#closed) {
+      throw new SessionError('closed', this.path, `${this.path}: the writer is closed`);
+    }
+  }
+
+  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(() => {
+      if (this.#failure !== null) throw this.#failure;
+      return operation();
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A database error poisons the writer: whether the statement committed is not known here. */
+  async #guard<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      this.#failure = new SessionError(
+        'poisoned',
+        this.path,
+        `${this.path}: the database refused a write (${error instanceof Error ? error.message : String(error)}); open the run again to go on`,
+        { cause: error },
+      );
+      throw this.#failure;
+    }
+  }
+
+  #lost(): SessionError {
+    this.#failure = new SessionError(
+      'ownership-lost',
+      this.path,
+      `${this.path}: another writer took this run over (its epoch is no longer ${this.#epoch}); this writer stopped and writes nothing more`,
+    );
+    clearInterval(this.#heartbeat);
+    return this.#failure;
+  }
+}

@@ -1,0 +1,80 @@
+/*
+ * The PostgreSQL store's statements, each a function of the (quoted) schema name. Every write
+ * to a run is one autocommit statement, so a paused worker never sits on a row lock.
+ */
+
+/**
+ * The statements, by name; each takes the quoted schema.
+ *
+ * @example
+ * await pool.query(SQL.FENCE_CHECK('"llm_agent"'), [run, epoch]);
+ */
+export const SQL = {
+  /**
+   * The only way records reach a run: one statement that moves the run's `last_seq` — only
+   * while `epoch` is the writer's and `last_seq` the last seq it wrote — and inserts the lines
+   * with the seqs that follow, renewing the lease. Zero rows: the run was taken over (or another
+   * writer got in), and nothing was written. Under READ COMMITTED the UPDATE waits for a
+   * concurrent claim's row lock and re-checks the epoch on the committed row, so a claim that
+   * commits first always wins.
+   *
+   * $1 run, $2 epoch, $3 last seq written, $4 lines (bytea[]), $5 types (text[]), $6 lease ms.
+   */
+  APPEND: (s: string): string => `
+WITH fence AS (
+  UPDATE ${s}.runs
+  SET last_seq = last_seq + cardinality($4::bytea[]),
+      lease_expires = now() + $6::bigint * interval '1 millisecond'
+  WHERE run_id = $1 AND epoch = $2 AND last_seq = $3
+  RETURNING run_id)
+INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
+SELECT $1, $3::bigint + l.ord, $2, t.type, l.line
+FROM fence,
+     unnest($4::bytea[]) WITH ORDINALITY AS l(line, ord)
+     JOIN unnest($5::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
+RETURNING seq`,
+
+  /** A run is still this writer's: $1 run, $2 epoch. */
+  FENCE_CHECK: (s: string): string => `SELECT 1 FROM ${s}.runs WHERE run_id = $1 AND epoch = $2`,
+
+  /** Renew a writer's lease while its epoch is current: $1 run, $2 epoch, $3 lease ms. */
+  HEARTBEAT: (s: string): string => `
+UPDATE ${s}.runs SET lease_expires = now() + $3::bigint * interval '1 millisecond'
+WHERE run_id = $1 AND epoch = $2 AND owner IS NOT NULL
+RETURNING 1`,
+
+  /** Give a run up on a clean close: $1 run, $2 epoch. */
+  RELEASE: (s: string): string =>
+    `UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL WHERE run_id = $1 AND epoch = $2`,
+
+  /**
+   * Take a run over: a new epoch, this owner, a fresh lease — only when nobody holds it (no
+   * owner, or a lease that expired by the server's clock). $1 run, $2 owner, $3 lease ms.
+   */
+  CLAIM: (s: string): string => `
+UPDATE ${s}.runs
+SET owner = $2, epoch = epoch + 1, lease_expires = now() + $3::bigint * interval '1 millisecond'
+WHERE run_id = $1 AND (owner IS NULL OR lease_expires < now())
+RETURNING epoch, last_seq`,
+
+  /** Who holds a run, for a refusal: $1 run. */
+  HOLDER: (s: string): string =>
+    `SELECT owner, lease_expires, epoch FROM ${s}.runs WHERE run_id = $1`,
+
+  /** A new run, owned at epoch 1: $1 run, $2 owner, $3 lease ms. */
+  CREATE_RUN: (s: string): string => `
+INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq)
+VALUES ($1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING epoch`,
+
+  /** Every line of a run in seq order: $1 run. */
+  READ_LINES: (s: string): string =>
+    `SELECT seq, line FROM ${s}.records WHERE run_id = $1 ORDER BY seq`,
+
+  /** Whether a run exists: $1 run. */
+  RUN_EXISTS: (s: string): string => `SELECT 1 FROM ${s}.runs WHERE run_id = $1`,
+
+  /** Every run, sorted. */
+  LIST_RUNS: (s: string): string => `SELECT run_id FROM ${s}.runs ORDER BY run_id`,
+};

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { after } from 'node:test';
+import { FileStore } from '../../src/store/file-store.ts';
+import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { makeTempFolder, removeFolder, steppingClock } from '../support/transcripts.ts';
+import { storeContract } from './store-contract.ts';
+
+/* The store contract on the file store: a folder of transcripts, one per run. */
+
+const folders: string[] = [];
+after(async () => {
+  for (const folder of folders) await removeFolder(folder);
+});
+
+function fileStore(store: TranscriptStore): FileStore {
+  assert.ok(store instanceof FileStore);
+  return store;
+}
+
+storeContract({
+  name: 'FileStore',
+  async make() {
+    const folder = await makeTempFolder('llm-agent-store-');
+    folders.push(folder);
+    return new FileStore(folder, { clock: steppingClock() });
+  },
+  async other(store) {
+    return new FileStore(fileStore(store).folder, { clock: steppingClock() });
+  },
+  async takeOver(store, run) {
+    // Another process puts a copy in the transcript's place (an editor's save, a restore).
+    const path = fileStore(store).pathOf(run);
+    const before = await stat(path);
+    await copyFile(path, `${path}.copy`);
+    await rename(`${path}.copy`, path);
+    assert.notEqual(
+      (await stat(path)).ino,
+      before.ino,
+      'the file at the path really is another one',
+    );
+    return new FileStore(fileStore(store).folder, { clock: steppingClock() }).open(run);
+  },
+  async corrupt(store, run, seq) {
+    const path = fileStore(store).pathOf(run);
+    const bytes = await readFile(path);
+    let start = 0;
+    for (let line = 0; line < seq; line += 1) start = bytes.indexOf(0x0a, start) + 1;
+    const at = start + 20;
+    const original = bytes[at] as number;
+    bytes[at] = original ^ 0x01;
+    await writeFile(path, bytes);
+  },
+  async cleanup() {},
+});
