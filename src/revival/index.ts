@@ -46,6 +46,11 @@ export type {
   Revived,
 } from './revive.ts';
 export { BACKGROUND_FRAME, INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
+export {
+  reviveStoreRun,
+  type StoreRevival,
+  type StoreRevived,
+} from './revive-store-run.ts';
 
 /**
  * The engine half of picking up an interrupted run: given one transcript, decide whether there

@@ -1,0 +1,135 @@
+import type { TranscriptStore } from '../store/transcript-store.ts';
+import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
+import type { RecordOf, TranscriptRecord } from '../transcript/records.ts';
+import { SessionError } from '../transcript/session-error.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
+import { assessTail } from './assess-tail.ts';
+import type { NeverDispatchedCall, PendingJoin } from './inspection.ts';
+import { planRevival } from './plan-revival.ts';
+import type { ReviveRefused } from './revive.ts';
+import { RunTail } from './run-tail.ts';
+
+/**
+ * What {@link reviveStoreRun} is asked: the store, the run, the cap; and the clock is the
+ * store's own.
+ *
+ * @example
+ * const request: StoreRevival = { store, run: 'report-42', maxRevivals: 3 };
+ */
+export interface StoreRevival {
+  store: TranscriptStore;
+  run: string;
+  maxRevivals: number;
+  /** The agent the caller means to revive; a run whose session-meta names another is refused. */
+  agentId?: string;
+}
+
+/**
+ * A run revived in a store, ready for a Loop: its writer (holding the run: on PostgreSQL a
+ * lease at a new epoch) and the conversation to go on from.
+ *
+ * @example
+ * if (revived.ok) await new Loop({ backends, session: revived.writer }).run(revived.messages);
+ */
+export interface StoreRevived {
+  ok: true;
+  writer: TranscriptWriter;
+  messages: ViewMessage[];
+  /** The `run-revived` envelope this revival wrote. */
+  revival: RecordOf<'run-revived'>;
+  interrupted: string[];
+  pendingJoins: PendingJoin[];
+  neverDispatched: NeverDispatchedCall[];
+}
+
+/**
+ * Revive one run of a store — the same decisions as a file's revive (docs/revival.md): take the
+ * run over (`store.open`: on PostgreSQL a new fencing epoch, so of several revivers racing for a
+ * dead run exactly one gets it and the old owner can never write again), decide from its records
+ * whether it is revivable, answer every call left in flight "interrupted — outcome unknown — NOT
+ * retried", write the resume notice and the `run-revived` envelope the cap counts, and return
+ * the writer and the conversation. Never throws for the run's state: a refusal is data
+ * (`running` when another writer holds it, `unreadable`, `finished`, `revival-cap`, `empty`,
+ * `io-error`). A run's children are not revived here (runs in a store have no child layout yet).
+ *
+ * @example
+ * const revived = await reviveStoreRun({ store, run: 'report-42', maxRevivals: 3 });
+ * if (!revived.ok) console.error(revived.reason, revived.detail);
+ */
+export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevived | ReviveRefused> {
+  const { store, run, maxRevivals } = request;
+  if (!Number.isSafeInteger(maxRevivals) || maxRevivals < 0) {
+    throw new RangeError(
+      `reviveStoreRun: maxRevivals must be a non-negative integer (got ${maxRevivals})`,
+    );
+  }
+  let writer: TranscriptWriter;
+  try {
+    writer = await store.open(run);
+  } catch (error) {
+    if (SessionError.isInstance(error)) {
+      if (error.code === 'locked') return refused('running', error.message);
+      if (error.code === 'unreadable') return refused('unreadable', error.message);
+    }
+    return refused('io-error', `${run}: cannot open to revive (${describe(error)})`);
+  }
+  const release = () => writer.close().catch(() => undefined);
+  const read = await store.read(run);
+  if (!read.ok) {
+    await release();
+    return refused(read.reason === 'missing' ? 'unreadable' : read.reason, read.detail);
+  }
+  const state = writer.state;
+  const found = state.meta?.agentId;
+  if (request.agentId !== undefined && found !== undefined && found !== request.agentId) {
+    await release();
+    return refused(
+      'unreadable',
+      `${writer.path}: its session-meta names agent '${found}', not '${request.agentId}'`,
+    );
+  }
+  const assessment = assessTail(state, { maxRevivals, running: false });
+  if (!assessment.revivable) {
+    await release();
+    return refused(assessment.reason ?? 'unreadable', `${writer.path}: ${assessment.detail ?? ''}`);
+  }
+  const tail = new RunTail();
+  for (const record of read.records) tail.add(record);
+  const view = conversationView(read.records);
+  const plan = planRevival({ records: tail.records, lastMessage: view.at(-1), state, maxRevivals });
+  const appended: TranscriptRecord[] = [];
+  let revival: RecordOf<'run-revived'>;
+  try {
+    for (const message of plan.interruptedMessages) appended.push(await writer.append(message));
+    // The answer is durable before the settle that points at it.
+    if (plan.interruptedMessages.length > 0) await writer.barrier();
+    for (const settle of plan.settles) appended.push(await writer.append(settle));
+    if (plan.notice !== null) appended.push(await writer.append(plan.notice));
+    revival = (await writer.append(plan.envelope)) as RecordOf<'run-revived'>;
+    appended.push(revival);
+    await writer.barrier();
+  } catch (error) {
+    await release();
+    return refused(
+      'io-error',
+      `${writer.path}: a write failed while reviving (${describe(error)}); the run is as a crash would leave it, and the next revive completes it`,
+    );
+  }
+  return {
+    ok: true,
+    writer,
+    messages: conversationView([...read.records, ...appended]),
+    revival,
+    interrupted: plan.envelope.interrupted,
+    pendingJoins: plan.pendingJoins,
+    neverDispatched: assessment.neverDispatched,
+  };
+}
+
+function refused(reason: ReviveRefused['reason'], detail: string): ReviveRefused {
+  return { ok: false, reason, detail };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
