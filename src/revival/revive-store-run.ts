@@ -22,6 +22,11 @@ export interface StoreRevival {
   maxRevivals: number;
   /** The agent the caller means to revive; a run whose session-meta names another is refused. */
   agentId?: string;
+  /**
+   * The run's writer when the caller already took it over (a worker's `store.take`); without
+   * it, revive takes the run with `store.open`. Either way revive closes it when it refuses.
+   */
+  writer?: TranscriptWriter;
 }
 
 /**
@@ -65,7 +70,7 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
   }
   let writer: TranscriptWriter;
   try {
-    writer = await store.open(run);
+    writer = request.writer ?? (await store.open(run));
   } catch (error) {
     if (SessionError.isInstance(error)) {
       if (error.code === 'locked') return refused('running', error.message);

@@ -12,6 +12,11 @@ import type { PoolClient } from 'pg';
  * - `records`: one row per record — the exact v1 line (`line`, bytes, checksum included: an
  *   export is byte-identical to a file), its type, and the epoch of the writer that wrote it;
  * - `schema_migrations`: the versions applied.
+ *
+ * Version 2 adds what workers look for: `status` — how the run was last left by a writer that
+ * let it go (`queued`: never answered; `open`, `finished`, `failed`, `stopped`; and the
+ * supervisor's `awaiting-approval`, `approved`, `capped`) — and `revivals_used`. The records
+ * stay the truth; these columns are what a writer's release or a supervisor's decision wrote.
  */
 interface Migration {
   version: number;
@@ -41,6 +46,17 @@ CREATE TABLE ${s}.records (
   PRIMARY KEY (run_id, seq)
 );
 CREATE INDEX runs_lease ON ${s}.runs (lease_expires) WHERE owner IS NOT NULL;
+`,
+  },
+  {
+    version: 2,
+    name: 'run status for workers',
+    sql: (s) => `
+ALTER TABLE ${s}.runs ADD COLUMN status text NOT NULL DEFAULT 'open'
+  CHECK (status IN ('queued', 'open', 'finished', 'failed', 'stopped',
+                    'awaiting-approval', 'approved', 'capped'));
+ALTER TABLE ${s}.runs ADD COLUMN revivals_used int NOT NULL DEFAULT 0;
+CREATE INDEX runs_work ON ${s}.runs (status, created_at) WHERE owner IS NULL;
 `,
   },
 ];

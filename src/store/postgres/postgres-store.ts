@@ -42,6 +42,25 @@ export interface PostgresStoreOptions {
 }
 
 /**
+ * One run as the `runs` table holds it.
+ *
+ * @example
+ * const row: StoreRunRow = (await store.runs())[0];
+ */
+export interface StoreRunRow {
+  run: string;
+  /** The worker holding it, or null. */
+  owner: string | null;
+  epoch: number;
+  leaseExpires: string | null;
+  /** True when it is held and its lease ran out: its worker died. */
+  leaseExpired: boolean;
+  lastSeq: number;
+  status: string;
+  revivalsUsed: number;
+}
+
+/**
  * Why a store would not start on the database's schema: older (run `llm-agent db migrate`)
  * or newer (written by a newer llm-agent) than {@link SCHEMA_VERSION}.
  *
@@ -187,7 +206,34 @@ export class PostgresStore implements TranscriptStore {
       SQL.CLAIM(this.#schema),
       [run, this.owner, this.#leaseMs],
     );
-    const row = claimed.rows[0];
+    return this.#opened(run, path, claimed.rows[0]);
+  }
+
+  /**
+   * Take a run over only while it is still the work it was listed as by {@link work}: `dead`
+   * (held, its lease expired), or unowned and `queued` or `approved`. Null when it is not any
+   * more — another worker took it, or took it and finished — so a stale list never makes a
+   * worker carry a run on twice.
+   *
+   * @example
+   * const writer = await store.take('report-42', 'queued');
+   * if (writer === null) return; // another worker has it
+   */
+  async take(run: string, kind: 'dead' | 'queued' | 'approved'): Promise<TranscriptWriter | null> {
+    const path = this.#pathOf(run);
+    const taken = await this.#pool.query<{ epoch: string; last_seq: string }>(
+      SQL.TAKE(this.#schema),
+      [run, this.owner, this.#leaseMs, kind],
+    );
+    if (taken.rows[0] === undefined) return null;
+    return this.#opened(run, path, taken.rows[0]);
+  }
+
+  async #opened(
+    run: string,
+    path: string,
+    row: { epoch: string; last_seq: string } | undefined,
+  ): Promise<PostgresTranscriptWriter> {
     if (row === undefined) {
       const holder = await this.#pool.query<{ owner: string | null; lease_expires: Date | null }>(
         SQL.HOLDER(this.#schema),
@@ -288,6 +334,97 @@ export class PostgresStore implements TranscriptStore {
     return Buffer.concat(result.rows.map((row) => row.line));
   }
 
+  /**
+   * Start a run and leave it for a worker: its `session-meta` and the user's first turn,
+   * committed, then released as `queued`.
+   *
+   * @example
+   * await store.submit('report-42', meta, 'Write the report.');
+   */
+  async submit(run: string, meta: SessionMeta, prompt: string): Promise<void> {
+    const writer = await this.create(run, meta);
+    try {
+      await writer.appendDurable({
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'text', text: prompt }],
+      });
+      (writer as PostgresTranscriptWriter).releaseAs('queued');
+    } finally {
+      await writer.close();
+    }
+  }
+
+  /**
+   * The work waiting, oldest first: runs whose writer died (`dead`: the lease expired) and runs
+   * nobody holds that are `queued` or `approved`. Taking one is `open` (or a revive), which
+   * exactly one of several workers wins.
+   *
+   * @example
+   * for (const item of await store.work(10)) console.log(item.run, item.dead ? 'dead' : item.status);
+   */
+  async work(limit: number): Promise<{ run: string; status: string; dead: boolean }[]> {
+    const result = await this.#pool.query<{ run_id: string; status: string; dead: boolean }>(
+      SQL.WORK(this.#schema),
+      [limit],
+    );
+    return result.rows.map((row) => ({ run: row.run_id, status: row.status, dead: row.dead }));
+  }
+
+  /**
+   * Fence a dead run without reviving it — a new epoch, so its old writer can never append —
+   * and leave it waiting as `status` (`awaiting-approval`, `capped`). True for the one caller
+   * that parked it; false when it was not dead any more or another supervisor got there first.
+   *
+   * @example
+   * if (await store.park('report-42', 'awaiting-approval')) console.log('waits for a person');
+   */
+  async park(run: string, status: 'awaiting-approval' | 'capped'): Promise<boolean> {
+    const parked = await this.#pool.query(SQL.PARK(this.#schema), [run, status]);
+    return parked.rowCount === 1;
+  }
+
+  /**
+   * Move an unowned run from one waiting status to another (`awaiting-approval` → `approved`
+   * when a person approves; `open` → `capped`). True when it was in `from`.
+   *
+   * @example
+   * await store.mark('report-42', 'awaiting-approval', 'approved');
+   */
+  async mark(run: string, from: string, to: string): Promise<boolean> {
+    const marked = await this.#pool.query(SQL.MARK(this.#schema), [run, to, from]);
+    return marked.rowCount === 1;
+  }
+
+  /**
+   * Every run with who holds it and how: for `status --database`.
+   *
+   * @example
+   * for (const row of await store.runs()) console.log(row.run, row.status, row.owner);
+   */
+  async runs(): Promise<StoreRunRow[]> {
+    const result = await this.#pool.query<{
+      run_id: string;
+      owner: string | null;
+      epoch: string;
+      lease_expires: Date | null;
+      expired: boolean | null;
+      last_seq: string;
+      status: string;
+      revivals_used: number;
+    }>(SQL.RUNS(this.#schema));
+    return result.rows.map((row) => ({
+      run: row.run_id,
+      owner: row.owner,
+      epoch: Number(row.epoch),
+      leaseExpires: row.lease_expires?.toISOString() ?? null,
+      leaseExpired: row.expired === true,
+      lastSeq: Number(row.last_seq),
+      status: row.status,
+      revivalsUsed: row.revivals_used,
+    }));
+  }
+
   /** Every run, sorted by name. */
   async list(): Promise<string[]> {
     const result = await this.#pool.query<{ run_id: string }>(SQL.LIST_RUNS(this.#schema));
@@ -316,7 +453,12 @@ export class PostgresStore implements TranscriptStore {
     return `${this.#label}#${run}`;
   }
 
-  #writer(run: string, epoch: number, lastSeq: number, state: ReturnType<typeof emptyTailState>) {
+  #writer(
+    run: string,
+    epoch: number,
+    lastSeq: number,
+    state: ReturnType<typeof emptyTailState>,
+  ): PostgresTranscriptWriter {
     return new PostgresTranscriptWriter({
       pool: this.#pool,
       schema: this.#schema,

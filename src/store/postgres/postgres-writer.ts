@@ -70,6 +70,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   #closing: Promise<void> | undefined;
   #bytesSinceCheckpoint = 0;
   #recordsSinceCheckpoint = 0;
+  #releaseAs: 'queued' | undefined;
 
   constructor(init: PostgresWriterInit) {
     this.path = init.path;
@@ -85,6 +86,18 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     this.#checkpointBytes = init.checkpointBytes;
     this.#heartbeat = setInterval(() => void this.#renewLease(), Math.max(50, init.leaseMs / 3));
     this.#heartbeat.unref();
+  }
+
+  /**
+   * Let the run go as `queued` on close — for a run submitted for a worker — rather than as
+   * its state says (see {@link releasedStatus}).
+   *
+   * @example
+   * writer.releaseAs('queued');
+   * await writer.close();
+   */
+  releaseAs(status: 'queued'): void {
+    this.#releaseAs = status;
   }
 
   /** The fencing epoch this writer holds. */
@@ -193,7 +206,12 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     await this.#queue.catch(() => undefined);
     if (this.#failure === null) {
       await this.#pool
-        .query(SQL.RELEASE(this.#schema), [this.#run, this.#epoch])
+        .query(SQL.RELEASE(this.#schema), [
+          this.#run,
+          this.#epoch,
+          this.#releaseAs ?? releasedStatus(this.#state),
+          this.#state.revivals,
+        ])
         .catch(() => undefined);
     }
   }
@@ -257,4 +275,20 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     clearInterval(this.#heartbeat);
     return this.#failure;
   }
+}
+
+/**
+ * How a writer that lets a run go left it, for the `status` column: `failed` or `stopped` when
+ * the transcript says so, `finished` when its last turn is an answer, `open` for anything else
+ * unfinished. (`queued` is only ever a submit's: {@link PostgresTranscriptWriter.releaseAs}.)
+ * Pure.
+ *
+ * @example
+ * releasedStatus(writer.state); // 'finished' after the run's last answer
+ */
+export function releasedStatus(state: TailState): 'open' | 'finished' | 'failed' | 'stopped' {
+  if (state.halt !== null) return state.halt.state;
+  const last = state.lastMessage;
+  if (last?.role === 'assistant' && last.calls.length === 0) return 'finished';
+  return 'open';
 }

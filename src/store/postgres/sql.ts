@@ -43,9 +43,43 @@ UPDATE ${s}.runs SET lease_expires = now() + $3::bigint * interval '1 millisecon
 WHERE run_id = $1 AND epoch = $2 AND owner IS NOT NULL
 RETURNING 1`,
 
-  /** Give a run up on a clean close: $1 run, $2 epoch. */
-  RELEASE: (s: string): string =>
-    `UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL WHERE run_id = $1 AND epoch = $2`,
+  /** Give a run up on a clean close, saying how it was left: $1 run, $2 epoch, $3 status, $4 revivals. */
+  RELEASE: (s: string): string => `
+UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, status = $3, revivals_used = $4
+WHERE run_id = $1 AND epoch = $2`,
+
+  /**
+   * The work a worker may take, oldest first: runs whose writer died (lease expired) and runs
+   * nobody holds that are queued or approved. $1 how many.
+   */
+  WORK: (s: string): string => `
+SELECT run_id, status, (owner IS NOT NULL) AS dead
+FROM ${s}.runs
+WHERE (owner IS NOT NULL AND lease_expires < now())
+   OR (owner IS NULL AND status IN ('queued', 'approved'))
+ORDER BY created_at
+LIMIT $1`,
+
+  /**
+   * Fence a dead run without reviving it: a new epoch (its old writer can never append), no
+   * owner, and why it waits. Only while its lease is still expired and it is still held, so of
+   * several supervisors exactly one parks it. $1 run, $2 status.
+   */
+  PARK: (s: string): string => `
+UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, epoch = epoch + 1, status = $2
+WHERE run_id = $1 AND owner IS NOT NULL AND lease_expires < now()
+RETURNING epoch`,
+
+  /** Set how an unowned run waits: $1 run, $2 status, $3 the status it must have now. */
+  MARK: (s: string): string => `
+UPDATE ${s}.runs SET status = $2 WHERE run_id = $1 AND owner IS NULL AND status = $3
+RETURNING 1`,
+
+  /** Every run with its owner, lease and status, for `status --database`. */
+  RUNS: (s: string): string => `
+SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
+       status, revivals_used, created_at
+FROM ${s}.runs ORDER BY run_id`,
 
   /**
    * Take a run over: a new epoch, this owner, a fresh lease — only when nobody holds it (no
@@ -55,6 +89,21 @@ RETURNING 1`,
 UPDATE ${s}.runs
 SET owner = $2, epoch = epoch + 1, lease_expires = now() + $3::bigint * interval '1 millisecond'
 WHERE run_id = $1 AND (owner IS NULL OR lease_expires < now())
+RETURNING epoch, last_seq`,
+
+  /**
+   * Take a run over only while it is still the work it was listed as — a dead run (held, lease
+   * expired), or an unowned `queued` or `approved` one — so that a worker acting on a list that
+   * went stale never takes a run another worker already carried on. $1 run, $2 owner, $3 lease
+   * ms, $4 `dead` | `queued` | `approved`.
+   */
+  TAKE: (s: string): string => `
+UPDATE ${s}.runs
+SET owner = $2, epoch = epoch + 1, lease_expires = now() + $3::bigint * interval '1 millisecond',
+    status = 'open'
+WHERE run_id = $1
+  AND CASE WHEN $4 = 'dead' THEN owner IS NOT NULL AND lease_expires < now()
+           ELSE owner IS NULL AND status = $4 END
 RETURNING epoch, last_seq`,
 
   /** Who holds a run, for a refusal: $1 run. */
