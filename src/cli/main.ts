@@ -59,6 +59,11 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./run-command.ts')).runCommand,
   },
   {
+    name: 'worker',
+    summary: 'take runs from the PostgreSQL store and run them; revive or park dead ones',
+    load: async () => (await import('./worker-command.ts')).workerCommand,
+  },
+  {
     name: 'db',
     summary: 'migrate the PostgreSQL store’s schema to this version (llm-agent db migrate)',
     load: async () => (await import('./db-command.ts')).dbCommand,

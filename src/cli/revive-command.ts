@@ -1,3 +1,5 @@
+import { approveRuns } from './approve-runs.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
 import { createInterface } from 'node:readline/promises';
 import { Loop } from '../loop/loop.ts';
 import type { RunHandle, RunResult } from '../loop/types.ts';
@@ -80,6 +82,10 @@ Options:
   --salvage          cut damage that ends a transcript (a last line that fails its checksum
                      yet ends in a newline: it may be a durable record) into a sidecar, and
                      answer every call of that run's last turn as interrupted, never run
+  --database URL     approve runs of the PostgreSQL store instead (revive --database URL
+                     RUN…): runs a supervisor left awaiting approval are shown as a plan,
+                     confirmed, and marked approved; a worker revives each exactly once
+  --schema NAME      the store's schema (default llm_agent)
   -h, --help         show this help
 
 Exit codes: 0 every revived run finished (or nothing needed reviving); 1 a revival or a
@@ -94,10 +100,34 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       yes: { type: 'boolean', short: 'y' },
       'max-revivals': { type: 'string' },
       salvage: { type: 'boolean' },
+      database: { type: 'string' },
+      schema: { type: 'string' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
       return EXIT.ok;
+    }
+    const url = databaseUrl(values.database, io);
+    if (url !== undefined) {
+      if (positionals.length === 0) {
+        throw new UserError(
+          'revive: give the RUNs to approve (see llm-agent status --database URL)',
+        );
+      }
+      const store = await connectStore('revive', url, values.schema as string | undefined);
+      try {
+        return await approveRuns(io, store, positionals, {
+          yes: values.yes === true,
+          maxRevivals: integerOption(
+            'revive',
+            '--max-revivals',
+            values['max-revivals'] as string | undefined,
+            DEFAULT_MAX_REVIVALS,
+          ),
+        });
+      } finally {
+        await store.close();
+      }
     }
     if (positionals.length === 0)
       throw new UserError('revive: give a transcript or folder PATH (see llm-agent revive --help)');

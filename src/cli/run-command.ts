@@ -2,13 +2,14 @@ import { access } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { Loop } from '../loop/loop.ts';
 import type { RunResult } from '../loop/types.ts';
-import type { AgentRegistry } from '../subagents/agent-definition.ts';
+import { type AgentRegistry, modelSpecOf } from '../subagents/agent-definition.ts';
 import { Composer } from '../subagents/composer.ts';
 import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
 import { loadAgents } from './load-agents.ts';
 import { quote } from './format-status.ts';
 import { followRun } from './run-progress.ts';
@@ -45,6 +46,10 @@ Options:
                    .jsonl (status and revive find transcripts by it) and must not exist
   --label L        a label for people (default: the type)
   --id ID          the run's agent id (default: the type): 1 to 64 letters, digits, . _ -
+  --database URL   submit the run to the PostgreSQL store instead (default with
+                   LLM_AGENT_DATABASE_URL): it is queued for \`llm-agent worker\`, and the
+                   command prints its name (--id, default <type>-<time>) and exits
+  --schema NAME    the store's schema (default llm_agent)
   -h, --help       show this help
 
 If the process dies, \`llm-agent status\` shows the run and \`llm-agent revive PATH --agents
@@ -61,6 +66,8 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
       out: { type: 'string' },
       label: { type: 'string' },
       id: { type: 'string' },
+      database: { type: 'string' },
+      schema: { type: 'string' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -76,6 +83,17 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
       throw new UserError(
         `run: ${JSON.stringify(agentId)} is not a valid agent id (1 to 64 letters, digits, . _ -; starting with a letter or digit; no ..)`,
       );
+    }
+    const url = databaseUrl(values.database, io);
+    if (url !== undefined) {
+      return submitRun(io, url, {
+        module,
+        prompt,
+        type: values.type as string | undefined,
+        id: agentId,
+        label: values.label as string | undefined,
+        schema: values.schema as string | undefined,
+      });
     }
     const given = values.out as string | undefined;
     // `status` and `revive` look for *.jsonl: a transcript under another name would be lost.
@@ -110,6 +128,59 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     return result.status === 'finished' ? EXIT.ok : EXIT.failure;
   },
 };
+
+/**
+ * `run --database`: record the run in the PostgreSQL store as `queued` — its `session-meta` and
+ * the prompt, committed — for a worker to take, and say so.
+ */
+async function submitRun(
+  io: CommandIo,
+  url: string,
+  request: {
+    module: string;
+    prompt: string;
+    type: string | undefined;
+    id: string | undefined;
+    label: string | undefined;
+    schema: string | undefined;
+  },
+): Promise<number> {
+  const registry = await loadAgents(request.module, {
+    transcript: resolve(io.cwd, 'worker.jsonl'),
+    cwd: io.cwd,
+    env: io.env,
+  });
+  const agentType = chooseType(request.module, registry, request.type);
+  const run = request.id ?? `${agentType}-${timestamp()}`;
+  const definition = registry[agentType] as AgentRegistry[string];
+  const store = await connectStore('run', url, request.schema);
+  try {
+    await store.submit(
+      run,
+      {
+        agentId: run,
+        agentType,
+        label: request.label ?? agentType,
+        model: modelSpecOf(definition),
+      },
+      request.prompt,
+    );
+  } catch (error) {
+    if (SessionError.isInstance(error) && error.code === 'exists') {
+      throw new UserError(
+        `run: a run named ${JSON.stringify(run)} exists in the database (choose another --id)`,
+      );
+    }
+    throw error;
+  } finally {
+    await store.close();
+  }
+  io.stdout.write(`${run}\n`);
+  io.stderr.write(
+    `Submitted ${terminalSafe(run)} (queued): a worker takes it — llm-agent worker --database URL --agents ${quote(request.module)}\n`,
+  );
+  return EXIT.ok;
+}
 
 function chooseType(module: string, registry: AgentRegistry, wanted: string | undefined): string {
   const types = Object.keys(registry);

@@ -5,6 +5,9 @@ import { findTranscripts } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { jsonText } from './json-text.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
+import { databaseStatus } from './database-status.ts';
+import { UserError } from './user-error.ts';
 import { steadyHeap } from './steady-heap.ts';
 
 /**
@@ -45,6 +48,10 @@ Options:
   --max-revivals N   the revival cap to judge runs against (default ${DEFAULT_MAX_REVIVALS})
   --agents MODULE    the agents module the runs were started with, for the revive
                      command status suggests (it is not loaded)
+  --database URL     the runs of the PostgreSQL store instead of files (default with
+                     LLM_AGENT_DATABASE_URL): state (running, dead, queued, finished,
+                     failed, stopped, awaiting-approval, approved, capped), owner, lease
+  --schema NAME      the store's schema (default llm_agent)
   -h, --help         show this help
 
 Exit codes:
@@ -60,10 +67,25 @@ Exit codes:
       wide: { type: 'boolean' },
       'max-revivals': { type: 'string' },
       agents: { type: 'string' },
+      database: { type: 'string' },
+      schema: { type: 'string' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
       return EXIT.ok;
+    }
+    const url = databaseUrl(values.database, io);
+    if (url !== undefined) {
+      if (positionals.length > 0) {
+        throw new UserError('status: give PATHs or --database URL, not both');
+      }
+      const store = await connectStore('status', url, values.schema as string | undefined);
+      try {
+        const width = values.wide === true ? Number.POSITIVE_INFINITY : terminalWidth(io);
+        return await databaseStatus(io, store, values.json === true, width);
+      } finally {
+        await store.close();
+      }
     }
     const maxRevivals = integerOption(
       'status',

@@ -1,0 +1,46 @@
+import type { PostgresStore } from '../store/postgres/postgres-store.ts';
+import type { CommandIo } from './command.ts';
+import { EXIT } from './exit-codes.ts';
+import { UserError } from './user-error.ts';
+
+/**
+ * The database a command was pointed at — `--database URL`, else `LLM_AGENT_DATABASE_URL` —
+ * or undefined for the file store.
+ *
+ * @example
+ * const url = databaseUrl(values.database, io); // undefined: work on files
+ */
+export function databaseUrl(given: unknown, io: CommandIo): string | undefined {
+  if (typeof given === 'string' && given !== '') return given;
+  const fromEnv = io.env.LLM_AGENT_DATABASE_URL;
+  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+}
+
+/**
+ * Connect to the PostgreSQL store of `url` (schema `schema`), turning what a person must fix —
+ * an unreachable server, a schema to migrate — into one line.
+ *
+ * @example
+ * const store = await connectStore(command, url, 'llm_agent');
+ */
+export async function connectStore(
+  command: string,
+  url: string,
+  schema: string | undefined,
+  options: { leaseMs?: number } = {},
+): Promise<PostgresStore> {
+  const { PostgresStore } = await import('../store/postgres/postgres-store.ts');
+  try {
+    return await PostgresStore.connect({
+      connectionString: url,
+      ...(schema === undefined ? {} : { schema }),
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    });
+  } catch (error) {
+    // Not a mistake in the command: the server, or its schema, needs someone's attention.
+    throw new UserError(
+      `${command}: cannot use the database: ${error instanceof Error ? error.message : String(error)}`,
+      EXIT.failure,
+    );
+  }
+}
