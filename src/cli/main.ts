@@ -64,6 +64,16 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./worker-command.ts')).workerCommand,
   },
   {
+    name: 'export',
+    summary: 'write a run of the PostgreSQL store as a transcript file, byte for byte',
+    load: async () => (await import('./export-command.ts')).exportCommand,
+  },
+  {
+    name: 'import',
+    summary: 'bring a transcript file into the PostgreSQL store, byte for byte',
+    load: async () => (await import('./import-command.ts')).importCommand,
+  },
+  {
     name: 'db',
     summary: 'migrate the PostgreSQL store’s schema to this version (llm-agent db migrate)',
     load: async () => (await import('./db-command.ts')).dbCommand,

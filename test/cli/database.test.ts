@@ -126,7 +126,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
       '--schema',
       schema,
       '--lease',
-      '500',
+      '3000',
       '--poll',
       '100',
     ],
@@ -150,13 +150,17 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
 
   const running = JSON.parse((await cli(['status', '--schema', schema, '--json'])).stdout);
   assert.equal(running.runs.find((run: { run: string }) => run.run === 'dep').state, 'running');
-  await new Promise((done) => setTimeout(done, 700));
-  const dead = await cli(['status', '--schema', schema, '--json']);
+  // The lease runs out by the server's clock: the run reads dead, exit 3.
+  let dead = await cli(['status', '--schema', schema, '--json']);
+  const expires = Date.now() + 15_000;
+  while (
+    JSON.parse(dead.stdout).runs.find((run: { run: string }) => run.run === 'dep').state !== 'dead'
+  ) {
+    assert.ok(Date.now() < expires, 'the lease never ran out');
+    await new Promise((done) => setTimeout(done, 200));
+    dead = await cli(['status', '--schema', schema, '--json']);
+  }
   assert.equal(dead.code, 3);
-  assert.equal(
-    JSON.parse(dead.stdout).runs.find((run: { run: string }) => run.run === 'dep').state,
-    'dead',
-  );
 
   const supervise = await cli(['worker', '--agents', 'agents.ts', '--schema', schema, '--once']);
   assert.equal(supervise.code, 0, supervise.stderr);

@@ -35,7 +35,8 @@ test('a worker killed mid-tool on PostgreSQL: of four racing revivers exactly on
   const stores: PostgresStore[] = [];
   try {
     await admin.query(`CREATE TABLE "${schema}".ledger (call_id text, target text)`);
-    const leaseMs = 400;
+    // Long enough that the check right after the kill still finds the lease current under load.
+    const leaseMs = 2000;
     const worker = spawn(
       process.execPath,
       [

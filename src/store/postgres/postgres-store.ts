@@ -14,7 +14,7 @@ import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migrations.ts';
 
 export { SCHEMA_VERSION };
-import { PostgresTranscriptWriter } from './postgres-writer.ts';
+import { PostgresTranscriptWriter, releasedStatus } from './postgres-writer.ts';
 import { SQL } from './sql.ts';
 
 /**
@@ -423,6 +423,67 @@ export class PostgresStore implements TranscriptStore {
       status: row.status,
       revivalsUsed: row.revivals_used,
     }));
+  }
+
+  /**
+   * Bring a run in from the bytes of a v1 transcript (an export, or a file a laptop wrote):
+   * every line checked (checksum, fields, seqs from 0), stored byte for byte, unowned —
+   * `finished`, or for a run left mid-work `awaiting-approval`, so that a person approves
+   * before a worker revives it and spends tokens. `exportBytes` gives the same bytes back. A run of that name is refused (`exists`); bad bytes are refused
+   * naming the line, and nothing is written.
+   *
+   * @example
+   * await store.importBytes('report-42', await readFile('runs/report-42.jsonl'));
+   */
+  async importBytes(run: string, bytes: Buffer): Promise<void> {
+    const path = this.#pathOf(run);
+    const lines: Buffer[] = [];
+    const types: string[] = [];
+    let state = emptyTailState();
+    let start = 0;
+    while (start < bytes.length) {
+      const end = bytes.indexOf(0x0a, start);
+      const lineNumber = lines.length + 1;
+      if (end === -1) {
+        throw new SessionError(
+          'unreadable',
+          path,
+          `line ${lineNumber}: the last line has no newline (a torn tail is not imported)`,
+          { line: lineNumber },
+        );
+      }
+      const decoded = decodeLine(bytes.subarray(start, end));
+      if (!decoded.ok) {
+        throw new SessionError('unreadable', path, `line ${lineNumber}: ${decoded.message}`, {
+          line: lineNumber,
+        });
+      }
+      if (decoded.record.seq !== lines.length) {
+        throw new SessionError(
+          'unreadable',
+          path,
+          `line ${lineNumber}: seq ${decoded.record.seq} where ${lines.length} was expected`,
+          { line: lineNumber },
+        );
+      }
+      const line = bytes.subarray(start, end + 1);
+      lines.push(Buffer.from(line));
+      types.push(decoded.record.type);
+      state = foldTailState(state, decoded.record, line.length);
+      start = end + 1;
+    }
+    if (lines.length === 0)
+      throw new SessionError('unreadable', path, `${path}: nothing to import (no records)`);
+    const result = await this.#pool.query(SQL.IMPORT(this.#schema), [
+      run,
+      lines,
+      types,
+      // A run that did not finish waits for a person before anyone spends tokens on it.
+      releasedStatus(state) === 'finished' ? 'finished' : 'awaiting-approval',
+      state.revivals,
+    ]);
+    if (result.rowCount === 0)
+      throw new SessionError('exists', path, `${path}: a run of that name exists`);
   }
 
   /** Every run, sorted by name. */

@@ -117,6 +117,24 @@ VALUES ($1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1)
 ON CONFLICT (run_id) DO NOTHING
 RETURNING epoch`,
 
+  /**
+   * A run brought in whole from a transcript file: unowned, with its lines and how it was
+   * left. $1 run, $2 lines (bytea[]), $3 types (text[]), $4 status, $5 revivals. No row back:
+   * a run of that name exists.
+   */
+  IMPORT: (s: string): string => `
+WITH created AS (
+  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used)
+  VALUES ($1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, $4, $5)
+  ON CONFLICT (run_id) DO NOTHING
+  RETURNING run_id)
+INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
+SELECT $1, l.ord - 1, 1, t.type, l.line
+FROM created,
+     unnest($2::bytea[]) WITH ORDINALITY AS l(line, ord)
+     JOIN unnest($3::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
+RETURNING seq`,
+
   /** Every line of a run in seq order: $1 run. */
   READ_LINES: (s: string): string =>
     `SELECT seq, line FROM ${s}.records WHERE run_id = $1 ORDER BY seq`,
