@@ -37,6 +37,7 @@ const TASK =
 export const demoCommand: Command = {
   name: 'demo',
   help: `Usage: llm-agent demo [DIR]
+       llm-agent demo --database URL
 
 Run the offline demo in DIR (default: a new temporary folder; if given, DIR must be empty
 or not exist). No API key and no network: the model is scripted and ships with the package.
@@ -53,14 +54,28 @@ or not exist). No API key and no network: the model is scripted and ships with t
 
 The transcripts stay in DIR: try llm-agent status DIR and llm-agent show on them.
 
+With --database URL, the scale-out story on PostgreSQL instead (in a new schema of its own):
+two worker processes serve a submitted run; the one that takes it is SIGKILLed inside its
+deploy; the other finds the expired lease and fences the run, which waits for approval; the
+demo approves (printing what a person is asked) and the surviving worker revives it to its end,
+the deploy answered as interrupted, never run again; a third worker paused (SIGSTOP) inside
+another deploy past its lease is fenced out, and refused when it resumes.
+
 Exit codes: 0 every check held; 1 a check failed (the line says which); 2 DIR is not empty
 or a bad option.
 `,
   async run(argv, io) {
-    const { values, positionals } = parseCommandLine('demo', argv, {});
+    const { values, positionals } = parseCommandLine('demo', argv, {
+      database: { type: 'string' },
+    });
     if (values.help === true) {
       io.stdout.write(this.help);
       return EXIT.ok;
+    }
+    if (typeof values.database === 'string') {
+      if (positionals.length > 0) throw new UserError('demo: --database takes no DIR');
+      const { databaseDemo } = await import('./database-demo.ts');
+      return databaseDemo(io, values.database);
     }
     if (positionals.length > 1)
       throw new UserError('demo: give at most one DIR (see llm-agent demo --help)');

@@ -220,3 +220,44 @@ test('the same run written through the file store and through PostgreSQL exports
     await removeFolder(folder);
   }
 });
+
+test('two supervisors racing for one dead run, 200 rounds: exactly one takes it each time, the epoch moves by one', async () => {
+  const schema = await database.newSchema();
+  await PostgresStore.migrate({ connectionString: database.url, schema });
+  const [first, second] = [await connect(schema), await connect(schema)];
+  const writer = await first.create('main', sessionMeta('main'));
+  await writer.appendDurable({
+    type: 'message',
+    role: 'user',
+    content: [{ type: 'text', text: 'Hi' }],
+  });
+  await writer.close();
+  const wins = { first: 0, second: 0, parked: 0 };
+  for (let round = 0; round < 200; round += 1) {
+    // The run's worker dies: it holds the run, and its lease has run out.
+    const died = await sql(
+      `UPDATE "${schema}".runs SET owner = 'dead-worker', lease_expires = now() - interval '1 second' WHERE run_id = 'main' RETURNING epoch`,
+    );
+    const before = Number(died.rows[0]?.epoch);
+    // Half the rounds both revive (take); the other half one revives while the other parks.
+    const parking = round % 2 === 1;
+    const [a, b] = await Promise.all([
+      first.take('main', 'dead'),
+      parking ? second.park('main', 'awaiting-approval') : second.take('main', 'dead'),
+    ]);
+    const winners = [a !== null, b !== null && b !== false].filter(Boolean).length;
+    assert.equal(winners, 1, `round ${round}: exactly one supervisor acted`);
+    if (a !== null) wins.first += 1;
+    else if (parking) wins.parked += 1;
+    else wins.second += 1;
+    const after = await sql(`SELECT epoch FROM "${schema}".runs WHERE run_id = 'main'`);
+    assert.equal(Number(after.rows[0]?.epoch), before + 1, `round ${round}: one claim, one epoch`);
+    for (const taken of [a, b]) {
+      if (taken !== null && typeof taken === 'object') await taken.close();
+    }
+  }
+  console.log(
+    `# 200 rounds: first took ${wins.first}, second took ${wins.second}, parked ${wins.parked}`,
+  );
+  assert.equal(wins.first + wins.second + wins.parked, 200);
+});
