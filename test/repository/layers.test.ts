@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { layerViolations, violations } from '../../scripts/check-layers.ts';
+
+/* The layer check of `npm run check` (scripts/check-layers.ts): it holds, and it can fail. */
+
+test('every import in src/ points down the layers', async () => {
+  assert.deepEqual(await layerViolations(), []);
+});
+
+test('the check finds what it forbids (it can fail)', () => {
+  assert.deepEqual(violations('transcript/x.ts', "import { Loop } from '../loop/loop.ts';"), [
+    'transcript/x.ts: imports ../loop/loop.ts (transcript may not import loop)',
+  ]);
+  assert.equal(
+    violations('loop/x.ts', "const m = await import('../store/file-store.ts');").length,
+    1,
+    'a sibling, dynamically',
+  );
+  assert.equal(violations('revival/x.ts', "import { main } from '../cli/main.ts';").length, 1);
+  assert.equal(violations('store/x.ts', "import { APICallError } from 'ai';").length, 1);
+  assert.deepEqual(violations('cli/x.ts', "import { Worker } from '../fleet/worker.ts';"), []);
+  assert.deepEqual(violations('loop/x.ts', "import { APICallError } from 'ai';"), []);
+});
