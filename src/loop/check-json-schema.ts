@@ -1,147 +1,78 @@
+import { type OutputUnit, type Schema, Validator } from '@cfworker/json-schema';
 import type { JsonValue } from '../transcript/records.ts';
 
-/** The part of JSON Schema this checker reads; anything else in a schema is ignored. */
-interface SchemaNode {
-  type?: string | string[];
-  properties?: Record<string, SchemaNode>;
-  required?: string[];
-  additionalProperties?: boolean | SchemaNode;
-  items?: SchemaNode;
-  enum?: JsonValue[];
-  const?: JsonValue;
-  anyOf?: SchemaNode[];
-  oneOf?: SchemaNode[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-}
-
 /**
- * Check a value against the common subset of JSON Schema (type, properties, required,
- * additionalProperties, items, enum, const, anyOf/oneOf, numeric and length bounds), for
- * tools declared with a bare `jsonSchema(...)` that brings no validator of its own. Keywords
- * it does not know are ignored (so a schema can only be checked less strictly, never more).
- * Returns the problems found, each naming the path (`input.items[2].name: expected string`);
- * an empty list means the value passes. Never throws.
+ * Check a value against a JSON Schema — the whole of drafts 4, 7, 2019-09 and 2020-12 (`$ref`
+ * and `$defs`, `oneOf`, `allOf`, `pattern`, formats, `exclusiveMinimum`, `uniqueItems` …), by
+ * `@cfworker/json-schema` — for tools declared with a bare `jsonSchema(...)` that brings no
+ * validator of its own. Chosen over Ajv for this job: no code generation (nothing is compiled
+ * to a function, so it runs under any Content-Security-Policy and costs nothing at start-up), a
+ * fraction of the size, and fast enough for a tool call's input. The draft is the schema's
+ * `$schema` (2020-12 when it names none).
+ *
+ * Returns the problems found, each naming where in the input (`input.items[2].name: …`) — the
+ * model reads them in the error result; an empty list means the value passes. A schema too
+ * strange to read is not the model's fault: the input passes. Never throws.
  *
  * @example
  * checkJsonSchema({ type: 'object', required: ['path'] }, {});
- * // ['input: missing required property "path"']
+ * // ['input: instance does not have required property "path"']
  */
 export function checkJsonSchema(schema: unknown, value: JsonValue): string[] {
-  const problems: string[] = [];
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    return typeof schema === 'boolean' && !schema ? ['input: no value is allowed'] : [];
+  }
+  let errors: OutputUnit[];
   try {
-    check(schema as SchemaNode, value, 'input', problems);
+    const validator = new Validator(schema as Schema, draftOf(schema), false);
+    errors = validator.validate(value).errors;
   } catch {
-    // A schema too strange to read is not the model's fault: let the tool see the input.
+    return [];
   }
-  return problems.slice(0, 10);
+  return errors
+    .filter(isLeaf)
+    .map((error) => `${pathOf(error.instanceLocation)}: ${sentence(error.error)}`);
 }
 
-function check(schema: SchemaNode, value: JsonValue, path: string, problems: string[]): void {
-  if (typeof schema !== 'object' || schema === null) return;
-  if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((type) => hasType(value, type))) {
-      problems.push(`${path}: expected ${types.join(' or ')}, got ${typeName(value)}`);
-      return;
-    }
-  }
-  if (schema.const !== undefined && JSON.stringify(schema.const) !== JSON.stringify(value)) {
-    problems.push(`${path}: must be ${JSON.stringify(schema.const)}`);
-  }
+/** The draft a schema declares in `$schema`. */
+function draftOf(schema: object): '4' | '7' | '2019-09' | '2020-12' {
+  const declared = (schema as { $schema?: unknown }).$schema;
+  if (typeof declared !== 'string') return '2020-12';
+  if (declared.includes('draft-04')) return '4';
+  if (declared.includes('draft-06') || declared.includes('draft-07')) return '7';
+  if (declared.includes('2019-09')) return '2019-09';
+  return '2020-12';
+}
+
+/**
+ * The validator reports a failed container and then what failed inside it ("Property "path"
+ * does not match schema", then the path's own error); and a failed `anyOf`/`oneOf` and then
+ * every branch's errors. A person reads the innermost error, and the combinator's own verdict.
+ */
+function isLeaf(error: OutputUnit): boolean {
   if (
-    Array.isArray(schema.enum) &&
-    !schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))
+    ['properties', 'items', 'prefixItems', 'additionalItems', '$ref', 'allOf'].includes(
+      error.keyword,
+    )
   ) {
-    problems.push(
-      `${path}: must be one of ${schema.enum.map((x) => JSON.stringify(x)).join(', ')}`,
-    );
+    return false;
   }
-  const alternatives = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(alternatives) && alternatives.length > 0) {
-    const passes = alternatives.some((alternative) => {
-      const found: string[] = [];
-      check(alternative, value, path, found);
-      return found.length === 0;
-    });
-    if (!passes) problems.push(`${path}: matches none of the allowed shapes`);
-  }
-  if (typeof value === 'number') {
-    if (typeof schema.minimum === 'number' && value < schema.minimum) {
-      problems.push(`${path}: must be at least ${schema.minimum}`);
-    }
-    if (typeof schema.maximum === 'number' && value > schema.maximum) {
-      problems.push(`${path}: must be at most ${schema.maximum}`);
-    }
-  }
-  if (typeof value === 'string') {
-    if (typeof schema.minLength === 'number' && value.length < schema.minLength) {
-      problems.push(`${path}: must be at least ${schema.minLength} characters`);
-    }
-    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength) {
-      problems.push(`${path}: must be at most ${schema.maxLength} characters`);
-    }
-  }
-  if (Array.isArray(value)) {
-    if (typeof schema.minItems === 'number' && value.length < schema.minItems) {
-      problems.push(`${path}: must have at least ${schema.minItems} items`);
-    }
-    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) {
-      problems.push(`${path}: must have at most ${schema.maxItems} items`);
-    }
-    if (schema.items !== undefined) {
-      value.forEach((item, index) => {
-        check(schema.items as SchemaNode, item, `${path}[${index}]`, problems);
-      });
-    }
-  }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    for (const name of schema.required ?? []) {
-      if (!Object.hasOwn(value, name))
-        problems.push(`${path}: missing required property "${name}"`);
-    }
-    const properties = schema.properties ?? {};
-    for (const [name, member] of Object.entries(value)) {
-      if (member === undefined) continue;
-      const memberSchema = Object.hasOwn(properties, name) ? properties[name] : undefined;
-      if (memberSchema !== undefined) {
-        check(memberSchema, member, `${path}.${name}`, problems);
-      } else if (schema.additionalProperties === false) {
-        problems.push(`${path}: unexpected property "${name}"`);
-      } else if (typeof schema.additionalProperties === 'object') {
-        check(schema.additionalProperties, member, `${path}.${name}`, problems);
-      }
-    }
-  }
+  if (error.keyword === 'false') return false;
+  return !/\/(anyOf|oneOf|not)\/\d+/.test(error.keywordLocation) || error.keyword === 'anyOf';
 }
 
-function hasType(value: JsonValue, type: string): boolean {
-  switch (type) {
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-    case 'array':
-      return Array.isArray(value);
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number';
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'null':
-      return value === null;
-    default:
-      return true;
+/** `#/items/2/name` → `input.items[2].name`. */
+function pathOf(pointer: string): string {
+  let path = 'input';
+  for (const raw of pointer.replace(/^#\/?/, '').split('/')) {
+    if (raw === '') continue;
+    const segment = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+    path += /^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`;
   }
+  return path;
 }
 
-function typeName(value: JsonValue): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
+function sentence(text: string): string {
+  const trimmed = text.trim().replace(/\.$/, '');
+  return trimmed.charAt(0).toLowerCase() + trimmed.slice(1);
 }

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { jsonSchema } from 'ai';
 import { z } from 'zod';
 import { checkJsonSchema } from '../../src/loop/check-json-schema.ts';
+import type { JsonValue } from '../../src/transcript/records.ts';
 import { canonicalJson, inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
 import {
@@ -180,7 +181,7 @@ test('reasoning and its signature go to disk and back to the model unchanged on 
     });
   }));
 
-test('checkJsonSchema: the common subset, with paths in its messages', () => {
+test('checkJsonSchema: a full JSON Schema validator, with paths in its messages', () => {
   const schema = {
     type: 'object',
     required: ['path', 'mode'],
@@ -193,16 +194,57 @@ test('checkJsonSchema: the common subset, with paths in its messages', () => {
   };
   assert.deepEqual(checkJsonSchema(schema, { path: 'a', mode: 'read', lines: [1, 2] }), []);
   assert.deepEqual(checkJsonSchema(schema, { path: '', lines: [1, -1, 'x'], extra: true }), [
-    'input: missing required property "mode"',
-    'input.path: must be at least 1 characters',
-    'input.lines[1]: must be at least 0',
-    'input.lines[2]: expected integer, got string',
-    'input: unexpected property "extra"',
+    'input: instance does not have required property "mode"',
+    'input.path: string is too short (0 < 1)',
+    'input.lines[1]: -1 is less than 0',
+    'input.lines[2]: instance type "string" is invalid. Expected "integer"',
+    'input: property "extra" does not match additional properties schema',
   ]);
   assert.deepEqual(checkJsonSchema({ anyOf: [{ type: 'string' }, { type: 'number' }] }, true), [
-    'input: matches none of the allowed shapes',
+    'input: instance does not match any subschemas',
   ]);
   assert.deepEqual(checkJsonSchema('not a schema', { a: 1 }), []);
+});
+
+test('checkJsonSchema refuses what a subset checker let through: $ref/$defs, oneOf, pattern, allOf, exclusiveMinimum, uniqueItems', () => {
+  const cases: [string, object, JsonValue, JsonValue][] = [
+    [
+      '$ref/$defs',
+      {
+        $defs: { n: { type: 'integer' } },
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/n' } },
+      },
+      { a: 'x' },
+      { a: 1 },
+    ],
+    ['oneOf (exactly one)', { oneOf: [{ type: 'integer' }, { type: 'number' }] }, 1, 1.5],
+    ['pattern', { type: 'string', pattern: '^[a-z]+$' }, 'A1', 'ab'],
+    [
+      'allOf',
+      { allOf: [{ type: 'object', required: ['a'] }, { required: ['b'] }] },
+      { a: 1 },
+      { a: 1, b: 2 },
+    ],
+    ['exclusiveMinimum', { type: 'number', exclusiveMinimum: 0 }, 0, 0.5],
+    ['uniqueItems', { type: 'array', uniqueItems: true }, [1, 1], [1, 2]],
+  ];
+  for (const [name, schema, invalid, valid] of cases) {
+    assert.notDeepEqual(
+      checkJsonSchema(schema, invalid),
+      [],
+      `${name}: the invalid input is refused`,
+    );
+    assert.deepEqual(checkJsonSchema(schema, valid), [], `${name}: the valid input passes`);
+  }
+  // The draft is the schema's own: in draft-04, exclusiveMinimum is a boolean beside minimum.
+  const draft4 = {
+    $schema: 'http://json-schema.org/draft-04/schema#',
+    minimum: 0,
+    exclusiveMinimum: true,
+  };
+  assert.notDeepEqual(checkJsonSchema(draft4, 0), []);
+  assert.deepEqual(checkJsonSchema(draft4, 1), []);
 });
 
 test('validateInput: zod, JSON Schema with and without a validator', async () => {
@@ -213,7 +255,7 @@ test('validateInput: zod, JSON Schema with and without a validator', async () =>
   const bare = { inputSchema: jsonSchema({ type: 'object', required: ['q'] }) };
   assert.deepEqual(await validateInput(bare, {}), {
     ok: false,
-    detail: 'input: missing required property "q"',
+    detail: 'input: instance does not have required property "q"',
   });
   assert.deepEqual(await validateInput(bare, { q: 1 }), { ok: true, value: { q: 1 } });
   const custom = {
