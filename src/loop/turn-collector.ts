@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { secureJsonParse } from '@ai-sdk/provider-utils';
 import type { LanguageModelV4StreamPart, SharedV4Warning } from '@ai-sdk/provider';
 import type { ModelOutputPart } from './model-messages.ts';
 import { streamError } from './stream-error.ts';
@@ -152,31 +153,18 @@ export class TurnCollector {
   }
 }
 
+/**
+ * Tool input as the AI SDK parses it: `secureJsonParse`, which refuses `__proto__` and
+ * `constructor.prototype` keys (a tool that merges its input would change prototypes). Input
+ * that does not parse, or is refused, is kept as the string the model sent, as the SDK keeps it.
+ */
 function parseInput(input: string): unknown {
   if (input.trim() === '') return {};
   try {
-    return JSON.parse(input, refusePrototypeKeys) as unknown;
+    return secureJsonParse(input) as unknown;
   } catch {
     return input;
   }
-}
-
-/**
- * The AI SDK parses tool input with secure-json-parse, which refuses `__proto__` and
- * `constructor.prototype` keys (a tool that merges its input would change prototypes): such
- * input is kept as the string the model sent, as the SDK kept it.
- */
-function refusePrototypeKeys(key: string, value: unknown): unknown {
-  if (
-    key === '__proto__' ||
-    (key === 'constructor' &&
-      typeof value === 'object' &&
-      value !== null &&
-      Object.hasOwn(value, 'prototype'))
-  ) {
-    throw new SyntaxError('Object contains forbidden prototype property');
-  }
-  return value;
 }
 
 function describeWarning(warning: SharedV4Warning): string {
