@@ -76,6 +76,8 @@ const CANNOT_DISPATCH = new Set([
   'tool-settled',
   'compaction',
   'run-revived',
+  'run-failed',
+  'run-stopped',
   'checkpoint',
 ]);
 

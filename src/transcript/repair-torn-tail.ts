@@ -34,13 +34,12 @@ export async function repairTornTail(
   const size = await io(path, 'read the torn tail', () => fileSystem.size(fd));
   const length = Math.max(0, Math.min(tornBytes, size - validBytes));
   const source: Range = { fd, path, from: validBytes, length };
-  const base = `${basename(path)}.torn-${validBytes}`;
   // Sized to the tail when it is short: a repair of a few bytes allocates a few bytes.
   const chunk = Math.max(1, Math.min(CHUNK_BYTES, length));
   const buffers: Buffers = { left: Buffer.allocUnsafe(chunk), right: null };
-  let sidecar = base;
+  let sidecar = sidecarName(path, validBytes, 1);
   for (let attempt = 1; ; attempt++) {
-    sidecar = attempt === 1 ? base : `${base}-${attempt}`;
+    sidecar = sidecarName(path, validBytes, attempt);
     const found = await compareExisting(fileSystem, join(dirname(path), sidecar), source, buffers);
     if (found === 'same') break;
     if (found === 'missing') {
@@ -51,6 +50,18 @@ export async function repairTornTail(
   await io(path, 'truncate the torn tail', () => fileSystem.truncate(fd, validBytes));
   await io(path, 'sync the truncation', () => fileSystem.sync(fd));
   return { validBytes, tornBytes: length, sidecar };
+}
+
+/**
+ * The name of the `attempt`-th sidecar of a repair at `validBytes` (a name in the transcript's
+ * folder): `<name>.torn-<validBytes>`, then `…-2`, `…-3` when an earlier one holds other bytes.
+ *
+ * @example
+ * sidecarName('runs/a.jsonl', 4096, 2); // 'a.jsonl.torn-4096-2'
+ */
+export function sidecarName(path: string, validBytes: number, attempt: number): string {
+  const base = `${basename(path)}.torn-${validBytes}`;
+  return attempt === 1 ? base : `${base}-${attempt}`;
 }
 
 /** The copy's buffer, and the comparison's (allocated only when a sidecar is compared). */

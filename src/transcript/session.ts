@@ -1,4 +1,4 @@
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { encodeLine } from './line-codec.ts';
 import {
@@ -10,7 +10,7 @@ import {
   type TranscriptRecord,
 } from './records.ts';
 import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
-import { repairTornTail } from './repair-torn-tail.ts';
+import { repairTornTail, sidecarName } from './repair-torn-tail.ts';
 import { type LineInfo, scanTranscript } from './scan-transcript.ts';
 import {
   describeError,
@@ -464,36 +464,59 @@ export class Session {
 
 /**
  * A repair that cut the file at `validBytes` and was interrupted before its record was
- * written (or whose record was torn in turn): the sidecar named for that length exists, yet
- * nothing good follows that length. Its record is written now, so the calls the cut bytes may
- * have dispatched are still never run.
+ * written (or whose record was torn in turn): a sidecar named for that length exists — the
+ * first, or a later one (`…-2`, `…-3`) when an earlier repair at the same length kept other
+ * bytes — yet nothing good follows that length. Its record is written now, naming the last of
+ * them, and when any may hold a dispatch its calls are marked so: they are never run. A sidecar
+ * that exists but cannot be read refuses the open (`io`, naming it): what it holds may be a
+ * dispatch, and guessing "no" could run a side effect twice.
  */
 async function unrecordedRepair(
   fileSystem: FileSystem,
   path: string,
   scan: { validBytes: number; lastSeq: number },
 ): Promise<TailRepair | undefined> {
-  const sidecar = `${basename(path)}.torn-${scan.validBytes}`;
-  let fd: number;
-  try {
-    fd = await fileSystem.open(join(dirname(path), sidecar), 'read');
-  } catch {
-    return undefined;
+  let repair: TailRepair | undefined;
+  let dispatch = false;
+  for (let attempt = 1; attempt <= MAX_SIDECARS; attempt++) {
+    const sidecar = sidecarName(path, scan.validBytes, attempt);
+    const sidecarPath = join(dirname(path), sidecar);
+    let fd: number;
+    try {
+      fd = await fileSystem.open(sidecarPath, 'read');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+      throw unreadableSidecar(path, sidecarPath, error);
+    }
+    try {
+      const tornBytes = await fileSystem.size(fd);
+      if (tornBytes === 0) continue;
+      const head = Buffer.alloc(Math.min(tornBytes, 64));
+      const read = await fileSystem.read(fd, head, 0);
+      repair = { validBytes: scan.validBytes, tornBytes, sidecar };
+      // The same rule as the repair that was interrupted: the cut bytes are in the sidecar.
+      if (mayHoldDispatch(head.subarray(0, read), scan.lastSeq + 1)) dispatch = true;
+    } catch (error) {
+      throw unreadableSidecar(path, sidecarPath, error);
+    } finally {
+      await fileSystem.close(fd).catch(() => undefined);
+    }
   }
-  try {
-    const tornBytes = await fileSystem.size(fd);
-    if (tornBytes === 0) return undefined;
-    const head = Buffer.alloc(Math.min(tornBytes, 64));
-    const read = await fileSystem.read(fd, head, 0);
-    const repair: TailRepair = { validBytes: scan.validBytes, tornBytes, sidecar };
-    // The same rule as the repair that was interrupted: the cut bytes are in the sidecar.
-    if (mayHoldDispatch(head.subarray(0, read), scan.lastSeq + 1)) repair.possiblyDispatched = true;
-    return repair;
-  } catch {
-    return undefined;
-  } finally {
-    await fileSystem.close(fd).catch(() => undefined);
-  }
+  if (repair !== undefined && dispatch) repair.possiblyDispatched = true;
+  return repair;
+}
+
+/** The most sidecars of one length a repair looks at (each was one interrupted repair). */
+const MAX_SIDECARS = 1000;
+
+function unreadableSidecar(path: string, sidecar: string, error: unknown): SessionError {
+  const cause = (error as NodeJS.ErrnoException).code ?? String(error);
+  return new SessionError(
+    'io',
+    path,
+    `${path}: cannot read ${sidecar}, the bytes an earlier repair cut off (${cause}); they may hold a tool's dispatch, so the transcript is not opened until that file can be read`,
+    { cause: error },
+  );
 }
 
 async function takeLock(
