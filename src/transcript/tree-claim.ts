@@ -193,16 +193,35 @@ export async function probeTreeClaim(
   const path = claimPathOf(rootPath);
   try {
     if (!(await fileSystem.isLocked(path))) return null;
-  } catch {
-    return null;
+  } catch (error) {
+    // Cannot tell: a tree taken for free could get a second reviver; taken for claimed, it
+    // waits for a person to look — the safe side, with the reason.
+    return {
+      pid: null,
+      since: null,
+      host: null,
+      unknownBecause: `cannot probe ${path}: ${errorCause(error)}`,
+    };
   }
-  const unknown: LockHolder = { pid: null, since: null, host: null };
   let fd: number;
   try {
-    if ((await fileSystem.identityOf(path))?.kind !== 'file') return unknown;
+    const identity = await fileSystem.identityOf(path);
+    if (identity?.kind !== 'file') {
+      return {
+        pid: null,
+        since: null,
+        host: null,
+        unknownBecause: `${path} is not a regular file`,
+      };
+    }
     fd = await fileSystem.open(path, 'read');
-  } catch {
-    return unknown;
+  } catch (error) {
+    return {
+      pid: null,
+      since: null,
+      host: null,
+      unknownBecause: `cannot read who holds ${path}: ${errorCause(error)}`,
+    };
   }
   try {
     // A claimer names itself just after it takes the lock: a probe between the two waits a moment.
@@ -222,6 +241,9 @@ export async function probeTreeClaim(
  * // 'the tree of /runs/main.jsonl is being revived by pid 42 since 2026-01-01T00:00:00.000Z'
  */
 export function heldDetail(rootPath: string, holder: LockHolder): string {
+  if (holder.unknownBecause !== undefined && holder.pid === null) {
+    return `the tree of ${rootPath} may be being revived: ${holder.unknownBecause}; it is left alone until that can be checked`;
+  }
   if (holder.pid === null)
     return `the tree of ${rootPath} is being revived by another process (not yet named)`;
   const host = holder.host !== null && holder.host !== hostName() ? ` on ${holder.host}` : '';
@@ -263,4 +285,10 @@ let cachedHostName: string | undefined;
 function hostName(): string {
   cachedHostName ??= hostname();
   return cachedHostName;
+}
+
+function errorCause(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code === undefined ? message : `${code} (${message})`;
 }

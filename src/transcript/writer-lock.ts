@@ -12,6 +12,11 @@ export interface LockHolder {
   pid: number | null;
   since: string | null;
   host: string | null;
+  /**
+   * Set when a probe could not tell whether the lock is held, or who holds it (the error, in a
+   * few words): a caller treats the lock as held — guessing "free" could let two writers in.
+   */
+  unknownBecause?: string;
 }
 
 /**

@@ -39,6 +39,32 @@ async function tree(childLink?: string): Promise<{ root: string; child: string; 
 }
 
 describe('the tree claim', () => {
+  test('a probe that cannot tell says so and counts the tree as claimed: inspect leaves it alone, with the reason', async () => {
+    const { root, child } = await tree();
+    let probed = 0;
+    const blind = {
+      ...nodeFileSystem,
+      async isLocked(path: string) {
+        probed += 1;
+        if (path === claimPathOf(root))
+          throw Object.assign(new Error('permission denied'), { code: 'EACCES' });
+        return nodeFileSystem.isLocked(path);
+      },
+    };
+    const holder = await probeTreeClaim(blind, root);
+    assert.ok(probed > 0, 'the fault happened: the probe was refused');
+    assert.match(holder?.unknownBecause ?? '', /cannot probe .*\.claim: EACCES/);
+    const found = await Revival.inspect({ path: child, maxRevivals: 3, fileSystem: blind });
+    assert.equal(found.revivable, false);
+    assert.equal(found.reason, 'running');
+    assert.match(
+      found.detail ?? '',
+      /may be being revived: cannot probe .*EACCES.*left alone until that can be checked/,
+    );
+    // With a probe that works, the same tree is revivable: it was the blindness, not the tree.
+    assert.equal((await Revival.inspect({ path: child, maxRevivals: 3 })).revivable, true);
+  });
+
   test('a second claimer is refused, told the holder (pid, since); release removes the file', async () => {
     const { root } = await tree();
     const first = await claimTree(nodeFileSystem, root, new Date('2026-01-01T09:00:00.000Z'));
