@@ -13,7 +13,8 @@ import { UserError } from './user-error.ts';
 /**
  * The absolute paths of the transcripts at and below `paths` (resolved against `cwd`), sorted
  * and without duplicates. A path that does not exist is the user's mistake: a {@link UserError}
- * naming it. A folder that cannot be read below the named one is skipped, not fatal. Folders
+ * naming it. A folder that cannot be read below the named one is skipped, not fatal, and
+ * added to `notRead` with the reason, so that the command can say what it could not look at. Folders
  * whose name starts with `.` and `node_modules` are not entered.
  *
  * Each path the user names is resolved once, here, to its real path (its symbolic links
@@ -24,7 +25,11 @@ import { UserError } from './user-error.ts';
  * @example
  * await findTranscripts(['runs/'], process.cwd()); // ['/…/runs/a.jsonl', '/…/runs/a.agents/x.jsonl']
  */
-export async function findTranscripts(paths: string[], cwd: string): Promise<string[]> {
+export async function findTranscripts(
+  paths: string[],
+  cwd: string,
+  notRead: NotRead[] = [],
+): Promise<string[]> {
   const found = new Set<string>();
   for (const given of paths) {
     let path: string;
@@ -42,9 +47,9 @@ export async function findTranscripts(paths: string[], cwd: string): Promise<str
     if (kind === 'other') throw new UserError(`${given}: not a file or a folder`);
     if (kind === 'file') {
       found.add(path);
-      if (isRealFolder(childrenFolder(path))) walk(childrenFolder(path), found);
+      if (isRealFolder(childrenFolder(path), notRead)) walk(childrenFolder(path), found, notRead);
     } else {
-      walk(path, found);
+      walk(path, found, notRead);
     }
   }
   return [...found].sort();
@@ -54,11 +59,15 @@ export async function findTranscripts(paths: string[], cwd: string): Promise<str
  * Reads folders synchronously: a walk over thousands of folders is thousands of small calls,
  * and a thread-pool round trip costs more than listing a cached folder.
  */
-function walk(folder: string, found: Set<string>): void {
+function walk(folder: string, found: Set<string>, notRead: NotRead[]): void {
   let entries: Dirent[];
   try {
     entries = readdirSync(folder, { withFileTypes: true });
-  } catch {
+  } catch (error) {
+    // Gone since it was listed: nothing to miss. Anything else hides runs: say so.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      notRead.push({ path: folder, reason: code ?? String(error) });
     return;
   }
   // `folder` is absolute and normalised, and a name holds no separator: no join needed (it
@@ -68,18 +77,37 @@ function walk(folder: string, found: Set<string>): void {
     const path = `${prefix}${entry.name}`;
     if (entry.isDirectory()) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      walk(path, found);
+      walk(path, found, notRead);
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
     }
   }
 }
 
-/** Whether `path` is a folder itself, not a symbolic link to one. */
-function isRealFolder(path: string): boolean {
+/**
+ * Whether `path` is a folder itself, not a symbolic link to one. Absent is no; a folder that
+ * cannot be looked at (EACCES, EIO) is no too, and noted in `notRead`: its runs are not shown.
+ */
+function isRealFolder(path: string, notRead: NotRead[]): boolean {
   try {
     return lstatSync(path).isDirectory();
-  } catch {
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      notRead.push({ path, reason: code ?? String(error) });
     return false;
   }
+}
+
+/**
+ * A folder below the paths given that could not be read, and why (an error code): runs in it
+ * are missing from what the command shows.
+ *
+ * @example
+ * const notRead: NotRead[] = [];
+ * await findTranscripts(['runs'], cwd, notRead); // notRead: [{ path: '/…/runs/locked', reason: 'EACCES' }]
+ */
+export interface NotRead {
+  path: string;
+  reason: string;
 }

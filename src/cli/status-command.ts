@@ -1,12 +1,13 @@
 import { lstat } from 'node:fs/promises';
 import { type Command, type CommandIo, integerOption, parseCommandLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
-import { findTranscripts } from './find-transcripts.ts';
+import { findTranscripts, type NotRead } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { jsonText } from './json-text.ts';
 import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
 import { connectStore, databaseUrl } from './database-store.ts';
 import { databaseStatus } from './database-status.ts';
+import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
 import { steadyHeap } from './steady-heap.ts';
 
@@ -95,19 +96,32 @@ Exit codes:
     );
     // A read-only command that ends when the folder is inspected: see steady-heap.ts.
     steadyHeap();
-    const paths = await findTranscripts(positionals.length === 0 ? ['.'] : positionals, io.cwd);
+    const notRead: NotRead[] = [];
+    const paths = await findTranscripts(
+      positionals.length === 0 ? ['.'] : positionals,
+      io.cwd,
+      notRead,
+    );
     const roots = await inspectTree(paths, maxRevivals, io.cwd);
     await sizeUnreadable(roots);
+    // A folder it could not read hides runs: a reason to look, like an unreadable transcript.
+    const exitCode = notRead.length > 0 ? EXIT.unreadable : statusExitCode(summarize(roots));
     if (values.json === true) {
-      io.stdout.write(`${jsonText(statusJson(roots, maxRevivals), io.stdout)}\n`);
+      const json = { ...statusJson(roots, maxRevivals), notRead, exitCode };
+      io.stdout.write(`${jsonText(json, io.stdout)}\n`);
     } else {
       const layout = { width: terminalWidth(io), wide: values.wide === true };
       const next: { agents?: string; maxRevivals?: number } = {};
       if (typeof values.agents === 'string') next.agents = values.agents;
       if (values['max-revivals'] !== undefined) next.maxRevivals = maxRevivals;
       io.stdout.write(statusText(roots, io.out, layout, next));
+      for (const folder of notRead) {
+        io.stdout.write(
+          `${io.out.red('Not read:')} ${terminalSafe(folder.path)} (${terminalSafe(folder.reason)}): the runs in it are not shown\n`,
+        );
+      }
     }
-    return statusExitCode(summarize(roots));
+    return exitCode;
   },
 };
 
