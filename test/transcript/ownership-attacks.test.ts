@@ -130,8 +130,12 @@ describe('a writer owns its transcript by identity', () => {
       const writer = await Session.create(path, sessionMeta());
       await unlink(path);
       await assert.rejects(stat(path), { code: 'ENOENT' });
-      writer.append(textMessage('user', 'into the void')).catch(() => undefined);
+      // The append itself goes through the writer's own descriptor, to the deleted file's
+      // inode, which no path names any more: it resolves, and reaches no file anyone can open.
+      const appended = writer.append(textMessage('user', 'into the void'));
       await assert.rejects(writer.barrier(), sessionError('ownership-lost', /is gone.*deleted/));
+      assert.equal((await appended).seq, 1);
+      await assert.rejects(stat(path), { code: 'ENOENT' }, 'the append re-created nothing');
       await writer.close();
       assert.deepEqual(await readdir(folder), [], 'nothing re-created, the nametag removed');
     });
@@ -143,7 +147,8 @@ describe('a writer owns its transcript by identity', () => {
       const tree = join(folder, 'tree');
       const path = join(tree, 'run.jsonl');
       const writer = await Session.create(path, sessionMeta(), { durability: 'none' });
-      writer.append(textMessage('user', 'buffered until the barrier')).catch(() => undefined);
+      const buffered = writer.append(textMessage('user', 'buffered until the barrier'));
+      assert.equal((await buffered).seq, 1, 'buffered in memory: nothing written yet');
       await unlink(path);
       await symlink(outside, path);
       assert.ok((await lstat(path)).isSymbolicLink(), 'the link is in place');
