@@ -8,6 +8,7 @@ import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { SessionError } from '../../src/transcript/session-error.ts';
 import { ScriptedModel } from '../loop/support/scripted-model.ts';
 import { MemoryFileSystem } from '../support/memory-file-system.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
@@ -148,18 +149,28 @@ async function salvageAndRun(fileSystem: MemoryFileSystem, executions: string[])
   let session: Session;
   try {
     session = await Session.open(PATH, { fileSystem, salvageDamagedTail: true });
-  } catch {
-    return 'refused';
+  } catch (error) {
+    // Only one refusal is expected: damage that is not at the end (unreadable). Any other
+    // error is a defect, not an outcome.
+    if (SessionError.isInstance(error) && error.code === 'unreadable') return 'refused: unreadable';
+    throw error;
   }
   try {
     const model = new ScriptedModel([{ text: 'Done.' }]);
     const view = conversationView(await records(fileSystem));
     const loop = new Loop({ backends: [model.model], session, tools: [chargeTool(executions)] });
-    try {
-      return `loop ${(await loop.run(view)).status}`;
-    } catch (error) {
-      return `loop threw ${(error as Error).name}`;
+    const result = await loop.run(view);
+    // The salvage marked the turn's calls dispatched; a Loop never runs such calls: it refuses
+    // the transcript until a revival answers them. That refusal is the outcome this path owes.
+    if (
+      result.status === 'failed' &&
+      /was dispatched and never settled: revive the transcript before running it/.test(
+        result.error ?? '',
+      )
+    ) {
+      return 'loop refused: calls in flight';
     }
+    return `loop ${result.status}: ${result.error ?? result.text}`;
   } finally {
     await session.close();
   }
@@ -202,6 +213,17 @@ test('a durable side-effect dispatch as the last line, mutated in any way, never
   // The test means something only if the system really revived and ran mutated transcripts.
   assert.ok((outcomes.get('revive --salvage: revived') ?? 0) > ROUNDS / 2, 'salvage revived');
   assert.ok((outcomes.get('revive: revived') ?? 0) > 0, 'torn tails revived');
+  // The third path really opened, salvaged and ran a Loop, which refused the calls in flight;
+  // nothing else happened on it.
+  const salvaged = [...outcomes].filter(([key]) =>
+    key.startsWith('open with salvage, then Loop: '),
+  );
+  assert.ok(
+    (outcomes.get('open with salvage, then Loop: loop refused: calls in flight') ?? 0) > ROUNDS / 2,
+  );
+  for (const [key] of salvaged) {
+    assert.match(key, /: (loop refused: calls in flight|refused: unreadable)$/, key);
+  }
 });
 
 test('the unmutated transcript: the dispatched call is answered as interrupted, the other one runs', async () => {
