@@ -42,6 +42,12 @@ export interface WriterLock {
   lost(): Promise<string | null>;
   /** Remove the nametag (when it is still this writer's), then close the descriptor. */
   release(): Promise<void>;
+  /**
+   * Null when the nametag was written; else why not (a full disk, a folder in its place, …).
+   * The lock holds all the same — the nametag only names the holder — but another process
+   * refused the lock then sees its holder as unknown, and this says why.
+   */
+  readonly nametagProblem: string | null;
 }
 
 /**
@@ -116,13 +122,15 @@ export async function acquireWriterLock(
     if (!locked) await fileSystem.close(fd);
   }
   const holder = JSON.stringify({ pid: process.pid, since: now.toISOString(), host: hostName() });
-  const nametag = await writeNametag(fileSystem, transcriptPath, holder, options.random);
+  const written = await writeNametag(fileSystem, transcriptPath, holder, options.random);
+  const nametag = 'identity' in written ? written.identity : null;
   let released = false;
   return {
     ok: true,
     lock: {
       path: transcriptPath,
       fd,
+      nametagProblem: 'problem' in written ? written.problem : null,
       lost: () => lostOwnership(fileSystem, transcriptPath, fd),
       async release() {
         if (released) return;
@@ -165,22 +173,22 @@ async function lostOwnership(
 /**
  * Write the nametag: a new file under an unpredictable name (created exclusively, never through
  * a link), renamed over the nametag's name (a rename replaces a link itself, never its target).
- * Returns the nametag's identity, so that release removes only this writer's; null when it could
- * not be written (a full disk, a folder in its place): the lock holds all the same.
+ * Returns the nametag's identity, so that release removes only this writer's; or, when it could
+ * not be written (a full disk, a folder in its place), why not: the lock holds all the same.
  */
 async function writeNametag(
   fileSystem: FileSystem,
   transcriptPath: string,
   holder: string,
   random: (() => string) | undefined,
-): Promise<FileIdentity | null> {
+): Promise<{ identity: FileIdentity } | { problem: string }> {
   const nametag = nametagPathOf(transcriptPath);
   const temporary = temporaryPathOf(nametag, random);
   let fd: number;
   try {
     fd = await fileSystem.open(temporary, 'create');
-  } catch {
-    return null;
+  } catch (error) {
+    return { problem: `cannot create ${temporary}: ${problemOf(error)}` };
   }
   try {
     let identity: FileIdentity;
@@ -191,11 +199,17 @@ async function writeNametag(
       await fileSystem.close(fd);
     }
     await fileSystem.rename(temporary, nametag);
-    return identity;
-  } catch {
+    return { identity };
+  } catch (error) {
     await fileSystem.unlink(temporary).catch(() => undefined);
-    return null;
+    return { problem: `cannot write ${nametag}: ${problemOf(error)}` };
   }
+}
+
+function problemOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code === undefined ? message : `${code} (${message})`;
 }
 
 /** Remove the nametag if it is still the one this writer wrote (never another writer's). */
