@@ -17,6 +17,21 @@ export function databaseUrl(given: unknown, io: CommandIo): string | undefined {
 }
 
 /**
+ * {@link databaseUrl} for a command that works only on the database: a missing URL is the
+ * user's mistake, said in one line.
+ *
+ * @example
+ * const url = requireDatabaseUrl('export', values.database, io);
+ */
+export function requireDatabaseUrl(command: string, given: unknown, io: CommandIo): string {
+  const url = databaseUrl(given, io);
+  if (url === undefined) {
+    throw new UserError(`${command}: give --database URL (or set LLM_AGENT_DATABASE_URL)`);
+  }
+  return url;
+}
+
+/**
  * Connect to the PostgreSQL store of `url` (schema `schema`), turning what a person must fix —
  * an unreachable server, a schema to migrate — into one line.
  *

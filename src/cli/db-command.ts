@@ -1,4 +1,5 @@
 import { type Command, parseCommandLine } from './command.ts';
+import { requireDatabaseUrl } from './database-store.ts';
 import { EXIT } from './exit-codes.ts';
 import { UserError } from './user-error.ts';
 
@@ -38,10 +39,7 @@ in the command (no URL, a bad schema name).
     if (positionals.length !== 1 || positionals[0] !== 'migrate') {
       throw new UserError('db: the one subcommand is migrate (see llm-agent db --help)');
     }
-    const url = (values.database as string | undefined) ?? io.env.LLM_AGENT_DATABASE_URL;
-    if (url === undefined || url === '') {
-      throw new UserError('db migrate: give --database URL (or set LLM_AGENT_DATABASE_URL)');
-    }
+    const url = requireDatabaseUrl('db migrate', values.database, io);
     const schema = (values.schema as string | undefined) ?? 'llm_agent';
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new UserError(

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isAgentId } from '../transcript/records.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
+import { connectStore, requireDatabaseUrl } from './database-store.ts';
 import { EXIT } from './exit-codes.ts';
 import { UserError } from './user-error.ts';
 
@@ -42,9 +42,7 @@ the command (no such run, FILE exists).
       io.stdout.write(this.help);
       return EXIT.ok;
     }
-    const url = databaseUrl(values.database, io);
-    if (url === undefined)
-      throw new UserError('export: give --database URL (or set LLM_AGENT_DATABASE_URL)');
+    const url = requireDatabaseUrl('export', values.database, io);
     if (positionals.length !== 1) throw new UserError('export: give exactly one RUN');
     const run = positionals[0] as string;
     const out = values.out as string | undefined;

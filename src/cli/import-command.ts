@@ -5,7 +5,7 @@ import { peek } from '../transcript/peek.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
+import { connectStore, requireDatabaseUrl } from './database-store.ts';
 import { EXIT } from './exit-codes.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
@@ -49,9 +49,7 @@ name exists); 4 the file is not a whole, readable transcript.
       io.stdout.write(this.help);
       return EXIT.ok;
     }
-    const url = databaseUrl(values.database, io);
-    if (url === undefined)
-      throw new UserError('import: give --database URL (or set LLM_AGENT_DATABASE_URL)');
+    const url = requireDatabaseUrl('import', values.database, io);
     if (positionals.length !== 1) throw new UserError('import: give exactly one transcript FILE');
     const given = positionals[0] as string;
     const path = resolve(io.cwd, given);

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { type Command, integerOption, parseCommandLine } from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
+import { connectStore, requireDatabaseUrl } from './database-store.ts';
 import { EXIT } from './exit-codes.ts';
 import { loadAgents } from './load-agents.ts';
 import { terminalSafe } from './terminal-safe.ts';
@@ -55,10 +55,7 @@ stopped cleanly and stays revivable); 1 the database cannot be used; 2 a mistake
       io.stdout.write(this.help);
       return EXIT.ok;
     }
-    const url = databaseUrl(values.database, io);
-    if (url === undefined) {
-      throw new UserError('worker: give --database URL (or set LLM_AGENT_DATABASE_URL)');
-    }
+    const url = requireDatabaseUrl('worker', values.database, io);
     const module = values.agents as string | undefined;
     if (module === undefined) throw new UserError('worker: --agents MODULE is required');
     const policy = (values.policy as string | undefined) ?? 'ask';

@@ -1,3 +1,4 @@
+import { writeRevival } from './write-revival.ts';
 import type { TranscriptStore } from '../store/transcript-store.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import type { RecordOf, TranscriptRecord } from '../transcript/records.ts';
@@ -102,17 +103,10 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
   for (const record of read.records) tail.add(record);
   const view = conversationView(read.records);
   const plan = planRevival({ records: tail.records, lastMessage: view.at(-1), state, maxRevivals });
-  const appended: TranscriptRecord[] = [];
+  let appended: TranscriptRecord[];
   let revival: RecordOf<'run-revived'>;
   try {
-    for (const message of plan.interruptedMessages) appended.push(await writer.append(message));
-    // The answer is durable before the settle that points at it.
-    if (plan.interruptedMessages.length > 0) await writer.barrier();
-    for (const settle of plan.settles) appended.push(await writer.append(settle));
-    if (plan.notice !== null) appended.push(await writer.append(plan.notice));
-    revival = (await writer.append(plan.envelope)) as RecordOf<'run-revived'>;
-    appended.push(revival);
-    await writer.barrier();
+    ({ appended, revival } = await writeRevival(writer, plan));
   } catch (error) {
     await release();
     return refused(

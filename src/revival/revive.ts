@@ -1,3 +1,4 @@
+import { writeRevival } from './write-revival.ts';
 import { agentsFoldersOf } from '../subagents/child-layout.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
@@ -315,17 +316,10 @@ async function reviveOpen(
     state,
     maxRevivals: options.maxRevivals,
   });
-  const appended: TranscriptRecord[] = [];
+  let appended: TranscriptRecord[];
   let revival: RecordOf<'run-revived'>;
   try {
-    for (const message of plan.interruptedMessages) appended.push(await session.append(message));
-    // The answer is durable before the settle that points at it (docs/loop.md, "Write order").
-    if (plan.interruptedMessages.length > 0) await session.barrier();
-    for (const settle of plan.settles) appended.push(await session.append(settle));
-    if (plan.notice !== null) appended.push(await session.append(plan.notice));
-    revival = (await session.append(plan.envelope)) as RecordOf<'run-revived'>;
-    appended.push(revival);
-    await session.barrier();
+    ({ appended, revival } = await writeRevival(session, plan));
   } catch (error) {
     await release();
     return refused(

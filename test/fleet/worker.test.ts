@@ -142,26 +142,7 @@ test('a worker killed mid-tool under the ask policy: fenced and parked, revived 
   const stores: PostgresStore[] = [];
   try {
     await admin.query(`CREATE TABLE "${schema}".ledger (call_id text, target text)`);
-    const child = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL('../store/support/loop-worker.ts', import.meta.url)),
-        database.url,
-        schema,
-        '400',
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const exited = new Promise<NodeJS.Signals | null>((done) =>
-      child.on('exit', (_c, signal) => done(signal)),
-    );
-    for await (const line of createInterface({
-      input: child.stdout as NonNullable<typeof child.stdout>,
-    })) {
-      if (line === 'in-tool') break;
-    }
-    child.kill('SIGKILL');
-    assert.equal(await exited, 'SIGKILL', 'the worker really died mid-tool');
+    await killedMidTool(schema);
     await new Promise((done) => setTimeout(done, 600));
     const ledger: string[] = [];
     const supervisors = await Promise.all([connect(schema), connect(schema)]);
