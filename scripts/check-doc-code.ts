@@ -21,6 +21,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** The package's import names, as package.json's `exports` maps them, onto the source. */
 const ENTRY_POINTS: Record<string, string> = {
   'llm-agent-revival': 'src/index.ts',
+  'llm-agent-revival/transcript': 'src/transcript/index.ts',
   'llm-agent-revival/session': 'src/transcript/index.ts',
   'llm-agent-revival/loop': 'src/loop/index.ts',
   'llm-agent-revival/revival': 'src/revival/index.ts',
