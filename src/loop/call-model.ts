@@ -9,7 +9,8 @@ import { causeOfStatus } from '../transcript/run-halt.ts';
 import { assistantMessageFromOutput } from './model-messages.ts';
 import { resolveBackend } from './resolve-backend.ts';
 import { TurnCollector } from './turn-collector.ts';
-import type { LoopEvent } from './types.ts';
+import { mergeSettings } from './model-call-settings.ts';
+import type { LoopEvent, ModelCallSettings } from './types.ts';
 
 /**
  * What one model turn needs. Sleep, backoff and events come in from the run, so a test drives
@@ -40,6 +41,10 @@ export interface ModelTurnRequest {
   /** Milliseconds a backend may stay silent (before its first part, or between two). */
   idleTimeout?: number;
   emit: (event: LoopEvent) => void;
+  /** Each backend's settings (the loop's with the backend's own laid over them). */
+  settings?: readonly ModelCallSettings[];
+  /** Settings for this one call to a backend, laid over its own. */
+  prepare?: (backend: number) => ModelCallSettings | undefined;
 }
 
 /**
@@ -170,7 +175,8 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
         return { ok: false, reason: 'aborted', detail: 'the run was aborted', attempts };
       }
       attempts += 1;
-      const outcome = await attempt(request.backends[backend] as LanguageModel, request);
+      const settings = mergeSettings(request.settings?.[backend], request.prepare?.(backend));
+      const outcome = await attempt(request.backends[backend] as LanguageModel, request, settings);
       if (outcome.ok) return { ...outcome, backend };
       const kind = classifyModelError(outcome.error, request.signal);
       if (kind === 'aborted') {
@@ -308,7 +314,11 @@ type AttemptOutcome =
  * here or in the prompt the run keeps (provider-prompt.ts, turn-collector.ts); model middleware
  * still applies, being part of the model (`wrapLanguageModel`).
  */
-async function attempt(backend: LanguageModel, request: ModelTurnRequest): Promise<AttemptOutcome> {
+async function attempt(
+  backend: LanguageModel,
+  request: ModelTurnRequest,
+  settings: ModelCallSettings,
+): Promise<AttemptOutcome> {
   // The attempt's own signal: the run's abort, or a backend that went quiet for too long.
   const controller = new AbortController();
   const stopWithRun = () => controller.abort(request.signal.reason);
@@ -340,6 +350,8 @@ async function attempt(backend: LanguageModel, request: ModelTurnRequest): Promi
     rearm();
     const model = resolveBackend(backend);
     const streaming = model.doStream({
+      // The settings first: nothing in them may replace the prompt, tools or signal.
+      ...settings,
       prompt: request.prompt,
       ...(request.tools.length === 0 ? {} : { tools: [...request.tools] }),
       toolChoice: { type: 'auto' },

@@ -3,7 +3,8 @@ import { asSchema, type LanguageModel } from 'ai';
 import type { Message } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { RunChannel } from './run-handle.ts';
-import { RunState } from './run-state.ts';
+import { isBackendOptions, mergeSettings, settingsOf } from './model-call-settings.ts';
+import { type ResolvedLoopOptions, RunState } from './run-state.ts';
 import type { LoopMessage, LoopOptions, RunHandle, RunResult, ToolDefinition } from './types.ts';
 
 export { defaultBackoff } from './run-state.ts';
@@ -36,7 +37,7 @@ export { defaultBackoff } from './run-state.ts';
  * const result = await run; // { status: 'finished', text, usage, stopReason }
  */
 export class Loop {
-  readonly #options: LoopOptions;
+  readonly #options: ResolvedLoopOptions;
   readonly #tools: ReadonlyMap<string, ToolDefinition<unknown>>;
   #declaredTools: Promise<LanguageModelV4FunctionTool[]> | undefined;
 
@@ -49,9 +50,15 @@ export class Loop {
       if (tools.has(tool.name)) throw new TypeError(`Loop: two tools are named "${tool.name}"`);
       tools.set(tool.name, tool);
     }
+    const backends = options.backends.map((backend) =>
+      isBackendOptions(backend) ? backend : { model: backend },
+    );
     this.#options = {
       ...options,
-      backends: options.backends.map((backend) => resolve(backend, options)),
+      backends: backends.map((backend) => resolve(backend.model, options)),
+      backendSettings: backends.map((backend) =>
+        mergeSettings(options.callSettings, settingsOf(backend)),
+      ),
     };
     this.#tools = tools;
   }
@@ -98,6 +105,13 @@ export class Loop {
   #launch(prepare: () => Promise<LoopMessage[]>): RunHandle {
     const controller = new AbortController();
     const channel = new RunChannel(controller);
+    const outer = this.#options.signal;
+    if (outer !== undefined) {
+      // The caller's signal stops the run the one way a run stops: its handle's abort.
+      const stop = () => channel.handle.abort(text(outer.reason ?? 'aborted'));
+      if (outer.aborted) stop();
+      else outer.addEventListener('abort', stop, { once: true });
+    }
     const run = new RunState(this.#options, this.#tools, controller.signal, (event) =>
       channel.emit(event),
     );

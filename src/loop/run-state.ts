@@ -10,13 +10,39 @@ import {
 import { callsOf, toModelMessages } from './model-messages.ts';
 import { toProviderPrompt } from './provider-prompt.ts';
 import { RunConversation } from './run-conversation.ts';
-import { type CallOutcome, resolvePendingJoin, runToolCall } from './run-tool-call.ts';
+import {
+  type CallOutcome,
+  resolvePendingJoin,
+  runToolCall,
+  validateInput,
+} from './run-tool-call.ts';
 import { classifyTailCalls } from './tail-calls.ts';
-import type { LoopEvent, LoopMessage, LoopOptions, RunResult, ToolDefinition } from './types.ts';
+import type { LanguageModel } from 'ai';
+import type {
+  LoopEvent,
+  LoopMessage,
+  LoopOptions,
+  ModelCall,
+  ModelCallSettings,
+  RunResult,
+  ToolDefinition,
+} from './types.ts';
 
 const DEFAULT_MAX_TURNS = 50;
 const DEFAULT_ROUNDS = 3;
 const DEFAULT_MAX_RETRY_DELAY = 60_000;
+
+/**
+ * {@link LoopOptions} as the {@link Loop} resolved them: every backend a model, with its
+ * settings (the loop's `callSettings` with the backend's own laid over them) beside it.
+ *
+ * @example
+ * const resolved: ResolvedLoopOptions = { ...options, backends: [model], backendSettings: [{}] };
+ */
+export type ResolvedLoopOptions = Omit<LoopOptions, 'backends'> & {
+  backends: LanguageModel[];
+  backendSettings: ModelCallSettings[];
+};
 
 /**
  * One run's mutable state (its conversation, usage and turn count) and the steps of its loop.
@@ -27,7 +53,7 @@ const DEFAULT_MAX_RETRY_DELAY = 60_000;
  * const result = await state.execute(conversation, declaredTools);
  */
 export class RunState {
-  readonly #options: LoopOptions;
+  readonly #options: ResolvedLoopOptions;
   readonly #tools: ReadonlyMap<string, ToolDefinition<unknown>>;
   readonly #signal: AbortSignal;
   readonly #emit: (event: LoopEvent) => void;
@@ -37,7 +63,7 @@ export class RunState {
   #finishReason = '';
 
   constructor(
-    options: LoopOptions,
+    options: ResolvedLoopOptions,
     tools: ReadonlyMap<string, ToolDefinition<unknown>>,
     signal: AbortSignal,
     emit: (event: LoopEvent) => void,
@@ -103,11 +129,58 @@ export class RunState {
       this.#usage.inputTokens += turn.usage.inputTokens;
       this.#usage.outputTokens += turn.usage.outputTokens;
       this.#finishReason = turn.finishReason;
-      const message = turn.message.content.length > 0 ? turn.message : emptyTurn();
+      const given = turn.message.content.length > 0 ? turn.message : emptyTurn();
+      const message = await this.#repairCalls(given);
       const record = await session.append({ type: 'message', ...message });
       this.#conversation.append({ ...message, seq: record.seq });
       this.#emit({ type: 'turn-end', turn: this.#turns, finishReason: turn.finishReason });
     }
+  }
+
+  /**
+   * Offer each malformed call of a new turn — a tool that does not exist, input its schema
+   * refuses — to `repairToolCall`, before the turn is recorded: a repaired call is recorded in
+   * its place (and checked again when it runs); one the hook leaves, or a hook that throws,
+   * keeps the model's call, which is answered with an error result.
+   */
+  async #repairCalls(message: Message): Promise<Message> {
+    const repair = this.#options.repairToolCall;
+    if (repair === undefined || !message.content.some((part) => part.type === 'tool-call')) {
+      return message;
+    }
+    const content = [];
+    for (const part of message.content) {
+      if (part.type !== 'tool-call') {
+        content.push(part);
+        continue;
+      }
+      const tool = this.#tools.get(part.toolName);
+      let problem: string | null = null;
+      if (tool === undefined) problem = `There is no tool named "${part.toolName}".`;
+      else {
+        const checked = await validateInput(tool, part.input);
+        if (!checked.ok) problem = `Invalid input for tool "${part.toolName}": ${checked.detail}`;
+      }
+      if (problem === null) {
+        content.push(part);
+        continue;
+      }
+      let fixed: Awaited<ReturnType<typeof repair>> = null;
+      try {
+        fixed = await repair({
+          toolName: part.toolName,
+          input: part.input,
+          problem,
+          tools: [...this.#tools.keys()],
+        });
+      } catch {
+        // A hook that fails repairs nothing: the model reads why its call was refused.
+      }
+      content.push(
+        fixed === null ? part : { ...part, toolName: fixed.toolName, input: fixed.input },
+      );
+    }
+    return { ...message, content };
   }
 
   /** Build the result; `status` decides which text is reported. */
@@ -179,9 +252,16 @@ export class RunState {
   #callModel(
     prompt: LanguageModelV4Prompt,
     tools: readonly LanguageModelV4FunctionTool[],
+    purpose: ModelCall['purpose'] = 'turn',
   ): Promise<ModelTurnResult> {
+    const prepareCall = this.#options.prepareCall;
+    const turn = this.#turns;
     return callModel({
       backends: this.#options.backends,
+      settings: this.#options.backendSettings,
+      ...(prepareCall === undefined
+        ? {}
+        : { prepare: (backend: number) => prepareCall({ turn, backend, purpose }) }),
       prompt,
       tools,
       signal: this.#signal,
@@ -223,6 +303,7 @@ export class RunState {
     const turn = await this.#callModel(
       toProviderPrompt({ instructions: SUMMARY_INSTRUCTIONS, messages: toModelMessages([prompt]) }),
       [],
+      'compaction',
     );
     if (!turn.ok) return turn.reason === 'aborted' ? 'aborted' : 'skipped';
     this.#usage.inputTokens += turn.usage.inputTokens;

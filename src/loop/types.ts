@@ -1,3 +1,4 @@
+import type { LanguageModelV4CallOptions, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { FlexibleSchema, LanguageModel } from 'ai';
 import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
@@ -96,6 +97,71 @@ export interface CompactionOptions {
 }
 
 /**
+ * What goes with a model call besides the prompt and the tools — the settings the AI SDK's
+ * `streamText` takes, passed to the provider as `streamText` passes them: sampling
+ * (`temperature`, `topP`, `topK`, penalties, `seed`), `maxOutputTokens`, `stopSequences`,
+ * `reasoning`, HTTP `headers`, and `providerOptions` (`{ openai: { … } }`).
+ *
+ * @example
+ * const settings: ModelCallSettings = { temperature: 0, maxOutputTokens: 2000,
+ *   providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 4000 } } } };
+ */
+export interface ModelCallSettings {
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  stopSequences?: string[];
+  seed?: number;
+  reasoning?: NonNullable<LanguageModelV4CallOptions['reasoning']>;
+  headers?: Record<string, string>;
+  providerOptions?: SharedV4ProviderOptions;
+}
+
+/**
+ * A backend with settings of its own, laid over the loop's `callSettings` (headers and each
+ * provider's options merged key by key).
+ *
+ * @example
+ * const backend: BackendOptions = { model: openai('gpt-5'), providerOptions: { openai: { reasoningEffort: 'low' } } };
+ */
+export interface BackendOptions extends ModelCallSettings {
+  model: LanguageModel;
+}
+
+/**
+ * A model call about to be made, for {@link LoopOptions.prepareCall}: the run's turn (from 1),
+ * the backend's place in the list (from 0), and whether it is the run's turn or a compaction's
+ * summary.
+ *
+ * @example
+ * const prepareCall = (call: ModelCall) => (call.purpose === 'compaction' ? { temperature: 0 } : undefined);
+ */
+export interface ModelCall {
+  turn: number;
+  backend: number;
+  purpose: 'turn' | 'compaction';
+}
+
+/**
+ * A malformed tool call the model made — a tool that does not exist, or input its schema
+ * refuses — and why, for {@link LoopOptions.repairToolCall}.
+ *
+ * @example
+ * const broken: BrokenToolCall = { toolName: 'read', input: { file: 'a' }, problem: 'There is no tool named "read"…', tools: ['read_file'] };
+ */
+export interface BrokenToolCall {
+  toolName: string;
+  input: JsonValue;
+  /** What is wrong, as the model would read it in the error result. */
+  problem: string;
+  /** The tools the run has. */
+  tools: string[];
+}
+
+/**
  * Everything a loop needs. Only `backends` and `session` are required; the rest has defaults
  * or is a hook the subagents layer fills in.
  *
@@ -112,9 +178,23 @@ export interface LoopOptions {
   /**
    * Tried in order on transport errors, 5xx and 429 (with backoff). A string is a model id:
    * resolved through `provider` when one is given, else handed to the AI SDK as it is (its
-   * global provider, by default the Vercel AI Gateway).
+   * global provider, by default the Vercel AI Gateway). A {@link BackendOptions} gives a
+   * backend settings of its own.
    */
-  backends: LanguageModel[];
+  backends: (LanguageModel | BackendOptions)[];
+  /** Settings for every model call (each backend's own laid over them). */
+  callSettings?: ModelCallSettings;
+  /** Settings for one call, laid over the backend's: called before each model call. */
+  prepareCall?: (call: ModelCall) => ModelCallSettings | undefined;
+  /**
+   * A chance to mend a malformed tool call before it is recorded, as the AI SDK's
+   * `experimental_repairToolCall`: return the call to record instead, or null to leave it — it
+   * is then answered with an error result the model reads. The repaired call is what the
+   * transcript holds (the model's own broken one is not kept), and it is checked again.
+   */
+  repairToolCall?: (call: BrokenToolCall) => Promise<{ toolName: string; input: JsonValue } | null>;
+  /** Aborts the run, as `run.abort()` does, with the signal's reason. */
+  signal?: AbortSignal;
   /**
    * Resolves string backends such as `'anthropic:claude-sonnet-4-5'`: the AI SDK's
    * `createProviderRegistry(...)`, or a single provider (`createOpenAI(...)`).
