@@ -10,6 +10,7 @@ import { assistantMessageFromOutput } from './model-messages.ts';
 import { resolveBackend } from './resolve-backend.ts';
 import { TurnCollector } from './turn-collector.ts';
 import { mergeSettings } from './model-call-settings.ts';
+import { type LoopTracer, SPAN_ERROR } from './tracer.ts';
 import type { LoopEvent, ModelCallSettings } from './types.ts';
 
 /**
@@ -45,6 +46,8 @@ export interface ModelTurnRequest {
   settings?: readonly ModelCallSettings[];
   /** Settings for this one call to a backend, laid over its own. */
   prepare?: (backend: number) => ModelCallSettings | undefined;
+  /** Each attempt becomes a span `ai.streamText.doStream`, as the AI SDK names its own. */
+  tracer?: LoopTracer;
 }
 
 /**
@@ -176,7 +179,19 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
       }
       attempts += 1;
       const settings = mergeSettings(request.settings?.[backend], request.prepare?.(backend));
-      const outcome = await attempt(request.backends[backend] as LanguageModel, request, settings);
+      const model = request.backends[backend] as LanguageModel;
+      const span = request.tracer?.startSpan('ai.streamText.doStream', {
+        attributes: spanAttributes(model, backend),
+      });
+      const outcome = await attempt(model, request, settings);
+      if (span !== undefined) {
+        if (outcome.ok) {
+          span.setAttribute('ai.response.finishReason', outcome.finishReason);
+          span.setAttribute('ai.usage.inputTokens', outcome.usage.inputTokens);
+          span.setAttribute('ai.usage.outputTokens', outcome.usage.outputTokens);
+        } else span.setStatus({ code: SPAN_ERROR, message: describeError(outcome.error) });
+        span.end();
+      }
       if (outcome.ok) return { ...outcome, backend };
       const kind = classifyModelError(outcome.error, request.signal);
       if (kind === 'aborted') {
@@ -289,6 +304,16 @@ export function retryAfterMs(error: unknown, now: number): number | undefined {
   if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Math.ceil(Number(after) * 1000);
   const date = Date.parse(after);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The span attributes of a call to a backend, named as the AI SDK names them. */
+function spanAttributes(backend: LanguageModel, index: number): Record<string, string | number> {
+  if (typeof backend === 'string') return { 'ai.model.id': backend, 'llm-agent.backend': index };
+  return {
+    'ai.model.provider': backend.provider,
+    'ai.model.id': backend.modelId,
+    'llm-agent.backend': index,
+  };
 }
 
 /** A backend as `provider:modelId`, for a person reading why a run failed. */

@@ -233,6 +233,7 @@ export class RunState {
       signal: this.#signal,
       emit: this.#emit,
       onResult: (message: LoopMessage) => this.#conversation.append(message),
+      ...(this.#options.tracer === undefined ? {} : { tracer: this.#options.tracer }),
     };
     const work: Promise<CallOutcome>[] = [];
     for (const entry of calls) {
@@ -259,6 +260,7 @@ export class RunState {
     return callModel({
       backends: this.#options.backends,
       settings: this.#options.backendSettings,
+      ...(this.#options.tracer === undefined ? {} : { tracer: this.#options.tracer }),
       ...(prepareCall === undefined
         ? {}
         : { prepare: (backend: number) => prepareCall({ turn, backend, purpose }) }),

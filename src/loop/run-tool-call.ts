@@ -3,6 +3,7 @@ import type { JsonValue, ToolCallPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { checkJsonSchema } from './check-json-schema.ts';
 import { inputDigest } from './input-digest.ts';
+import { type LoopTracer, SPAN_ERROR } from './tracer.ts';
 import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure } from './types.ts';
 
 /**
@@ -22,6 +23,8 @@ export interface ToolCallEnvironment {
   emit: (event: LoopEvent) => void;
   /** Called with each tool message once it is durable, in file order. */
   onResult: (message: LoopMessage) => void;
+  /** Each tool's execution becomes a span `ai.toolCall`, as the AI SDK names its own. */
+  tracer?: LoopTracer;
 }
 
 /**
@@ -101,6 +104,13 @@ export async function runToolCall(
     input: call.input,
   });
   let answer: { output: JsonValue; isError: boolean };
+  const span = environment.tracer?.startSpan('ai.toolCall', {
+    attributes: {
+      'ai.toolCall.name': call.toolName,
+      'ai.toolCall.id': call.callId,
+      'llm-agent.idempotency': tool.idempotency,
+    },
+  });
   try {
     const value = await tool.execute(checked.value as never, {
       callId: call.callId,
@@ -111,9 +121,17 @@ export async function runToolCall(
       ? { output: toJsonValue(value.output), isError: true }
       : { output: toJsonValue(value), isError: false };
   } catch (error) {
+    span?.setStatus({ code: SPAN_ERROR, message: errorText(error) });
+    span?.end();
     if (signal.aborted) return 'left-open';
     answer = { output: `The tool failed: ${errorText(error)}`, isError: true };
+    await writeResultAndSettle(call, answer, environment);
+    return 'settled';
   }
+  if (answer.isError) {
+    span?.setStatus({ code: SPAN_ERROR, message: 'the tool answered with an error' });
+  }
+  span?.end();
   await writeResultAndSettle(call, answer, environment);
   return 'settled';
 }

@@ -2,6 +2,7 @@ import type { LanguageModelV4CallOptions, SharedV4ProviderOptions } from '@ai-sd
 import type { FlexibleSchema, LanguageModel } from 'ai';
 import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
+import type { LoopTracer } from './tracer.ts';
 
 /**
  * A conversation turn as a loop takes it: the seq of the record it came from, when known. The
@@ -195,6 +196,13 @@ export interface LoopOptions {
   repairToolCall?: (call: BrokenToolCall) => Promise<{ toolName: string; input: JsonValue } | null>;
   /** Aborts the run, as `run.abort()` does, with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer(…)`, or anything with its `startSpan`): each model
+   * call becomes a span `ai.streamText.doStream` (`ai.model.provider`, `ai.model.id`,
+   * `ai.response.finishReason`, `ai.usage.*`), each tool run a span `ai.toolCall`
+   * (`ai.toolCall.name`, `ai.toolCall.id`), failures with an error status.
+   */
+  tracer?: LoopTracer;
   /**
    * Resolves string backends such as `'anthropic:claude-sonnet-4-5'`: the AI SDK's
    * `createProviderRegistry(...)`, or a single provider (`createOpenAI(...)`).

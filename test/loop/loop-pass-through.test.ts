@@ -216,3 +216,83 @@ test("a caller's signal aborts the run: stopped, with its reason", () =>
     assert.ok(stopped?.type === 'run-stopped');
     assert.equal(stopped.reason, 'deploy window closed');
   }));
+
+test('a tracer gets a span per model call (ai.streamText.doStream) and per tool run (ai.toolCall), failures marked', () =>
+  withFreshSession(async (fixture) => {
+    const spans: {
+      name: string;
+      attributes: Record<string, unknown>;
+      status?: number;
+      ended: number;
+    }[] = [];
+    const tracer = {
+      startSpan(
+        name: string,
+        options?: { attributes?: Record<string, string | number | boolean> },
+      ) {
+        const span = {
+          name,
+          attributes: { ...options?.attributes } as Record<string, unknown>,
+          ended: 0,
+        } as (typeof spans)[number];
+        spans.push(span);
+        return {
+          setAttribute: (key: string, value: unknown) => {
+            span.attributes[key] = value;
+          },
+          setStatus: (status: { code: number }) => {
+            span.status = status.code;
+          },
+          end: () => {
+            span.ended += 1;
+          },
+        };
+      },
+    };
+    const failing = new ScriptedModel(
+      [
+        { fail: 'http', status: 503 },
+        { fail: 'http', status: 503 },
+      ],
+      'down',
+    );
+    const model = new ScriptedModel(
+      [{ calls: [{ id: 'c1', name: 'flaky', input: {} }] }, { text: 'Noted.' }],
+      'up',
+    );
+    const flaky: ToolDefinition<Record<string, never>> = {
+      name: 'flaky',
+      description: 'Always fails',
+      inputSchema: z.object({}),
+      idempotency: 'read-only',
+      execute: async () => {
+        throw new Error('disk on fire');
+      },
+    };
+    const result = await new Loop({
+      backends: [failing.model, model.model],
+      session: fixture.session,
+      tools: [flaky as ToolDefinition<unknown>],
+      tracer,
+      sleep: async () => undefined,
+      backendRounds: 1,
+    }).start('Try');
+    assert.equal(result.status, 'finished');
+    assert.deepEqual(
+      spans.map((span) => [
+        span.name,
+        span.attributes['ai.model.id'] ?? span.attributes['ai.toolCall.name'],
+        span.status ?? 0,
+        span.ended,
+      ]),
+      [
+        ['ai.streamText.doStream', 'down', 2, 1],
+        ['ai.streamText.doStream', 'up', 0, 1],
+        ['ai.toolCall', 'flaky', 2, 1],
+        ['ai.streamText.doStream', 'down', 2, 1],
+        ['ai.streamText.doStream', 'up', 0, 1],
+      ],
+    );
+    assert.equal(spans[1]?.attributes['ai.response.finishReason'], 'tool-calls');
+    assert.equal(typeof spans[1]?.attributes['ai.usage.inputTokens'], 'number');
+  }));
