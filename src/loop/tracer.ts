@@ -28,5 +28,10 @@ export interface LoopSpan {
   end(): void;
 }
 
-/** OpenTelemetry's `SpanStatusCode.ERROR`. */
+/**
+ * OpenTelemetry's `SpanStatusCode.ERROR`.
+ *
+ * @example
+ * span.setStatus({ code: SPAN_ERROR, message: 'HTTP 503' });
+ */
 export const SPAN_ERROR = 2;
