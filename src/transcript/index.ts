@@ -17,7 +17,44 @@ export { decodeLine, type EncodedLine, encodeLine } from './line-codec.ts';
 export { LineScanner, type ScanStart } from './line-scanner.ts';
 export { type PeekResult, peek } from './peek.ts';
 export { readRecords } from './read-records.ts';
-export * from './records.ts';
+// The format's types, every one public: what a transcript holds is part of the API.
+export {
+  FORMAT_VERSION,
+  type JsonValue,
+  type JsonObject,
+  type Role,
+  type TextPart,
+  type ReasoningPart,
+  type ToolCallPart,
+  type ToolResultPart,
+  type ContentPart,
+  type Injected,
+  type MessageExtras,
+  type Message,
+  type Idempotency,
+  type SettleStatus,
+  type ParentLink,
+  type RecordHeader,
+  type TailRepair,
+  type SessionMetaBody,
+  type MessageBody,
+  type ToolDispatchedBody,
+  type ToolSettledBody,
+  type CompactionBody,
+  type RunRevivedBody,
+  type FailureCause,
+  type RunFailedBody,
+  type RunStoppedBody,
+  type CheckpointBody,
+  type UnknownBody,
+  type RecordBody,
+  type TranscriptRecord,
+  type ForeignRecord,
+  type RecordOf,
+  RECORD_TYPES,
+  AGENT_ID_PATTERN,
+  isAgentId,
+} from './records.ts';
 export {
   type LineInfo,
   MAX_LINE_BYTES,
