@@ -1,3 +1,4 @@
+import { describeError } from '../transcript/session-error.ts';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
 import type { LoopMessage, RunResult } from '../loop/types.ts';
@@ -117,7 +118,7 @@ export class Worker {
       try {
         writer = await store.take(item.run, kind);
       } catch (error) {
-        report.skipped.push({ run: item.run, why: describe(error) });
+        report.skipped.push({ run: item.run, why: describeError(error) });
         continue;
       }
       if (writer === null) {
@@ -193,8 +194,4 @@ export class Worker {
   #log(line: string): void {
     this.#options.log?.(line);
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -189,7 +189,7 @@ export async function callModel(request: ModelTurnRequest): Promise<ModelTurnRes
           span.setAttribute('ai.response.finishReason', outcome.finishReason);
           span.setAttribute('ai.usage.inputTokens', outcome.usage.inputTokens);
           span.setAttribute('ai.usage.outputTokens', outcome.usage.outputTokens);
-        } else span.setStatus({ code: SPAN_ERROR, message: describeError(outcome.error) });
+        } else span.setStatus({ code: SPAN_ERROR, message: describeModelError(outcome.error) });
         span.end();
       }
       if (outcome.ok) return { ...outcome, backend };
@@ -259,7 +259,7 @@ function failedAttempt(
     backend,
     model: modelName(request.backends[backend] as LanguageModel),
     cause: status !== undefined ? causeOfStatus(status) : kind === 'retry' ? 'outage' : 'refused',
-    error: describeError(error),
+    error: describeModelError(error),
   };
   // A status the loop retries but the table calls a refusal (a 409 mid-stream, say) is still
   // something to wait out.
@@ -465,9 +465,9 @@ function unwrapRetryError(error: unknown): unknown {
  * One line describing a model error, with the HTTP status when there is one.
  *
  * @example
- * describeError(httpError); // 'HTTP 503: Service Unavailable'
+ * describeModelError(httpError); // 'HTTP 503: Service Unavailable'
  */
-export function describeError(error: unknown): string {
+export function describeModelError(error: unknown): string {
   const inner = unwrapRetryError(error);
   if (APICallError.isInstance(inner)) {
     const status = inner.statusCode === undefined ? 'no response' : `HTTP ${inner.statusCode}`;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-export { classifyModelError, describeError, ModelTimeoutError } from './call-model.ts';
+export { classifyModelError, describeModelError, ModelTimeoutError } from './call-model.ts';
 export { checkJsonSchema } from './check-json-schema.ts';
 export {
   COMPACTION_PREFIX,

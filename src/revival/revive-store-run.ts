@@ -2,7 +2,7 @@ import { writeRevival } from './write-revival.ts';
 import type { TranscriptStore } from '../store/transcript-store.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import type { RecordOf, TranscriptRecord } from '../transcript/records.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { SessionError, describeError } from '../transcript/session-error.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { assessTail } from './assess-tail.ts';
 import type { NeverDispatchedCall, PendingJoin } from './inspection.ts';
@@ -77,7 +77,7 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
       if (error.code === 'locked') return refused('running', error.message);
       if (error.code === 'unreadable') return refused('unreadable', error.message);
     }
-    return refused('io-error', `${run}: cannot open to revive (${describe(error)})`);
+    return refused('io-error', `${run}: cannot open to revive (${describeError(error)})`);
   }
   const release = () => writer.close().catch(() => undefined);
   const read = await store.read(run);
@@ -111,7 +111,7 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
     await release();
     return refused(
       'io-error',
-      `${writer.path}: a write failed while reviving (${describe(error)}); the run is as a crash would leave it, and the next revive completes it`,
+      `${writer.path}: a write failed while reviving (${describeError(error)}); the run is as a crash would leave it, and the next revive completes it`,
     );
   }
   return {
@@ -127,8 +127,4 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
 
 function refused(reason: ReviveRefused['reason'], detail: string): ReviveRefused {
   return { ok: false, reason, detail };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

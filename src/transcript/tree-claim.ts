@@ -1,3 +1,4 @@
+import { describeError } from './session-error.ts';
 import { hostname } from 'node:os';
 import type { FileIdentity, FileSystem } from './file-system.ts';
 import type { LockHolder } from './writer-lock.ts';
@@ -200,7 +201,7 @@ export async function probeTreeClaim(
       pid: null,
       since: null,
       host: null,
-      unknownBecause: `cannot probe ${path}: ${errorCause(error)}`,
+      unknownBecause: `cannot probe ${path}: ${describeError(error)}`,
     };
   }
   let fd: number;
@@ -220,7 +221,7 @@ export async function probeTreeClaim(
       pid: null,
       since: null,
       host: null,
-      unknownBecause: `cannot read who holds ${path}: ${errorCause(error)}`,
+      unknownBecause: `cannot read who holds ${path}: ${describeError(error)}`,
     };
   }
   try {
@@ -285,10 +286,4 @@ let cachedHostName: string | undefined;
 function hostName(): string {
   cachedHostName ??= hostname();
   return cachedHostName;
-}
-
-function errorCause(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return code === undefined ? message : `${code} (${message})`;
 }

@@ -1,3 +1,4 @@
+import { describeError } from './session-error.ts';
 import { hostname } from 'node:os';
 import { type FileIdentity, type FileSystem, sameFile } from './file-system.ts';
 import { temporaryPathOf } from './temporary-path.ts';
@@ -188,7 +189,7 @@ async function writeNametag(
   try {
     fd = await fileSystem.open(temporary, 'create');
   } catch (error) {
-    return { problem: `cannot create ${temporary}: ${problemOf(error)}` };
+    return { problem: `cannot create ${temporary}: ${describeError(error)}` };
   }
   try {
     let identity: FileIdentity;
@@ -202,14 +203,8 @@ async function writeNametag(
     return { identity };
   } catch (error) {
     await fileSystem.unlink(temporary).catch(() => undefined);
-    return { problem: `cannot write ${nametag}: ${problemOf(error)}` };
+    return { problem: `cannot write ${nametag}: ${describeError(error)}` };
   }
-}
-
-function problemOf(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return code === undefined ? message : `${code} (${message})`;
 }
 
 /** Remove the nametag if it is still the one this writer wrote (never another writer's). */

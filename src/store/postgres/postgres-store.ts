@@ -6,7 +6,7 @@ import {
   type ForeignRecord,
   type TranscriptRecord,
 } from '../../transcript/records.ts';
-import { SessionError } from '../../transcript/session-error.ts';
+import { SessionError, describeError } from '../../transcript/session-error.ts';
 import type { SessionMeta } from '../../transcript/session.ts';
 import { emptyTailState, foldTailState } from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
@@ -190,9 +190,14 @@ export class PostgresStore implements TranscriptStore {
         return true;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
-        throw new SessionError('io', path, `${path}: cannot create the run (${describe(error)})`, {
-          cause: error,
-        });
+        throw new SessionError(
+          'io',
+          path,
+          `${path}: cannot create the run (${describeError(error)})`,
+          {
+            cause: error,
+          },
+        );
       }
     });
     if (!created) throw new SessionError('exists', path, `${path}: a run of that name exists`);
@@ -321,7 +326,7 @@ export class PostgresStore implements TranscriptStore {
       return {
         ok: false,
         reason: 'unreadable',
-        detail: `${path}: cannot read (${describe(error)})`,
+        detail: `${path}: cannot read (${describeError(error)})`,
       };
     }
   }
@@ -569,8 +574,4 @@ function databaseLabel(connectionString: string): string {
   } catch {
     return 'postgres';
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
