@@ -4,27 +4,27 @@ import { EXIT } from './exit-codes.ts';
 import { UserError } from './user-error.ts';
 
 /**
- * The database a command was pointed at — `--database URL`, else `LLM_AGENT_DATABASE_URL` —
- * or undefined for the file store.
+ * The database a command that also works on files was pointed at with `--database URL`, or
+ * undefined for files. `LLM_AGENT_DATABASE_URL` is not read here: with it set, `status runs/`
+ * must still mean the folder.
  *
  * @example
- * const url = databaseUrl(values.database, io); // undefined: work on files
+ * const url = databaseUrl(values.database); // undefined: work on files
  */
-export function databaseUrl(given: unknown, io: CommandIo): string | undefined {
-  if (typeof given === 'string' && given !== '') return given;
-  const fromEnv = io.env.LLM_AGENT_DATABASE_URL;
-  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+export function databaseUrl(given: unknown): string | undefined {
+  return typeof given === 'string' && given !== '' ? given : undefined;
 }
 
 /**
- * {@link databaseUrl} for a command that works only on the database: a missing URL is the
- * user's mistake, said in one line.
+ * The database of a command that works only on the database: `--database URL`, else
+ * `LLM_AGENT_DATABASE_URL`; neither is the user's mistake, said in one line.
  *
  * @example
  * const url = requireDatabaseUrl('export', values.database, io);
  */
 export function requireDatabaseUrl(command: string, given: unknown, io: CommandIo): string {
-  const url = databaseUrl(given, io);
+  const fromEnv = io.env.LLM_AGENT_DATABASE_URL;
+  const url = databaseUrl(given) ?? (fromEnv === '' ? undefined : fromEnv);
   if (url === undefined) {
     throw new UserError(`${command}: give --database URL (or set LLM_AGENT_DATABASE_URL)`);
   }

@@ -107,7 +107,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       io.stdout.write(this.help);
       return EXIT.ok;
     }
-    const url = databaseUrl(values.database, io);
+    const url = databaseUrl(values.database);
     if (url !== undefined) {
       if (positionals.length === 0) {
         throw new UserError(

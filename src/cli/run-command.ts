@@ -46,9 +46,9 @@ Options:
                    .jsonl (status and revive find transcripts by it) and must not exist
   --label L        a label for people (default: the type)
   --id ID          the run's agent id (default: the type): 1 to 64 letters, digits, . _ -
-  --database URL   submit the run to the PostgreSQL store instead (default with
-                   LLM_AGENT_DATABASE_URL): it is queued for \`llm-agent worker\`, and the
-                   command prints its name (--id, default <type>-<time>) and exits
+  --database URL   submit the run to the PostgreSQL store instead: it is queued for
+                   \`llm-agent worker\`, and the command prints its name (--id, default
+                   <type>-<time>) and exits
   --schema NAME    the store's schema (default llm_agent)
   -h, --help       show this help
 
@@ -84,7 +84,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
         `run: ${JSON.stringify(agentId)} is not a valid agent id (1 to 64 letters, digits, . _ -; starting with a letter or digit; no ..)`,
       );
     }
-    const url = databaseUrl(values.database, io);
+    const url = databaseUrl(values.database);
     if (url !== undefined) {
       return submitRun(io, url, {
         module,

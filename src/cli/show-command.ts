@@ -2,7 +2,10 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
-import { type Command, parseCommandLine } from './command.ts';
+import type { TornTail } from '../transcript/classify-tail.ts';
+import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
+import { type Command, type CommandIo, parseCommandLine } from './command.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
 import { jsonText } from './json-text.ts';
 import { EXIT } from './exit-codes.ts';
 import { conversationText } from './format-conversation.ts';
@@ -22,6 +25,7 @@ import { UserError } from './user-error.ts';
 export const showCommand: Command = {
   name: 'show',
   help: `Usage: llm-agent show PATH [--envelopes] [--json] [--full]
+       llm-agent show RUN --database URL [--schema NAME] [--envelopes] [--json] [--full]
 
 Print the conversation recorded in the transcript PATH as the model sees it: compactions
 applied, every tool result beside the call that asked for it. Each turn is headed by its
@@ -37,6 +41,8 @@ Options:
                checkpoint, compaction)
   --json       print { path, messages[, envelopes] } as JSON
   --full       do not cut long tool inputs and outputs (cut at 400 characters otherwise)
+  --database URL  show the run RUN of the PostgreSQL store instead of a file
+  --schema NAME   the store's schema (default llm_agent)
   -h, --help   show this help
 
 Exit codes: 0 shown; 2 PATH does not exist or a bad option; 4 PATH is not a readable
@@ -47,6 +53,8 @@ transcript (the line and reason are printed).
       envelopes: { type: 'boolean' },
       json: { type: 'boolean' },
       full: { type: 'boolean' },
+      database: { type: 'string' },
+      schema: { type: 'string' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -56,24 +64,9 @@ transcript (the line and reason are printed).
       throw new UserError('show: give exactly one transcript PATH (see llm-agent show --help)');
     }
     const given = positionals[0] as string;
-    const path = resolve(io.cwd, given);
-    const kind = await stat(path).then(
-      (stats) => (stats.isFile() ? 'file' : 'other'),
-      () => 'missing',
-    );
-    if (kind === 'missing') throw new UserError(`${given}: no such file`);
-    if (kind === 'other') throw new UserError(`${given}: not a file (show reads one transcript)`);
-    const read = await peek(path);
-    if (!read.ok) {
-      // The detail names the file and line itself (`<path>:<line>: cause`): say each once.
-      let cause = read.detail;
-      if (cause.startsWith(`${path}:`)) cause = cause.slice(path.length + 1).trimStart();
-      if (read.line !== undefined && cause.startsWith(`${read.line}: `)) {
-        cause = cause.slice(`${read.line}: `.length);
-      }
-      const where = read.line === undefined ? '' : `line ${read.line}: `;
-      throw new UserError(`${given}: ${where}${cause}`, EXIT.unreadable);
-    }
+    const url = databaseUrl(values.database);
+    const read =
+      url === undefined ? await readFile(given, io) : await readRun(given, url, values.schema);
     const messages = conversationView(read.records);
     const envelopes = read.records.filter((record) => record.type !== 'message');
     if (values.json === true) {
@@ -106,3 +99,51 @@ transcript (the line and reason are printed).
     return EXIT.ok;
   },
 };
+
+/** What `show` shows: the records, and a file's torn tail. */
+interface ShownRecords {
+  records: (TranscriptRecord | ForeignRecord)[];
+  torn?: TornTail;
+}
+
+/** A transcript file's records (and its torn tail), or a one-line refusal. */
+async function readFile(given: string, io: CommandIo): Promise<ShownRecords> {
+  const path = resolve(io.cwd, given);
+  const kind = await stat(path).then(
+    (stats) => (stats.isFile() ? 'file' : 'other'),
+    () => 'missing',
+  );
+  if (kind === 'missing') throw new UserError(`${given}: no such file`);
+  if (kind === 'other') throw new UserError(`${given}: not a file (show reads one transcript)`);
+  const read = await peek(path);
+  if (!read.ok) {
+    // The detail names the file and line itself (`<path>:<line>: cause`): say each once.
+    let cause = read.detail;
+    if (cause.startsWith(`${path}:`)) cause = cause.slice(path.length + 1).trimStart();
+    if (read.line !== undefined && cause.startsWith(`${read.line}: `)) {
+      cause = cause.slice(`${read.line}: `.length);
+    }
+    const where = read.line === undefined ? '' : `line ${read.line}: `;
+    throw new UserError(`${given}: ${where}${cause}`, EXIT.unreadable);
+  }
+  return read.torn === undefined
+    ? { records: read.records }
+    : { records: read.records, torn: read.torn };
+}
+
+/** A run's records from the PostgreSQL store, or a one-line refusal. */
+async function readRun(run: string, url: string, schema: unknown): Promise<ShownRecords> {
+  const store = await connectStore('show', url, typeof schema === 'string' ? schema : undefined);
+  try {
+    const found = await store.read(run);
+    if (!found.ok) {
+      throw new UserError(
+        `show: ${terminalSafe(found.detail)}`,
+        found.reason === 'missing' ? EXIT.usage : EXIT.unreadable,
+      );
+    }
+    return { records: found.records };
+  } finally {
+    await store.close();
+  }
+}

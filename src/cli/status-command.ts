@@ -49,9 +49,9 @@ Options:
   --max-revivals N   the revival cap to judge runs against (default ${DEFAULT_MAX_REVIVALS})
   --agents MODULE    the agents module the runs were started with, for the revive
                      command status suggests (it is not loaded)
-  --database URL     the runs of the PostgreSQL store instead of files (default with
-                     LLM_AGENT_DATABASE_URL): state (running, dead, queued, finished,
-                     failed, stopped, awaiting-approval, approved, capped), owner, lease
+  --database URL     the runs of the PostgreSQL store instead of files: state (running,
+                     dead, queued, finished, failed, stopped, awaiting-approval,
+                     approved, capped), owner, lease
   --schema NAME      the store's schema (default llm_agent)
   -h, --help         show this help
 
@@ -75,7 +75,7 @@ Exit codes:
       io.stdout.write(this.help);
       return EXIT.ok;
     }
-    const url = databaseUrl(values.database, io);
+    const url = databaseUrl(values.database);
     if (url !== undefined) {
       if (positionals.length > 0) {
         throw new UserError('status: give PATHs or --database URL, not both');

@@ -78,6 +78,8 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
 
   const submitted = await cli([
     'run',
+    '--database',
+    database.url,
     '--agents',
     'agents.ts',
     '--type',
@@ -91,7 +93,9 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.equal(submitted.code, 0, submitted.stderr);
   assert.equal(submitted.stdout, 'job-1\n');
   assert.match(submitted.stderr, /Submitted job-1 \(queued\)/);
-  const queued = JSON.parse((await cli(['status', '--schema', schema, '--json'])).stdout);
+  const queued = JSON.parse(
+    (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
+  );
   assert.deepEqual(
     queued.runs.map((run: { run: string; state: string }) => [run.run, run.state]),
     [['job-1', 'queued']],
@@ -104,6 +108,8 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
 
   const deploy = await cli([
     'run',
+    '--database',
+    database.url,
     '--agents',
     'agents.ts',
     '--type',
@@ -148,24 +154,26 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.equal(await exited, 'SIGKILL', 'the worker died inside the tool');
   assert.equal(await readFile(ledger, 'utf8'), 'prod\n', 'the deploy ran once before the crash');
 
-  const running = JSON.parse((await cli(['status', '--schema', schema, '--json'])).stdout);
+  const running = JSON.parse(
+    (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
+  );
   assert.equal(running.runs.find((run: { run: string }) => run.run === 'dep').state, 'running');
   // The lease runs out by the server's clock: the run reads dead, exit 3.
-  let dead = await cli(['status', '--schema', schema, '--json']);
+  let dead = await cli(['status', '--database', database.url, '--schema', schema, '--json']);
   const expires = Date.now() + 15_000;
   while (
     JSON.parse(dead.stdout).runs.find((run: { run: string }) => run.run === 'dep').state !== 'dead'
   ) {
     assert.ok(Date.now() < expires, 'the lease never ran out');
     await new Promise((done) => setTimeout(done, 200));
-    dead = await cli(['status', '--schema', schema, '--json']);
+    dead = await cli(['status', '--database', database.url, '--schema', schema, '--json']);
   }
   assert.equal(dead.code, 3);
 
   const supervise = await cli(['worker', '--agents', 'agents.ts', '--schema', schema, '--once']);
   assert.equal(supervise.code, 0, supervise.stderr);
   assert.match(supervise.stderr, /dep: its worker died; fenced, awaiting approval/);
-  const waiting = await cli(['status', '--schema', schema, '--wide']);
+  const waiting = await cli(['status', '--database', database.url, '--schema', schema, '--wide']);
   assert.equal(waiting.code, 3);
   assert.match(waiting.stdout, /dep\s+awaiting-approval/);
   assert.match(
@@ -173,13 +181,28 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
     /Approve a run waiting for a person: llm-agent revive --database URL RUN/,
   );
 
-  const refusedOffTerminal = await cli(['revive', '--schema', schema, 'dep']);
+  const refusedOffTerminal = await cli([
+    'revive',
+    '--database',
+    database.url,
+    '--schema',
+    schema,
+    'dep',
+  ]);
   assert.equal(refusedOffTerminal.code, 2);
   assert.match(
     refusedOffTerminal.stdout,
     /answer deploy \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried/,
   );
-  const approved = await cli(['revive', '--schema', schema, 'dep', '--yes']);
+  const approved = await cli([
+    'revive',
+    '--database',
+    database.url,
+    '--schema',
+    schema,
+    'dep',
+    '--yes',
+  ]);
   assert.equal(approved.code, 0, approved.stderr);
   assert.match(approved.stdout, /Approved dep: a worker revives it/);
 
@@ -188,7 +211,16 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.match(revive.stderr, /dep: revived \(revival 1 of 3\)/);
   assert.match(revive.stderr, /dep: finished/);
   assert.equal(await readFile(ledger, 'utf8'), 'prod\n', 'never replayed');
-  const done = JSON.parse((await cli(['status', '--schema', schema, '--json'])).stdout);
+  const shown = await cli(['show', 'dep', '--database', database.url, '--schema', schema]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(
+    shown.stdout,
+    /← error deploy \S+ "The previous session ended while this tool call was in flight/,
+  );
+  assert.match(shown.stdout, /checked prod before doing anything again/);
+  const done = JSON.parse(
+    (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
+  );
   assert.deepEqual(
     done.runs.map((run: { run: string; state: string; revivalsUsed: number }) => [
       run.run,
@@ -234,7 +266,17 @@ test('a serving worker stops on SIGTERM with exit 130; a database that cannot be
   await serving;
   worker.kill('SIGTERM');
   assert.equal(await ended, 130, stderr);
-  const unmigrated = await cli(['status', '--schema', 'never_migrated_here']);
+  // With LLM_AGENT_DATABASE_URL set, a PATH still means files: only --database means the store.
+  const files = await cli(['status', folder]);
+  assert.equal(files.code, 0, files.stderr);
+  assert.match(files.stdout, /No transcripts found\./);
+  const unmigrated = await cli([
+    'status',
+    '--database',
+    database.url,
+    '--schema',
+    'never_migrated_here',
+  ]);
   assert.equal(unmigrated.code, 1);
   assert.match(
     unmigrated.stderr,

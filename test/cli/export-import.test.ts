@@ -60,12 +60,22 @@ test('import a laptop run, export it back byte for byte, and carry it on on the 
   assert.equal(again.code, 2);
   assert.match(again.stderr, /back\.jsonl exists \(export never writes over a file\)/);
 
-  const status = JSON.parse((await cli(['status', '--schema', schema, '--json'])).stdout);
+  const status = JSON.parse(
+    (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
+  );
   assert.deepEqual(
     status.runs.map((run: { run: string; state: string }) => [run.run, run.state]),
     [['laptop', 'awaiting-approval']],
   );
-  const approved = await cli(['revive', '--schema', schema, 'laptop', '--yes']);
+  const approved = await cli([
+    'revive',
+    '--database',
+    database.url,
+    '--schema',
+    schema,
+    'laptop',
+    '--yes',
+  ]);
   assert.equal(approved.code, 0, approved.stderr);
   assert.match(
     approved.stdout,
