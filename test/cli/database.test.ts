@@ -73,6 +73,8 @@ const cli = (args: string[]) =>
 
 test('submit, work, die mid-tool, park, approve, revive once: the CLI over PostgreSQL', async () => {
   const schema = database.schema;
+  const onDatabase = (command: string, ...rest: string[]) =>
+    cli([command, '--database', database.url, '--schema', schema, ...rest]);
   const migrated = await cli(['db', 'migrate', '--schema', schema]);
   assert.equal(migrated.code, 0, migrated.stderr);
 
@@ -181,28 +183,13 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
     /Approve a run waiting for a person: llm-agent revive --database URL RUN/,
   );
 
-  const refusedOffTerminal = await cli([
-    'revive',
-    '--database',
-    database.url,
-    '--schema',
-    schema,
-    'dep',
-  ]);
+  const refusedOffTerminal = await onDatabase('revive', 'dep');
   assert.equal(refusedOffTerminal.code, 2);
   assert.match(
     refusedOffTerminal.stdout,
     /answer deploy \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried/,
   );
-  const approved = await cli([
-    'revive',
-    '--database',
-    database.url,
-    '--schema',
-    schema,
-    'dep',
-    '--yes',
-  ]);
+  const approved = await onDatabase('revive', 'dep', '--yes');
   assert.equal(approved.code, 0, approved.stderr);
   assert.match(approved.stdout, /Approved dep: a worker revives it/);
 
