@@ -1,7 +1,7 @@
 import { describeError } from '../transcript/session-error.ts';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
-import type { LoopMessage, RunResult } from '../loop/types.ts';
+import type { LoopMessage, RunResult, ToolDefinition } from '../loop/types.ts';
 import { reviveStoreRun } from '../revival/revive-store-run.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import {
@@ -11,6 +11,8 @@ import {
 } from '../subagents/agent-definition.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
+import { ChildRuns } from './child-runs.ts';
+import type { RunFamily } from './run-family.ts';
 
 /**
  * What to do with a run whose worker died (its lease expired): `auto` revives it at once, up
@@ -37,6 +39,12 @@ export interface WorkerOptions {
   maxRevivals: number;
   /** Runs looked at per tick (default 16). */
   batch?: number;
+  /** Runs this worker carries at once (default 4). A parent waiting for its children holds one. */
+  concurrency?: number;
+  /** Children: how deep a tree may grow (default 2), how many of one run's at once (default 4). */
+  children?: { maxDepth?: number; maxConcurrent?: number };
+  /** The longest a join sleeps between looks at its children when no notification comes (default 1000 ms). */
+  joinPollMs?: number;
   /** Aborts the run in progress (it records `run-stopped`) and ends {@link Worker.serve}. */
   signal?: AbortSignal;
   /** Hears what the worker does, one line each (default: nothing). */
@@ -67,7 +75,10 @@ export interface TickReport {
  * back can never write to it again. Every worker supervises: under the `ask` policy a dead run
  * is fenced and parked `awaiting-approval` (no tokens are spent without a person); under `auto`
  * it is revived at once, up to the cap counted from its own records; a run at its cap is parked
- * `capped`. Runs are run one at a time, to their end; runs of a store have no children yet.
+ * `capped`. A worker carries up to `concurrency` runs at once. A run's `spawn_agent` submits its
+ * child as a run of its own that any worker takes (deepest runs first), and its `task_wait` waits
+ * for the child in the database ({@link ChildRuns}): a child revived on one worker answers its
+ * parent's join on another.
  *
  * @example
  * const worker = new Worker({ store, agents, resolveModel, policy: 'auto', maxRevivals: 3 });
@@ -75,37 +86,72 @@ export interface TickReport {
  */
 export class Worker {
   readonly #options: WorkerOptions;
+  readonly #concurrency: number;
+  readonly #children: ChildRuns;
+  /** The runs this worker carries now, by name. */
+  readonly #carrying = new Map<string, Promise<void>>();
 
   constructor(options: WorkerOptions) {
     this.#options = options;
+    this.#concurrency = options.concurrency ?? 4;
+    if (!Number.isInteger(this.#concurrency) || this.#concurrency < 1) {
+      throw new RangeError('Worker: concurrency must be a positive integer');
+    }
+    this.#children = new ChildRuns({
+      store: options.store,
+      registry: options.agents,
+      ...(options.children?.maxDepth === undefined ? {} : { maxDepth: options.children.maxDepth }),
+      ...(options.children?.maxConcurrent === undefined
+        ? {}
+        : { maxConcurrent: options.children.maxConcurrent }),
+      ...(options.joinPollMs === undefined ? {} : { pollMs: options.joinPollMs }),
+    });
   }
 
-  /** Tick every `pollMs` until the signal aborts. */
+  /**
+   * Look for work every `pollMs` — and whenever a run ends — taking what fits in the free slots,
+   * until the signal aborts; then wait for the runs in progress to stop.
+   */
   async serve(pollMs: number): Promise<void> {
     const signal = this.#options.signal;
     while (signal?.aborted !== true) {
-      const report = await this.tick();
-      if (report.ran.length > 0 || report.parked.length > 0) continue;
+      const report: TickReport = { ran: [], parked: [], skipped: [] };
+      const started = await this.#takeWork(report);
+      if (report.parked.length > 0) continue;
       await new Promise<void>((done) => {
-        const timer = setTimeout(done, pollMs);
-        signal?.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            done();
-          },
-          { once: true },
-        );
+        const timer = setTimeout(finish, started.length > 0 ? 0 : pollMs);
+        const ending = this.#carrying.size >= this.#concurrency;
+        function finish() {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', finish);
+          done();
+        }
+        signal?.addEventListener('abort', finish, { once: true });
+        // With every slot taken, look again as soon as one frees.
+        if (ending) void Promise.race(this.#carrying.values()).then(finish);
       });
     }
+    await Promise.all(this.#carrying.values());
   }
 
-  /** Look for work once and do all of it that this worker can take. */
+  /**
+   * Look for work once, take what fits in the free slots, and wait until the runs taken have
+   * ended.
+   */
   async tick(): Promise<TickReport> {
-    const { store, policy, maxRevivals } = this.#options;
     const report: TickReport = { ran: [], parked: [], skipped: [] };
+    await Promise.all(await this.#takeWork(report));
+    return report;
+  }
+
+  /** Take the work listed that fits in the free slots; the runs taken, each running. */
+  async #takeWork(report: TickReport): Promise<Promise<void>[]> {
+    const { store, policy } = this.#options;
+    const started: Promise<void>[] = [];
+    if (this.#carrying.size >= this.#concurrency) return started;
     for (const item of await store.work(this.#options.batch ?? 16)) {
       if (this.#options.signal?.aborted === true) break;
+      if (this.#carrying.size >= this.#concurrency) break;
       if (item.dead && policy === 'ask') {
         if (await store.park(item.run, 'awaiting-approval')) {
           report.parked.push({ run: item.run, status: 'awaiting-approval' });
@@ -125,41 +171,66 @@ export class Worker {
         report.skipped.push({ run: item.run, why: 'another worker took it first' });
         continue;
       }
-      if (kind !== 'queued') {
-        const revived = await reviveStoreRun({ store, run: item.run, maxRevivals, writer });
-        if (!revived.ok) {
-          if (revived.reason === 'revival-cap') {
-            // Revive let the run go as `open`; say why it stays so.
-            await store.mark(item.run, 'open', 'capped');
-            report.parked.push({ run: item.run, status: 'capped' });
-            this.#log(`${item.run}: at its revival cap; parked`);
-          } else {
-            report.skipped.push({ run: item.run, why: `${revived.reason}: ${revived.detail}` });
-          }
-          continue;
-        }
-        this.#log(`${item.run}: revived (revival ${revived.revival.ordinal} of ${maxRevivals})`);
-        const result = await this.#run(revived.writer, revived.messages);
-        report.ran.push({ run: item.run, how: 'revived', result });
-        continue;
-      }
-      const read = await store.read(item.run);
-      if (!read.ok) {
-        await writer.close();
-        report.skipped.push({ run: item.run, why: read.detail });
-        continue;
-      }
-      this.#log(`${item.run}: taken`);
-      const result = await this.#run(writer, conversationView(read.records));
-      report.ran.push({ run: item.run, how: 'queued', result });
+      const carried = this.#carry(item.run, kind, writer, report).finally(() =>
+        this.#carrying.delete(item.run),
+      );
+      this.#carrying.set(item.run, carried);
+      started.push(carried);
     }
-    return report;
+    return started;
   }
 
-  /** Run a taken run to its end with its agent type's definition, then let it go. */
-  async #run(writer: TranscriptWriter, messages: LoopMessage[]): Promise<RunResult> {
-    const type = writer.state.meta?.agentType ?? '';
-    const definition = this.#options.agents[type];
+  /** Carry a taken run to its end: revive it first unless it was queued. */
+  async #carry(
+    run: string,
+    kind: 'dead' | 'queued' | 'approved',
+    writer: TranscriptWriter,
+    report: TickReport,
+  ): Promise<void> {
+    const { store, maxRevivals } = this.#options;
+    if (kind !== 'queued') {
+      const revived = await reviveStoreRun({ store, run: run, maxRevivals, writer });
+      if (!revived.ok) {
+        if (revived.reason === 'revival-cap') {
+          // Revive let the run go as `open`; say why it stays so.
+          await store.mark(run, 'open', 'capped');
+          report.parked.push({ run: run, status: 'capped' });
+          this.#log(`${run}: at its revival cap; parked`);
+        } else {
+          report.skipped.push({ run: run, why: `${revived.reason}: ${revived.detail}` });
+        }
+        return;
+      }
+      this.#log(`${run}: revived (revival ${revived.revival.ordinal} of ${maxRevivals})`);
+      const pendingJoins = revived.pendingJoins.flatMap((join) => join.agentIds);
+      const result = await this.#run(run, revived.writer, revived.messages, pendingJoins);
+      report.ran.push({ run: run, how: 'revived', result });
+      return;
+    }
+    const read = await store.read(run);
+    if (!read.ok) {
+      await writer.close();
+      report.skipped.push({ run: run, why: read.detail });
+      return;
+    }
+    this.#log(`${run}: taken`);
+    const result = await this.#run(run, writer, conversationView(read.records), []);
+    report.ran.push({ run: run, how: 'queued', result });
+  }
+
+  /** Run a taken run to its end with its agent type's definition and its children, then let it go. */
+  async #run(
+    run: string,
+    writer: TranscriptWriter,
+    messages: LoopMessage[],
+    pendingJoins: string[],
+  ): Promise<RunResult> {
+    const meta = writer.state.meta;
+    const type = meta?.agentType ?? '';
+    const definition = Object.hasOwn(this.#options.agents, type)
+      ? this.#options.agents[type]
+      : undefined;
+    let family: RunFamily | undefined;
     try {
       if (definition === undefined) {
         return {
@@ -171,22 +242,35 @@ export class Worker {
         };
       }
       const backends: LanguageModel[] = backendsOf(definition, this.#options.resolveModel);
-      const run = new Loop({
+      const depth = (await this.#options.store.standing([run])).get(run)?.depth ?? 0;
+      family = await this.#children.familyOf({
+        run,
+        agentId: meta?.agentId ?? run,
+        depth,
+        canSpawn: definition.canSpawn !== false,
+        messages,
+        pendingJoins,
+      });
+      const handle = new Loop({
         backends,
         session: writer,
         system: definition.system,
-        ...(definition.tools === undefined ? {} : { tools: definition.tools }),
+        tools: [...(definition.tools ?? []), ...family.tools] as ToolDefinition<never>[],
+        resolveJoin: family.resolveJoin,
+        takeDeliveries: family.takeDeliveries,
         ...(definition.maxTurns === undefined ? {} : { maxTurns: definition.maxTurns }),
+        ...(definition.compaction === undefined ? {} : { compaction: definition.compaction }),
       }).run(messages);
-      const stop = () => run.abort('SIGTERM: the worker is stopping');
+      const stop = () => handle.abort('SIGTERM: the worker is stopping');
       this.#options.signal?.addEventListener('abort', stop, { once: true });
-      const result = await run;
+      const result = await handle;
       this.#options.signal?.removeEventListener('abort', stop);
       this.#log(
         `${writer.path}: ${result.status}${result.error === undefined ? '' : ` (${result.error})`}`,
       );
       return result;
     } finally {
+      family?.stop();
       await writer.close();
     }
   }

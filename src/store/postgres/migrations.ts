@@ -17,6 +17,11 @@ import type { PoolClient } from 'pg';
  * let it go (`queued`: never answered; `open`, `finished`, `failed`, `stopped`; and the
  * supervisor's `awaiting-approval`, `approved`, `capped`) — and `revivals_used`. The records
  * stay the truth; these columns are what a writer's release or a supervisor's decision wrote.
+ *
+ * Version 3 adds child runs — `parent_run` (the run whose `spawn_agent` started it) and `depth`
+ * (0 for a root) — and a notification on channel `llm_agent_runs` (payload `schema/run`)
+ * whenever a run's owner or status changes, so that a parent waiting in `task_wait` on one
+ * machine wakes when its child, run or revived on another, ends.
  */
 interface Migration {
   version: number;
@@ -57,6 +62,24 @@ ALTER TABLE ${s}.runs ADD COLUMN status text NOT NULL DEFAULT 'open'
                     'awaiting-approval', 'approved', 'capped'));
 ALTER TABLE ${s}.runs ADD COLUMN revivals_used int NOT NULL DEFAULT 0;
 CREATE INDEX runs_work ON ${s}.runs (status, created_at) WHERE owner IS NULL;
+`,
+  },
+  {
+    version: 3,
+    name: 'child runs and run notifications',
+    sql: (s) => `
+ALTER TABLE ${s}.runs ADD COLUMN parent_run text REFERENCES ${s}.runs (run_id);
+ALTER TABLE ${s}.runs ADD COLUMN depth int NOT NULL DEFAULT 0;
+CREATE INDEX runs_parent ON ${s}.runs (parent_run) WHERE parent_run IS NOT NULL;
+CREATE FUNCTION ${s}.notify_run_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('llm_agent_runs', TG_TABLE_SCHEMA || '/' || NEW.run_id);
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER runs_changed AFTER UPDATE OF owner, status ON ${s}.runs
+  FOR EACH ROW WHEN (OLD.owner IS DISTINCT FROM NEW.owner OR OLD.status IS DISTINCT FROM NEW.status)
+  EXECUTE FUNCTION ${s}.notify_run_change();
 `,
   },
 ];

@@ -15,6 +15,7 @@ import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migration
 
 export { SCHEMA_VERSION };
 import { PostgresTranscriptWriter, releasedStatus } from './postgres-writer.ts';
+import { RunNotifications, type RunWatch } from './run-notifications.ts';
 import { SQL } from './sql.ts';
 
 /**
@@ -58,6 +59,10 @@ export interface StoreRunRow {
   lastSeq: number;
   status: string;
   revivalsUsed: number;
+  /** The run whose `spawn_agent` started it; null for a root run. */
+  parent: string | null;
+  /** 0 for a root run, its parent's plus one for a child. */
+  depth: number;
 }
 
 /**
@@ -107,6 +112,7 @@ export class PostgresStore implements TranscriptStore {
   readonly #leaseMs: number;
   readonly #clock: () => Date;
   readonly #checkpointBytes: number;
+  readonly #notifications: RunNotifications;
 
   private constructor(pool: Pool, options: PostgresStoreOptions) {
     this.#pool = pool;
@@ -117,6 +123,10 @@ export class PostgresStore implements TranscriptStore {
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#clock = options.clock ?? (() => new Date());
     this.#checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.#notifications = new RunNotifications(
+      options.connectionString,
+      options.schema ?? DEFAULT_SCHEMA,
+    );
   }
 
   /**
@@ -160,7 +170,11 @@ export class PostgresStore implements TranscriptStore {
   }
 
   /** A new run at epoch 1, owned by this store's `owner`, with its `session-meta`, in one transaction. */
-  async create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
+  create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
+    return this.#create(run, meta, null);
+  }
+
+  async #create(run: string, meta: SessionMeta, parent: string | null): Promise<TranscriptWriter> {
     const path = this.#pathOf(run);
     const line = encodeLine(
       { v: FORMAT_VERSION, seq: 0, at: this.#clock().toISOString() },
@@ -173,6 +187,7 @@ export class PostgresStore implements TranscriptStore {
           run,
           this.owner,
           this.#leaseMs,
+          parent,
         ]);
         if (inserted.rowCount === 0) {
           await client.query('ROLLBACK');
@@ -341,13 +356,15 @@ export class PostgresStore implements TranscriptStore {
 
   /**
    * Start a run and leave it for a worker: its `session-meta` and the user's first turn,
-   * committed, then released as `queued`.
+   * committed, then released as `queued`. With `parent`, the run is that run's child (a
+   * `spawn_agent`'s: its `session-meta` names the parent): one level deeper, and listed as work
+   * before its parent. A run of that name is refused (`SessionError` `exists`).
    *
    * @example
    * await store.submit('report-42', meta, 'Write the report.');
    */
-  async submit(run: string, meta: SessionMeta, prompt: string): Promise<void> {
-    const writer = await this.create(run, meta);
+  async submit(run: string, meta: SessionMeta, prompt: string, parent?: string): Promise<void> {
+    const writer = await this.#create(run, meta, parent ?? null);
     try {
       await writer.appendDurable({
         type: 'message',
@@ -402,6 +419,56 @@ export class PostgresStore implements TranscriptStore {
   }
 
   /**
+   * Where each of `runs` stands — who holds it, its status and depth — for a join waiting on
+   * children; a run that does not exist is absent from the map.
+   *
+   * @example
+   * const standing = await store.standing(['main.agents/researcher-call_1']);
+   */
+  async standing(
+    runs: readonly string[],
+  ): Promise<Map<string, { owner: string | null; status: string; depth: number }>> {
+    const result = await this.#pool.query<{
+      run_id: string;
+      owner: string | null;
+      status: string;
+      depth: number;
+    }>(SQL.STANDING(this.#schema), [runs]);
+    return new Map(
+      result.rows.map((row) => [
+        row.run_id,
+        { owner: row.owner, status: row.status, depth: row.depth },
+      ]),
+    );
+  }
+
+  /**
+   * How many children of `parent` have not ended (held, or waiting to be run or approved).
+   *
+   * @example
+   * if ((await store.activeChildren('main')) >= 4) console.log('wait for one first');
+   */
+  async activeChildren(parent: string): Promise<number> {
+    const result = await this.#pool.query<{ active: number }>(SQL.ACTIVE_CHILDREN(this.#schema), [
+      parent,
+    ]);
+    return result.rows[0]?.active ?? 0;
+  }
+
+  /**
+   * Watch runs for a change of owner or status (LISTEN/NOTIFY, see {@link RunNotifications}):
+   * read them after this resolves, then `changed(pollMs, signal)` waits for the next change —
+   * never longer than `pollMs`, so a notification lost with a connection costs one interval.
+   *
+   * @example
+   * const watch = await store.watch([child]);
+   * try { while (!(await ended(child))) await watch.changed(1000, signal); } finally { watch.dispose(); }
+   */
+  watch(runs: readonly string[]): Promise<RunWatch> {
+    return this.#notifications.watch(runs);
+  }
+
+  /**
    * Every run with who holds it and how: for `status --database`.
    *
    * @example
@@ -417,6 +484,8 @@ export class PostgresStore implements TranscriptStore {
       last_seq: string;
       status: string;
       revivals_used: number;
+      parent_run: string | null;
+      depth: number;
     }>(SQL.RUNS(this.#schema));
     return result.rows.map((row) => ({
       run: row.run_id,
@@ -427,6 +496,8 @@ export class PostgresStore implements TranscriptStore {
       lastSeq: Number(row.last_seq),
       status: row.status,
       revivalsUsed: row.revivals_used,
+      parent: row.parent_run,
+      depth: row.depth,
     }));
   }
 
@@ -497,9 +568,10 @@ export class PostgresStore implements TranscriptStore {
     return result.rows.map((row) => row.run_id);
   }
 
-  /** Close the connection pool. */
-  close(): Promise<void> {
-    return this.#pool.end();
+  /** Close the connection pool and the notification listener. */
+  async close(): Promise<void> {
+    await this.#notifications.close();
+    await this.#pool.end();
   }
 
   #pathOf(run: string): string {

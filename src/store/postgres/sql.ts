@@ -49,15 +49,16 @@ UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, status = $3, revivals_u
 WHERE run_id = $1 AND epoch = $2`,
 
   /**
-   * The work a worker may take, oldest first: runs whose writer died (lease expired) and runs
-   * nobody holds that are queued or approved. $1 how many.
+   * The work a worker may take — runs whose writer died (lease expired) and runs nobody holds
+   * that are queued or approved — deepest first (children are revived before their parents),
+   * then oldest. $1 how many.
    */
   WORK: (s: string): string => `
 SELECT run_id, status, (owner IS NOT NULL) AS dead
 FROM ${s}.runs
 WHERE (owner IS NOT NULL AND lease_expires < now())
    OR (owner IS NULL AND status IN ('queued', 'approved'))
-ORDER BY created_at
+ORDER BY depth DESC, created_at
 LIMIT $1`,
 
   /**
@@ -78,7 +79,7 @@ RETURNING 1`,
   /** Every run with its owner, lease and status, for `status --database`. */
   RUNS: (s: string): string => `
 SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at
+       status, revivals_used, created_at, parent_run, depth
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
@@ -110,12 +111,26 @@ RETURNING epoch, last_seq`,
   HOLDER: (s: string): string =>
     `SELECT owner, lease_expires, epoch FROM ${s}.runs WHERE run_id = $1`,
 
-  /** A new run, owned at epoch 1: $1 run, $2 owner, $3 lease ms. */
+  /**
+   * A new run, owned at epoch 1: $1 run, $2 owner, $3 lease ms, $4 the parent run (null for a
+   * root; a child's depth is its parent's plus one). No row back: a run of that name exists.
+   */
   CREATE_RUN: (s: string): string => `
-INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq)
-VALUES ($1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1)
+INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, parent_run, depth)
+SELECT $1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1, $4::text,
+       coalesce((SELECT depth + 1 FROM ${s}.runs WHERE run_id = $4::text), 0)
 ON CONFLICT (run_id) DO NOTHING
 RETURNING epoch`,
+
+  /** Where runs stand, for a join: $1 runs (text[]). */
+  STANDING: (s: string): string => `
+SELECT run_id, owner, status, depth FROM ${s}.runs WHERE run_id = ANY($1::text[])`,
+
+  /** A run's children that have not ended, for the limit on children at once: $1 parent run. */
+  ACTIVE_CHILDREN: (s: string): string => `
+SELECT count(*)::int AS active FROM ${s}.runs
+WHERE parent_run = $1
+  AND (owner IS NOT NULL OR status IN ('queued', 'open', 'approved', 'awaiting-approval'))`,
 
   /**
    * A run brought in whole from a transcript file: unowned, with its lines and how it was

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { createScriptedModel, type ScriptPrompt } from '../../../src/demo/scripted-model.ts';
+import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
+
+/*
+ * A parent and its children for workers over the PostgreSQL store, the same in the test and in
+ * a worker process it kills: `lead` spawns one child (of the type its task names), joins it and
+ * answers with what the join said; `quick` answers at once; `fetcher` calls `fetch` (a side
+ * effect, run by `fetch` below) and answers with its result, or says the call was interrupted.
+ */
+
+const results = (prompt: ScriptPrompt) => prompt.turns.flatMap((turn) => turn.toolResults);
+
+/** The agents; `fetch` is what the fetcher's tool does (record it, then answer or hang). */
+export function familyAgents(fetch: () => Promise<string>): AgentRegistry {
+  return {
+    lead: {
+      description: 'Leads',
+      system: 'lead',
+      model: createScriptedModel({
+        script: (prompt) => {
+          const done = results(prompt);
+          const spawned = done.find((result) => result.toolName === 'spawn_agent');
+          const joined = done.find((result) => result.toolName === 'task_wait');
+          if (spawned === undefined) {
+            const task = prompt.turns.find((turn) => turn.role === 'user')?.text ?? '';
+            return {
+              toolCalls: [
+                {
+                  toolName: 'spawn_agent',
+                  input: { agentType: task.startsWith('fetch') ? 'fetcher' : 'quick', task },
+                },
+              ],
+            };
+          }
+          if (joined === undefined) {
+            const agentId = (spawned.output as { agentId: string }).agentId;
+            return { toolCalls: [{ toolName: 'task_wait', input: { agentIds: [agentId] } }] };
+          }
+          return { text: `lead heard: ${JSON.stringify(joined.output)}` };
+        },
+      }),
+    },
+    quick: {
+      description: 'Answers at once',
+      system: 'quick',
+      canSpawn: false,
+      model: createScriptedModel({
+        script: (prompt) => ({
+          text: `quick answer to ${prompt.turns.find((turn) => turn.role === 'user')?.text}`,
+        }),
+      }),
+    },
+    fetcher: {
+      description: 'Fetches',
+      system: 'fetcher',
+      canSpawn: false,
+      model: createScriptedModel({
+        script: (prompt) => {
+          const last = results(prompt).at(-1);
+          if (last === undefined)
+            return { toolCalls: [{ toolName: 'fetch', input: { url: 'https://example.test' } }] };
+          return {
+            text: last.isError
+              ? `fetch interrupted: ${String(last.output).slice(0, 40)}`
+              : `fetched ${String(last.output)}`,
+          };
+        },
+      }),
+      tools: [
+        {
+          name: 'fetch',
+          description: 'Fetches a page',
+          inputSchema: z.object({ url: z.string() }),
+          idempotency: 'side-effect',
+          execute: () => fetch(),
+        },
+      ],
+    },
+  };
+}
