@@ -1,9 +1,12 @@
-import type { PostgresStore, StoreRunRow } from '../store/postgres/postgres-store.ts';
+import { assessTail } from '../revival/assess-tail.ts';
+import { unreadableInspection } from '../revival/inspect.ts';
+import type { PostgresStore, StoreRunRow, StoreTail } from '../store/postgres/postgres-store.ts';
 import type { CommandIo } from './command.ts';
-import { EXIT, type ExitCode } from './exit-codes.ts';
-import { fitTable, type TableCell } from './fit-table.ts';
+import type { ExitCode } from './exit-codes.ts';
+import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
+import type { InspectionView as Inspection } from './inspection.ts';
 import { jsonText } from './json-text.ts';
-import { terminalSafe } from './terminal-safe.ts';
+import { type DatabaseHold, type RunNode, stateOf } from './run-tree.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -20,71 +23,79 @@ export function databaseRunState(row: StoreRunRow): string {
 }
 
 /**
- * `status --database`: every run of the store with its state, owner and lease; exit 3 when a
- * person has something to decide (a run awaiting approval, or dead with nobody supervising).
+ * `status --database`: every run of the store in the shape of `status` on files — the tree
+ * (children under the run that spawned them), each run's state, why, revivals, open calls,
+ * size and token estimate, decided from its records exactly as on files — plus the worker
+ * holding it and its lease. A run a worker holds is `running`; one whose lease expired (its
+ * worker died) is revivable, as is one parked `awaiting-approval`; `queued` is not taken yet.
+ * Exit codes as on files.
  *
  * @example
- * return await databaseStatus(io, store, values.json === true);
+ * return await databaseStatus(io, store, { json: false, width: 80, maxRevivals: 3 });
  */
 export async function databaseStatus(
   io: CommandIo,
   store: PostgresStore,
-  json: boolean,
-  width: number,
+  options: { json: boolean; width: number; wide: boolean; maxRevivals: number },
 ): Promise<ExitCode> {
-  const rows = await store.runs();
-  const states = rows.map(databaseRunState);
-  const summary: Record<string, number> = { total: rows.length };
-  for (const state of states) summary[state] = (summary[state] ?? 0) + 1;
-  const exitCode =
-    (summary['awaiting-approval'] ?? 0) + (summary.dead ?? 0) > 0 ? EXIT.revivable : EXIT.ok;
-  if (json) {
-    const runs = rows.map((row, index) => ({
-      run: row.run,
-      state: states[index],
-      status: row.status,
-      owner: row.owner,
-      epoch: row.epoch,
-      leaseExpires: row.leaseExpires,
-      revivalsUsed: row.revivalsUsed,
-      records: row.lastSeq + 1,
-    }));
-    io.stdout.write(`${jsonText({ runs, summary, exitCode }, io.stdout)}\n`);
+  const [rows, tails] = await Promise.all([store.runs(), store.tails()]);
+  const nodes = new Map<string, RunNode>();
+  for (const row of rows) nodes.set(row.run, runNode(row, tails.get(row.run), options.maxRevivals));
+  const roots: RunNode[] = [];
+  for (const row of rows) {
+    const node = nodes.get(row.run) as RunNode;
+    const parent = row.parent === null ? undefined : nodes.get(row.parent);
+    if (parent === undefined) roots.push(node);
+    else parent.children.push(node);
+  }
+  const exitCode = statusExitCode(summarize(roots));
+  if (options.json) {
+    const json = { ...statusJson(roots, options.maxRevivals), exitCode };
+    io.stdout.write(`${jsonText(json, io.stdout)}\n`);
     return exitCode;
   }
-  if (rows.length === 0) {
-    io.stdout.write('No runs in the database.\n');
-    return exitCode;
-  }
-  const table: TableCell[][] = rows.map((row, index) => [
-    { text: terminalSafe(row.run) },
-    { text: states[index] as string },
-    { text: terminalSafe(row.owner ?? '—') },
-    { text: row.leaseExpires ?? '—' },
-    { text: String(row.revivalsUsed) },
-    { text: String(row.lastSeq + 1) },
-  ]);
-  const fitted = fitTable(
-    [
-      { header: 'RUN', cut: 12, comfort: 24, cutLast: true },
-      { header: 'STATE' },
-      { header: 'OWNER', cut: 8, comfort: 20, drop: 2 },
-      { header: 'LEASE UNTIL', drop: 1, dropEarly: true },
-      { header: 'REVIVALS', drop: 3 },
-      { header: 'RECORDS', drop: 0, dropEarly: true },
-    ],
-    table,
-    width,
-    io.out.bold,
-  );
-  const counts = Object.entries(summary)
-    .filter(([state]) => state !== 'total')
-    .map(([state, count]) => `${count} ${state}`);
   io.stdout.write(
-    `${fitted.lines.join('\n')}\n\n${rows.length} run${rows.length === 1 ? '' : 's'}: ${counts.join(', ')}.\n`,
+    statusText(roots, io.out, { width: options.width, wide: options.wide }, { database: true }),
   );
-  if ((summary['awaiting-approval'] ?? 0) > 0) {
-    io.stdout.write('Approve a run waiting for a person: llm-agent revive --database URL RUN\n');
-  }
   return exitCode;
+}
+
+/** One store run as the status tree shows it. */
+function runNode(row: StoreRunRow, tail: StoreTail | undefined, maxRevivals: number): RunNode {
+  const database: DatabaseHold = {
+    owner: row.owner,
+    epoch: row.epoch,
+    leaseExpires: row.leaseExpires,
+    leaseExpired: row.leaseExpired,
+    status: row.status,
+  };
+  const path = row.run;
+  let inspection: Inspection;
+  if (tail === undefined || !tail.ok) {
+    inspection = {
+      ...unreadableInspection(path, maxRevivals, tail?.detail ?? `${path}: no records`),
+      bytes: row.bytes,
+    };
+  } else {
+    const held = row.owner !== null && !row.leaseExpired;
+    // A queued run is not revived: a worker takes it as it is.
+    const queued = row.owner === null && row.status === 'queued';
+    const context: Parameters<typeof assessTail>[1] = { maxRevivals, running: held || queued };
+    if (held) {
+      context.runningDetail = `worker ${row.owner} holds it (epoch ${row.epoch}, lease until ${row.leaseExpires ?? '?'})`;
+    } else if (queued) {
+      context.runningDetail = 'queued: no worker has taken it yet';
+    }
+    inspection = { path, bytes: row.bytes, ...assessTail(tail.state, context) };
+    if (inspection.detail !== undefined) inspection.detail = `${path}: ${inspection.detail}`;
+  }
+  const queued = row.owner === null && row.status === 'queued' && inspection.reason === 'running';
+  return {
+    path,
+    displayPath: path,
+    state: queued ? 'queued' : stateOf(inspection),
+    inspection,
+    children: [],
+    database,
+  };
 }

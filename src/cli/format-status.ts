@@ -52,6 +52,8 @@ export interface StatusJsonRun {
   /** Estimated tokens a resume would send; 0 unless the run is revivable (failed and stopped included). */
   resumeTokens: number;
   children: StatusJsonRun[];
+  /** Only for `status --database`: the worker holding the run, its epoch and lease, its row's status. */
+  database?: RunNode['database'];
 }
 
 /**
@@ -86,6 +88,7 @@ const STATES: RunState[] = [
   'capped',
   'unreadable',
   'empty',
+  'queued',
 ];
 
 /**
@@ -132,6 +135,7 @@ export function reasonOf(node: RunNode): string {
   const inspection = node.inspection;
   if (!inspection.revivable) return inspection.reason ?? node.state;
   const parts: string[] = [];
+  const waiting = databaseWait(node);
   if (inspection.halt !== undefined) parts.push(haltWhy(inspection.halt));
   const calls = inspection.openDispatches.filter(
     (call) => !inspection.pendingJoins.some((join) => join.callId === call.callId),
@@ -151,7 +155,17 @@ export function reasonOf(node: RunNode): string {
   );
   if (waitingOn > 0) parts.push(`waiting on ${plural(waitingOn, 'child', 'children')}`);
   if (parts.length === 0) parts.push(TAIL_PHRASES[inspection.tail ?? ''] ?? 'interrupted');
-  return parts.join(', ');
+  return waiting === null ? parts.join(', ') : `${waiting}: ${parts.join(', ')}`;
+}
+
+/** Why a revivable run of the PostgreSQL store is not being revived right now, or null. */
+function databaseWait(node: RunNode): string | null {
+  const hold = node.database;
+  if (hold === undefined) return null;
+  if (hold.leaseExpired) return 'its worker died';
+  if (hold.status === 'awaiting-approval') return 'awaiting approval';
+  if (hold.status === 'approved') return 'approved, waiting for a worker';
+  return null;
 }
 
 /**
@@ -206,6 +220,7 @@ function runJson(node: RunNode): StatusJsonRun {
     messages: inspection.messages,
     resumeTokens: inspection.revivable ? inspection.estimatedTokens : 0,
     children: node.children.map(runJson),
+    ...(node.database === undefined ? {} : { database: node.database }),
   };
 }
 
@@ -230,6 +245,12 @@ export interface StatusLayout {
   width: number;
   wide: boolean;
 }
+
+/** The columns `status --database` adds: who holds each run, until when. */
+const DATABASE_COLUMNS: TableColumn[] = [
+  { header: 'WORKER', cut: 8, comfort: 20, drop: 6, dropEarly: true },
+  { header: 'LEASE UNTIL', drop: 7, dropEarly: true },
+];
 
 /**
  * The status table's columns: which may be cut (to how narrow) and which left out when the
@@ -260,9 +281,11 @@ export function statusText(
   roots: RunNode[],
   style: Style,
   layout: StatusLayout = { width: Number.POSITIVE_INFINITY, wide: false },
-  next: { agents?: string; maxRevivals?: number } = {},
+  next: { agents?: string; maxRevivals?: number; database?: boolean } = {},
 ): string {
-  if (roots.length === 0) return 'No transcripts found.\n';
+  if (roots.length === 0) {
+    return next.database === true ? 'No runs in the database.\n' : 'No transcripts found.\n';
+  }
   const width = layout.wide ? Number.POSITIVE_INFINITY : layout.width;
   // A transcript controls a type's and a label's length: cut unless --wide (--json has it whole).
   const cell = (text: string): string => (layout.wide ? text : fitWidth(text, MAX_CELL_WIDTH));
@@ -293,6 +316,7 @@ export function statusText(
       inspection.revivable
         ? { text: formatCount(inspection.estimatedTokens) }
         : { text: '—', paint: style.dim },
+      ...(next.database === true ? holdCells(node, style) : []),
     ]);
     const childPrefix = isRoot ? '' : `${prefix}${isLast ? '   ' : '│  '}`;
     node.children.forEach((child, index) => {
@@ -300,7 +324,8 @@ export function statusText(
     });
   };
   for (const root of roots) visit(root, '', true, true);
-  const fitted = fitTable(COLUMNS, rows, width, style.bold);
+  const columns = next.database === true ? [...COLUMNS, ...DATABASE_COLUMNS] : COLUMNS;
+  const fitted = fitTable(columns, rows, width, style.bold);
   const lines = fitted.lines;
   const summary = summarize(roots);
   const counts = STATES.filter((state) => summary[state] > 0).map(
@@ -340,6 +365,10 @@ export function statusText(
         width,
       ),
     );
+    if (next.database === true) {
+      lines.push(...databaseNext(roots, width, style));
+      return `${lines.join('\n')}\n`;
+    }
     // The command on a line of its own, whole, so that it can be copied as it is.
     const paths = roots
       .filter((root) => treeHasRevivable(root))
@@ -400,6 +429,44 @@ export function wrapLine(text: string, width: number): string[] {
   }
   if (current !== '') lines.push(current);
   return lines;
+}
+
+/** The WORKER and LEASE UNTIL cells of a store run. */
+function holdCells(node: RunNode, style: Style): TableCell[] {
+  const hold = node.database;
+  if (hold === undefined || hold.owner === null) {
+    return [
+      { text: '—', paint: style.dim },
+      { text: '—', paint: style.dim },
+    ];
+  }
+  return [
+    { text: terminalSafe(hold.owner) },
+    hold.leaseExpired
+      ? { text: `${hold.leaseExpires ?? '?'} (expired)`, paint: style.red }
+      : { text: hold.leaseExpires ?? '—' },
+  ];
+}
+
+/**
+ * What a person can do about the revivable runs of a store: approve those a supervisor parked
+ * (`awaiting-approval`: a worker then revives them) — a dead run nobody supervises is parked by
+ * the next worker that looks.
+ */
+function databaseNext(roots: RunNode[], width: number, style: Style): string[] {
+  const waiting: string[] = [];
+  const visit = (node: RunNode): void => {
+    if (node.database?.status === 'awaiting-approval') waiting.push(quote(node.displayPath));
+    node.children.forEach(visit);
+  };
+  roots.forEach(visit);
+  if (waiting.length === 0) {
+    return wrapLine(
+      'A worker revives the dead runs (--policy auto) or parks them awaiting approval (ask).',
+      width,
+    ).map((line) => style.dim(line));
+  }
+  return [`  llm-agent revive --database URL ${waiting.join(' ')}`];
 }
 
 function treeHasRevivable(node: RunNode): boolean {

@@ -16,7 +16,8 @@ import { layoutAncestors } from '../revival/tree-root.ts';
 /**
  * What the CLI calls a run's state: `inspect`'s reasons, named for people. A revivable run is
  * `failed` or `stopped` when its transcript says so (its `halt`), else `revivable` (its process
- * died); all three can be revived.
+ * died); all three can be revived. `queued` is a run of the PostgreSQL store that no worker has
+ * taken yet.
  *
  * @example
  * const state: RunState = stateOf(inspection); // 'capped' for a run at its revival cap
@@ -29,7 +30,8 @@ export type RunState =
   | 'stopped'
   | 'capped'
   | 'unreadable'
-  | 'empty';
+  | 'empty'
+  | 'queued';
 
 /**
  * One run of the tree.
@@ -46,6 +48,24 @@ export interface RunNode {
   state: RunState;
   inspection: Inspection;
   children: RunNode[];
+  /** For a run of the PostgreSQL store: who holds it, until when, and how it was left. */
+  database?: DatabaseHold;
+}
+
+/**
+ * A store run's row as `status --database` adds it: the worker holding it (`owner`), its
+ * fencing `epoch` and lease, and the `status` the last writer or supervisor left.
+ *
+ * @example
+ * const hold: DatabaseHold = { owner: null, epoch: 2, leaseExpires: null, leaseExpired: false, status: 'awaiting-approval' };
+ */
+export interface DatabaseHold {
+  owner: string | null;
+  epoch: number;
+  leaseExpires: string | null;
+  /** Held, and the lease ran out: its worker died and no supervisor has acted yet. */
+  leaseExpired: boolean;
+  status: string;
 }
 
 /**

@@ -75,6 +75,12 @@ Exit codes:
       io.stdout.write(this.help);
       return EXIT.ok;
     }
+    const maxRevivals = integerOption(
+      'status',
+      '--max-revivals',
+      values['max-revivals'] as string | undefined,
+      DEFAULT_MAX_REVIVALS,
+    );
     const url = databaseUrl(values.database);
     if (url !== undefined) {
       if (positionals.length > 0) {
@@ -82,18 +88,16 @@ Exit codes:
       }
       const store = await connectStore('status', url, values.schema as string | undefined);
       try {
-        const width = values.wide === true ? Number.POSITIVE_INFINITY : terminalWidth(io);
-        return await databaseStatus(io, store, values.json === true, width);
+        return await databaseStatus(io, store, {
+          json: values.json === true,
+          width: terminalWidth(io),
+          wide: values.wide === true,
+          maxRevivals,
+        });
       } finally {
         await store.close();
       }
     }
-    const maxRevivals = integerOption(
-      'status',
-      '--max-revivals',
-      values['max-revivals'] as string | undefined,
-      DEFAULT_MAX_REVIVALS,
-    );
     // A read-only command that ends when the folder is inspected: see steady-heap.ts.
     steadyHeap();
     const notRead: NotRead[] = [];

@@ -17,10 +17,13 @@ import { UserError } from './user-error.ts';
 export const workerCommand: Command = {
   name: 'worker',
   help: `Usage: llm-agent worker --database URL --agents MODULE [--policy ask|auto]
-                        [--max-revivals N] [--lease MS] [--poll MS] [--schema NAME] [--once]
+                        [--max-revivals N] [--concurrency N] [--lease MS] [--poll MS]
+                        [--schema NAME] [--once]
 
-Take runs from the PostgreSQL store and run them to their end, one at a time: runs submitted
-with \`llm-agent run --database URL\`, and runs a person approved. Every worker also
+Take runs from the PostgreSQL store and run them to their end, up to --concurrency at once:
+runs submitted with \`llm-agent run --database URL\`, children their runs spawn (a child is a
+run of its own that any worker takes; its parent's task_wait waits for it in the database),
+and runs a person approved. Every worker also
 supervises: a run whose worker died (its lease expired) is fenced — its old worker can never
 write to it again — and then, under --policy ask (the default), left awaiting approval
 (\`llm-agent revive --database URL RUN\`), or under auto revived at once, up to the cap
@@ -31,6 +34,7 @@ Options:
   --agents MODULE    the agent-definition module the runs' types come from (required)
   --policy P         ask (default) or auto: what to do with a run whose worker died
   --max-revivals N   the revival cap (default 3)
+  --concurrency N    runs carried at once (default 4; a parent waiting for a child holds one)
   --lease MS         how long this worker's hold on a run lasts unrenewed (default 30000)
   --poll MS          how long to wait when there is no work (default 1000)
   --schema NAME      the store's schema (default llm_agent)
@@ -46,6 +50,7 @@ stopped cleanly and stays revivable); 1 the database cannot be used; 2 a mistake
       agents: { type: 'string' },
       policy: { type: 'string' },
       'max-revivals': { type: 'string' },
+      concurrency: { type: 'string' },
       lease: { type: 'string' },
       poll: { type: 'string' },
       schema: { type: 'string' },
@@ -68,6 +73,13 @@ stopped cleanly and stays revivable); 1 the database cannot be used; 2 a mistake
       values['max-revivals'] as string | undefined,
       3,
     );
+    const concurrency = integerOption(
+      'worker',
+      '--concurrency',
+      values.concurrency as string | undefined,
+      4,
+    );
+    if (concurrency < 1) throw new UserError('worker: --concurrency must be at least 1');
     const leaseMs = integerOption('worker', '--lease', values.lease as string | undefined, 30_000);
     const pollMs = integerOption('worker', '--poll', values.poll as string | undefined, 1000);
     // The runs live in the database: a module that places files beside "the transcript" gets
@@ -95,12 +107,13 @@ stopped cleanly and stays revivable); 1 the database cannot be used; 2 a mistake
       resolveModel: (spec) => resolveModelSpec(spec, io.env),
       policy,
       maxRevivals,
+      concurrency,
       signal: controller.signal,
       log: (line) =>
         io.stderr.write(`[worker ${terminalSafe(store.owner)}] ${terminalSafe(line)}\n`),
     });
     io.stderr.write(
-      `[worker ${terminalSafe(store.owner)}] serving ${terminalSafe(url.replace(/\/\/[^@/]*@/, '//'))} (policy ${policy}, cap ${maxRevivals})\n`,
+      `[worker ${terminalSafe(store.owner)}] serving ${terminalSafe(url.replace(/\/\/[^@/]*@/, '//'))} (policy ${policy}, cap ${maxRevivals}, ${concurrency} at once)\n`,
     );
     try {
       if (values.once === true) await worker.tick();

@@ -99,7 +99,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
     (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
   );
   assert.deepEqual(
-    queued.runs.map((run: { run: string; state: string }) => [run.run, run.state]),
+    queued.runs.map((run: { path: string; state: string }) => [run.path, run.state]),
     [['job-1', 'queued']],
   );
 
@@ -159,29 +159,38 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   const running = JSON.parse(
     (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
   );
-  assert.equal(running.runs.find((run: { run: string }) => run.run === 'dep').state, 'running');
-  // The lease runs out by the server's clock: the run reads dead, exit 3.
+  const held = running.runs.find((run: { path: string }) => run.path === 'dep');
+  assert.equal(held.state, 'running');
+  assert.match(held.database.owner, /:/, 'the worker holding it is named');
+  // The lease runs out by the server's clock: the run reads revivable (its worker died), exit 3.
   let dead = await cli(['status', '--database', database.url, '--schema', schema, '--json']);
   const expires = Date.now() + 15_000;
   while (
-    JSON.parse(dead.stdout).runs.find((run: { run: string }) => run.run === 'dep').state !== 'dead'
+    JSON.parse(dead.stdout).runs.find((run: { path: string }) => run.path === 'dep').database
+      .leaseExpired !== true
   ) {
     assert.ok(Date.now() < expires, 'the lease never ran out');
     await new Promise((done) => setTimeout(done, 200));
     dead = await cli(['status', '--database', database.url, '--schema', schema, '--json']);
   }
   assert.equal(dead.code, 3);
+  const died = JSON.parse(dead.stdout).runs.find((run: { path: string }) => run.path === 'dep');
+  assert.deepEqual(
+    [
+      died.state,
+      died.reason,
+      died.openDispatches.map((call: { toolName: string }) => call.toolName),
+    ],
+    ['revivable', 'its worker died: 1 call in flight', ['deploy']],
+  );
 
   const supervise = await cli(['worker', '--agents', 'agents.ts', '--schema', schema, '--once']);
   assert.equal(supervise.code, 0, supervise.stderr);
   assert.match(supervise.stderr, /dep: its worker died; fenced, awaiting approval/);
   const waiting = await cli(['status', '--database', database.url, '--schema', schema, '--wide']);
   assert.equal(waiting.code, 3);
-  assert.match(waiting.stdout, /dep\s+awaiting-approval/);
-  assert.match(
-    waiting.stdout,
-    /Approve a run waiting for a person: llm-agent revive --database URL RUN/,
-  );
+  assert.match(waiting.stdout, /dep \(dep\)\s.*revivable\s+awaiting approval: 1 call in flight/);
+  assert.match(waiting.stdout, /\n {2}llm-agent revive --database URL dep\n/);
 
   const refusedOffTerminal = await onDatabase('revive', 'dep');
   assert.equal(refusedOffTerminal.code, 2);
@@ -209,8 +218,8 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
     (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
   );
   assert.deepEqual(
-    done.runs.map((run: { run: string; state: string; revivalsUsed: number }) => [
-      run.run,
+    done.runs.map((run: { path: string; state: string; revivalsUsed: number }) => [
+      run.path,
       run.state,
       run.revivalsUsed,
     ]),

@@ -64,8 +64,12 @@ test('import a laptop run, export it back byte for byte, and carry it on on the 
     (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
   );
   assert.deepEqual(
-    status.runs.map((run: { run: string; state: string }) => [run.run, run.state]),
-    [['laptop', 'awaiting-approval']],
+    status.runs.map((run: { path: string; state: string; database: { status: string } }) => [
+      run.path,
+      run.state,
+      run.database.status,
+    ]),
+    [['laptop', 'stopped', 'awaiting-approval']],
   );
   const approved = await cli([
     'revive',

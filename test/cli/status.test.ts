@@ -51,6 +51,7 @@ describe('llm-agent status', () => {
       capped: 0,
       unreadable: 1,
       empty: 1,
+      queued: 0,
     });
     assert.ok((status.summary.resumeTokens ?? 0) > 0);
     assert.deepEqual(

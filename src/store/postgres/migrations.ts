@@ -19,7 +19,8 @@ import type { PoolClient } from 'pg';
  * stay the truth; these columns are what a writer's release or a supervisor's decision wrote.
  *
  * Version 3 adds child runs — `parent_run` (the run whose `spawn_agent` started it) and `depth`
- * (0 for a root) — and a notification on channel `llm_agent_runs` (payload `schema/run`)
+ * (0 for a root) — the run's size in `bytes` (its lines), an index of checkpoints (so `status`
+ * folds each run from its last checkpoint), and a notification on channel `llm_agent_runs` (payload `schema/run`)
  * whenever a run's owner or status changes, so that a parent waiting in `task_wait` on one
  * machine wakes when its child, run or revived on another, ends.
  */
@@ -70,7 +71,11 @@ CREATE INDEX runs_work ON ${s}.runs (status, created_at) WHERE owner IS NULL;
     sql: (s) => `
 ALTER TABLE ${s}.runs ADD COLUMN parent_run text REFERENCES ${s}.runs (run_id);
 ALTER TABLE ${s}.runs ADD COLUMN depth int NOT NULL DEFAULT 0;
+ALTER TABLE ${s}.runs ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
+UPDATE ${s}.runs SET bytes = (
+  SELECT coalesce(sum(octet_length(line)), 0) FROM ${s}.records WHERE records.run_id = runs.run_id);
 CREATE INDEX runs_parent ON ${s}.runs (parent_run) WHERE parent_run IS NOT NULL;
+CREATE INDEX records_checkpoints ON ${s}.records (run_id, seq) WHERE type = 'checkpoint';
 CREATE FUNCTION ${s}.notify_run_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('llm_agent_runs', TG_TABLE_SCHEMA || '/' || NEW.run_id);

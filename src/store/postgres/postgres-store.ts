@@ -8,7 +8,12 @@ import {
 } from '../../transcript/records.ts';
 import { SessionError, describeError } from '../../transcript/session-error.ts';
 import type { SessionMeta } from '../../transcript/session.ts';
-import { emptyTailState, foldTailState } from '../../transcript/tail-state.ts';
+import {
+  emptyTailState,
+  foldTailState,
+  type TailState,
+  tailStateFromJson,
+} from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migrations.ts';
@@ -63,7 +68,18 @@ export interface StoreRunRow {
   parent: string | null;
   /** 0 for a root run, its parent's plus one for a child. */
   depth: number;
+  /** The size of its lines: what its transcript file would take. */
+  bytes: number;
 }
+
+/**
+ * A run's state folded from its records ({@link PostgresStore.tails}): from its last checkpoint
+ * on, every line's checksum verified — or why it cannot be read.
+ *
+ * @example
+ * const tail: StoreTail = (await store.tails()).get('main');
+ */
+export type StoreTail = { ok: true; state: TailState } | { ok: false; detail: string };
 
 /**
  * Why a store would not start on the database's schema: older (run `llm-agent db migrate`)
@@ -486,6 +502,7 @@ export class PostgresStore implements TranscriptStore {
       revivals_used: number;
       parent_run: string | null;
       depth: number;
+      bytes: string;
     }>(SQL.RUNS(this.#schema));
     return result.rows.map((row) => ({
       run: row.run_id,
@@ -498,7 +515,89 @@ export class PostgresStore implements TranscriptStore {
       revivalsUsed: row.revivals_used,
       parent: row.parent_run,
       depth: row.depth,
+      bytes: Number(row.bytes),
     }));
+  }
+
+  /**
+   * Every run's state, as `status` needs it: folded from the run's last checkpoint on (a
+   * checkpoint holds the state of everything before it), each line decoded and its checksum
+   * verified; a run whose checkpoint this version cannot read is folded from its first record.
+   * Damage before the last checkpoint is found by a full read ({@link read}, which revive does).
+   *
+   * @example
+   * for (const [run, tail] of await store.tails()) if (!tail.ok) console.error(run, tail.detail);
+   */
+  async tails(): Promise<Map<string, StoreTail>> {
+    const result = await this.#pool.query<{ run_id: string; seq: string; line: Buffer }>(
+      SQL.TAILS(this.#schema),
+    );
+    const tails = new Map<string, StoreTail>();
+    let run: string | null = null;
+    let state: TailState | null = null;
+    let failed: string | null = null;
+    let expected = 0;
+    const finish = () => {
+      if (run === null) return;
+      tails.set(
+        run,
+        failed !== null
+          ? { ok: false, detail: failed }
+          : { ok: true, state: state ?? emptyTailState() },
+      );
+    };
+    const rereads: string[] = [];
+    for (const row of result.rows) {
+      if (row.run_id !== run) {
+        finish();
+        run = row.run_id;
+        state = null;
+        failed = null;
+        expected = Number(row.seq);
+      }
+      if (failed !== null) continue;
+      const seq = Number(row.seq);
+      const where = `${this.#label}#${run}: record ${seq}`;
+      const bytes = row.line;
+      const decoded =
+        bytes[bytes.length - 1] === 0x0a ? decodeLine(bytes.subarray(0, bytes.length - 1)) : null;
+      if (seq !== expected) failed = `${where}: seq ${seq} where ${expected} was expected`;
+      else if (decoded === null) failed = `${where}: the line has no newline`;
+      else if (!decoded.ok) failed = `${where}: ${decoded.message}`;
+      else if (decoded.record.seq !== seq)
+        failed = `${where}: the line says seq ${decoded.record.seq}`;
+      if (failed !== null || decoded === null || !decoded.ok) continue;
+      expected += 1;
+      const record = decoded.record;
+      if (state === null && seq > 0) {
+        // The first line is the last checkpoint: its state is everything before it.
+        const saved =
+          record.type === 'checkpoint' && 'state' in record
+            ? tailStateFromJson(record.state as never)
+            : null;
+        if (saved === null) {
+          rereads.push(run as string);
+          failed = 'reread';
+          continue;
+        }
+        state = saved;
+      }
+      state = foldTailState(state ?? emptyTailState(), record, bytes.length);
+    }
+    finish();
+    for (const reread of rereads) {
+      const found = await this.#read(reread);
+      if (!found.ok) {
+        tails.set(reread, { ok: false, detail: found.detail });
+        continue;
+      }
+      let folded = emptyTailState();
+      found.records.forEach((record, index) => {
+        folded = foldTailState(folded, record, found.lengths[index] ?? 0);
+      });
+      tails.set(reread, { ok: true, state: folded });
+    }
+    return tails;
   }
 
   /**

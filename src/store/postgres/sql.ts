@@ -24,6 +24,7 @@ export const SQL = {
 WITH fence AS (
   UPDATE ${s}.runs
   SET last_seq = last_seq + cardinality($4::bytea[]),
+      bytes = bytes + (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($4::bytea[]) AS b),
       lease_expires = now() + $6::bigint * interval '1 millisecond'
   WHERE run_id = $1 AND epoch = $2 AND last_seq = $3
   RETURNING run_id)
@@ -79,8 +80,21 @@ RETURNING 1`,
   /** Every run with its owner, lease and status, for `status --database`. */
   RUNS: (s: string): string => `
 SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at, parent_run, depth
+       status, revivals_used, created_at, parent_run, depth, bytes
 FROM ${s}.runs ORDER BY run_id`,
+
+  /**
+   * What `status` folds for every run: the lines from its last checkpoint on (from the first
+   * line when it has none), in run and seq order.
+   */
+  TAILS: (s: string): string => `
+SELECT r.run_id, rec.seq, rec.line
+FROM ${s}.runs r
+CROSS JOIN LATERAL (
+  SELECT coalesce(max(c.seq), 0) AS from_seq
+  FROM ${s}.records c WHERE c.run_id = r.run_id AND c.type = 'checkpoint') cp
+JOIN ${s}.records rec ON rec.run_id = r.run_id AND rec.seq >= cp.from_seq
+ORDER BY r.run_id, rec.seq`,
 
   /**
    * Take a run over: a new epoch, this owner, a fresh lease — only when nobody holds it (no
@@ -139,8 +153,9 @@ WHERE parent_run = $1
    */
   IMPORT: (s: string): string => `
 WITH created AS (
-  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used)
-  VALUES ($1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, $4, $5)
+  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes)
+  VALUES ($1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, $4, $5,
+          (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b))
   ON CONFLICT (run_id) DO NOTHING
   RETURNING run_id)
 INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
