@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Worker } from '../../src/fleet/worker.ts';
+import { BACKGROUND_FRAME } from '../../src/subagents/background-frame.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { runCli } from '../cli/support/cli-fixtures.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { familyAgents } from './support/family-agents.ts';
 
@@ -261,6 +264,27 @@ test('a parent whose worker died in its join is revived with the join pending; t
     await kill(worker.child);
     const childBefore = (await submitter.runs()).find((row) => row.run.startsWith(CHILD_QUICK));
     assert.equal(childBefore?.status, 'queued', 'the child had not run');
+    // status --database shows the tree as status shows a folder's: the dead parent waiting on
+    // its queued child.
+    await until(
+      'main’s lease ran out',
+      async () => (await rowOf(submitter, 'main'))?.leaseExpired === true,
+    );
+    const status = await runCli(
+      ['status', '--database', database.url, '--schema', schema, '--json'],
+      { cwd: tmpdir() },
+    );
+    assert.equal(status.code, 3, status.stderr);
+    const [root, ...others] = JSON.parse(status.stdout).runs;
+    assert.deepEqual(others, [], 'one tree');
+    assert.deepEqual(
+      [root.path, root.state, root.reason, root.database.leaseExpired],
+      ['main', 'revivable', 'its worker died: waiting on 1 child', true],
+    );
+    assert.deepEqual(
+      root.children.map((child: { path: string; state: string }) => [child.path, child.state]),
+      [[childBefore?.run, 'queued']],
+    );
     const b = await serving(schema, { concurrency: 2, log, stop: stop.signal });
     stores.push(b.store);
     await until(
@@ -279,6 +303,47 @@ test('a parent whose worker died in its join is revived with the join pending; t
   } finally {
     stop.abort();
     doomed?.kill('SIGKILL');
+    for (const store of stores) await store.close();
+    await admin.end();
+  }
+});
+
+test('a child that ends while its parent does not wait is delivered to the parent at its next step', async () => {
+  const { schema, admin } = await setUp();
+  const stop = new AbortController();
+  const log: string[] = [];
+  const stores: PostgresStore[] = [];
+  try {
+    const submitter = await PostgresStore.connect({ connectionString: database.url, schema });
+    stores.push(submitter);
+    await submitter.submit('main', { ...meta, agentType: 'patient' }, 'start one');
+    const worker = await serving(schema, { concurrency: 2, log, stop: stop.signal });
+    stores.push(worker.store);
+    await until(
+      'main finished',
+      async () => (await rowOf(submitter, 'main'))?.status === 'finished',
+    );
+    const read = await submitter.read('main');
+    assert.ok(read.ok);
+    const answer = read.records
+      .filter(isKnownRecord)
+      .flatMap((record) =>
+        record.type === 'message' && record.role === 'assistant'
+          ? record.content.flatMap((part) => (part.type === 'text' ? [part.text] : []))
+          : [],
+      )
+      .at(-1);
+    assert.ok(
+      (answer ?? '').startsWith(`patient heard: ${BACKGROUND_FRAME} The child agent quick-`),
+      answer,
+    );
+    assert.match(answer ?? '', /has finished\. Its final answer:\n\nquick answer to ping$/);
+    assert.ok(
+      !JSON.stringify(await joinResults(submitter)).includes('quick'),
+      'no join reported it',
+    );
+  } finally {
+    stop.abort();
     for (const store of stores) await store.close();
     await admin.end();
   }

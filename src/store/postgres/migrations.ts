@@ -133,13 +133,18 @@ export async function schemaVersion(client: PoolClient, schema: string): Promise
 
 /**
  * Apply the migrations the schema lacks, in order, each in one transaction, holding an
- * advisory lock for the whole so that two migrators take turns. Returns the versions applied
+ * advisory lock for the whole so that two migrators take turns; `upTo` stops at an older
+ * version (to test an upgrade). Returns the versions applied
  * (none when the schema is current). A schema newer than this version is refused.
  *
  * @example
  * const applied = await migrate(client, 'llm_agent'); // [1] on a fresh database
  */
-export async function migrate(client: PoolClient, schema: string): Promise<number[]> {
+export async function migrate(
+  client: PoolClient,
+  schema: string,
+  upTo: number = SCHEMA_VERSION,
+): Promise<number[]> {
   const s = quoteSchema(schema);
   await client.query('SELECT pg_advisory_lock(hashtext($1))', [`llm-agent:${schema}`]);
   try {
@@ -156,7 +161,7 @@ export async function migrate(client: PoolClient, schema: string): Promise<numbe
     }
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > upTo) continue;
       await client.query('BEGIN');
       try {
         await client.query(migration.sql(s));

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { createScriptedModel, type ScriptPrompt } from '../../../src/demo/scripted-model.ts';
 import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
+import { BACKGROUND_FRAME } from '../../../src/subagents/background-frame.ts';
 
 /*
  * A parent and its children for workers over the PostgreSQL store, the same in the test and in
  * a worker process it kills: `lead` spawns one child (of the type its task names), joins it and
  * answers with what the join said; `quick` answers at once; `fetcher` calls `fetch` (a side
- * effect, run by `fetch` below) and answers with its result, or says the call was interrupted.
+ * effect, run by `fetch` below) and answers with its result, or says the call was interrupted;
+ * `patient` spawns a `quick` child and pauses, never joining, until the child's end is delivered.
  */
 
 const results = (prompt: ScriptPrompt) => prompt.turns.flatMap((turn) => turn.toolResults);
@@ -40,6 +42,39 @@ export function familyAgents(fetch: () => Promise<string>): AgentRegistry {
           return { text: `lead heard: ${JSON.stringify(joined.output)}` };
         },
       }),
+    },
+    patient: {
+      description: 'Starts a child and does not wait for it',
+      system: 'patient',
+      model: createScriptedModel({
+        script: (prompt) => {
+          const done = results(prompt);
+          if (!done.some((result) => result.toolName === 'spawn_agent')) {
+            return {
+              toolCalls: [{ toolName: 'spawn_agent', input: { agentType: 'quick', task: 'ping' } }],
+            };
+          }
+          const heard = prompt.turns.find(
+            (turn) => turn.role === 'user' && turn.text.startsWith(BACKGROUND_FRAME),
+          );
+          if (heard !== undefined) return { text: `patient heard: ${heard.text}` };
+          const pauses = done.filter((result) => result.toolName === 'pause').length;
+          if (pauses >= 100) return { text: 'patient heard nothing' };
+          return { toolCalls: [{ toolName: 'pause', input: {} }] };
+        },
+      }),
+      tools: [
+        {
+          name: 'pause',
+          description: 'Waits a moment',
+          inputSchema: z.object({}),
+          idempotency: 'read-only',
+          execute: async () => {
+            await new Promise((done) => setTimeout(done, 50));
+            return 'paused';
+          },
+        },
+      ],
     },
     quick: {
       description: 'Answers at once',
