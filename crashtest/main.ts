@@ -16,6 +16,10 @@ import { runTreeRace } from './tree-race.ts';
  */
 
 const args = process.argv.slice(2);
+if (args.includes('--distributed')) {
+  const { distributedMain } = await import('./distributed/main.ts');
+  process.exit(await distributedMain(args));
+}
 const long = args.includes('--long');
 const optionValue = (name: string): string | undefined => {
   const index = args.indexOf(name);

@@ -148,7 +148,15 @@ export class ChildRuns {
           note: `This call had already started ${agentId}; join it with task_wait.`,
         };
       }
-      return { isError: true, output: `Cannot start ${agentId}: ${describeError(error)}` };
+      // The submit may have committed with only its answer lost (a cut connection): then the
+      // child exists and will run, and saying it did not start would be false.
+      const exists = await this.#store
+        .standing([run])
+        .then((standing) => standing.has(run))
+        .catch(() => false);
+      if (!exists) {
+        return { isError: true, output: `Cannot start ${agentId}: ${describeError(error)}` };
+      }
     }
     family.follow({ ...started, callId: context.callId });
     return { ...started, status: 'running' };

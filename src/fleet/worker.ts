@@ -2,8 +2,10 @@ import { describeError } from '../transcript/session-error.ts';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
 import type { LoopMessage, RunResult, ToolDefinition } from '../loop/types.ts';
+import type { ReviveRefused } from '../revival/revive.ts';
 import { reviveStoreRun } from '../revival/revive-store-run.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
+import type { PostgresTranscriptWriter } from '../store/postgres/postgres-writer.ts';
 import {
   type AgentRegistry,
   backendsOf,
@@ -116,7 +118,13 @@ export class Worker {
     const signal = this.#options.signal;
     while (signal?.aborted !== true) {
       const report: TickReport = { ran: [], parked: [], skipped: [] };
-      const started = await this.#takeWork(report);
+      let started: Promise<void>[] = [];
+      try {
+        started = await this.#takeWork(report);
+      } catch (error) {
+        // The database went away for a moment (a restart, a cut connection): look again later.
+        this.#log(`cannot look for work: ${describeError(error)}`);
+      }
       if (report.parked.length > 0) continue;
       await new Promise<void>((done) => {
         const timer = setTimeout(finish, started.length > 0 ? 0 : pollMs);
@@ -160,7 +168,7 @@ export class Worker {
         continue;
       }
       const kind = item.dead ? 'dead' : item.status === 'approved' ? 'approved' : 'queued';
-      let writer: TranscriptWriter | null;
+      let writer: PostgresTranscriptWriter | null;
       try {
         writer = await store.take(item.run, kind);
       } catch (error) {
@@ -171,9 +179,17 @@ export class Worker {
         report.skipped.push({ run: item.run, why: 'another worker took it first' });
         continue;
       }
-      const carried = this.#carry(item.run, kind, writer, report).finally(() =>
-        this.#carrying.delete(item.run),
-      );
+      const taken = writer;
+      const carried = this.#carry(item.run, kind, taken, report)
+        .catch(async (error: unknown) => {
+          // Let the run go (its lease would keep it held for ever otherwise): another worker,
+          // or this one, carries it on.
+          report.skipped.push({ run: item.run, why: describeError(error) });
+          this.#log(`${item.run}: ${describeError(error)}`);
+          taken.abandon(describeError(error));
+          await taken.close().catch(() => undefined);
+        })
+        .finally(() => this.#carrying.delete(item.run));
       this.#carrying.set(item.run, carried);
       started.push(carried);
     }
@@ -184,21 +200,14 @@ export class Worker {
   async #carry(
     run: string,
     kind: 'dead' | 'queued' | 'approved',
-    writer: TranscriptWriter,
+    writer: PostgresTranscriptWriter,
     report: TickReport,
   ): Promise<void> {
     const { store, maxRevivals } = this.#options;
     if (kind !== 'queued') {
       const revived = await reviveStoreRun({ store, run: run, maxRevivals, writer });
       if (!revived.ok) {
-        if (revived.reason === 'revival-cap') {
-          // Revive let the run go as `open`; say why it stays so.
-          await store.mark(run, 'open', 'capped');
-          report.parked.push({ run: run, status: 'capped' });
-          this.#log(`${run}: at its revival cap; parked`);
-        } else {
-          report.skipped.push({ run: run, why: `${revived.reason}: ${revived.detail}` });
-        }
+        await this.#refused(run, writer, revived, report);
         return;
       }
       this.#log(`${run}: revived (revival ${revived.revival.ordinal} of ${maxRevivals})`);
@@ -209,6 +218,8 @@ export class Worker {
     }
     const read = await store.read(run);
     if (!read.ok) {
+      // Back to the queue as it was: nothing of it ran.
+      writer.releaseAs('queued');
       await writer.close();
       report.skipped.push({ run: run, why: read.detail });
       return;
@@ -216,6 +227,35 @@ export class Worker {
     this.#log(`${run}: taken`);
     const result = await this.#run(run, writer, conversationView(read.records), []);
     report.ran.push({ run: run, how: 'queued', result });
+  }
+
+  /**
+   * Let a run go whose revival was refused: at its cap, released `capped` (one statement, so it
+   * is never left looking unfinished); finished or empty, as it is; refused because the database
+   * failed for a moment, abandoned — the lease runs out and it is work again for any worker —
+   * unless the run really is damaged, which is left for a person (`status` names the record).
+   */
+  async #refused(
+    run: string,
+    writer: PostgresTranscriptWriter,
+    refusal: ReviveRefused,
+    report: TickReport,
+  ): Promise<void> {
+    if (refusal.reason === 'revival-cap') {
+      writer.releaseAs('capped');
+      await writer.close();
+      report.parked.push({ run, status: 'capped' });
+      this.#log(`${run}: at its revival cap; parked`);
+      return;
+    }
+    report.skipped.push({ run, why: `${refusal.reason}: ${refusal.detail}` });
+    let passing = refusal.reason === 'io-error';
+    if (refusal.reason === 'unreadable') {
+      const again = await this.#options.store.read(run);
+      passing = again.ok || again.detail.includes('cannot read (');
+    }
+    if (passing) writer.abandon(`${refusal.reason}: ${refusal.detail}`);
+    await writer.close();
   }
 
   /** Run a taken run to its end with its agent type's definition and its children, then let it go. */
@@ -272,6 +312,11 @@ export class Worker {
     } finally {
       family?.stop();
       await writer.close();
+      if ((writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+        this.#log(
+          `${run}: fenced — another worker took it over; nothing more of this one was written`,
+        );
+      }
     }
   }
 

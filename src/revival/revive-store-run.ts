@@ -25,7 +25,8 @@ export interface StoreRevival {
   agentId?: string;
   /**
    * The run's writer when the caller already took it over (a worker's `store.take`); without
-   * it, revive takes the run with `store.open`. Either way revive closes it when it refuses.
+   * it, revive takes the run with `store.open`. On a refusal revive closes the writer it opened,
+   * and leaves one the caller gave it to the caller.
    */
   writer?: TranscriptWriter;
 }
@@ -79,7 +80,10 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
     }
     return refused('io-error', `${run}: cannot open to revive (${describeError(error)})`);
   }
-  const release = () => writer.close().catch(() => undefined);
+  // A writer the caller took stays the caller's on a refusal: it knows how to let the run go.
+  const release = async () => {
+    if (request.writer === undefined) await writer.close().catch(() => undefined);
+  };
   const read = await store.read(run);
   if (!read.ok) {
     await release();

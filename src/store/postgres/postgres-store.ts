@@ -45,6 +45,8 @@ export interface PostgresStoreOptions {
   checkpointBytes?: number;
   /** Connections in the pool (default 4). */
   maxConnections?: number;
+  /** How its connections show in `pg_stat_activity` (default `llm-agent`). */
+  applicationName?: string;
 }
 
 /**
@@ -142,6 +144,7 @@ export class PostgresStore implements TranscriptStore {
     this.#notifications = new RunNotifications(
       options.connectionString,
       options.schema ?? DEFAULT_SCHEMA,
+      `${options.applicationName ?? 'llm-agent'} listener`,
     );
   }
 
@@ -255,7 +258,10 @@ export class PostgresStore implements TranscriptStore {
    * const writer = await store.take('report-42', 'queued');
    * if (writer === null) return; // another worker has it
    */
-  async take(run: string, kind: 'dead' | 'queued' | 'approved'): Promise<TranscriptWriter | null> {
+  async take(
+    run: string,
+    kind: 'dead' | 'queued' | 'approved',
+  ): Promise<PostgresTranscriptWriter | null> {
     const path = this.#pathOf(run);
     const taken = await this.#pool.query<{ epoch: string; last_seq: string }>(
       SQL.TAKE(this.#schema),
@@ -372,7 +378,7 @@ export class PostgresStore implements TranscriptStore {
 
   /**
    * Start a run and leave it for a worker: its `session-meta` and the user's first turn,
-   * committed, then released as `queued`. With `parent`, the run is that run's child (a
+   * committed together with the run, unowned and `queued`. With `parent`, the run is that run's child (a
    * `spawn_agent`'s: its `session-meta` names the parent): one level deeper, and listed as work
    * before its parent. A run of that name is refused (`SessionError` `exists`).
    *
@@ -380,17 +386,38 @@ export class PostgresStore implements TranscriptStore {
    * await store.submit('report-42', meta, 'Write the report.');
    */
   async submit(run: string, meta: SessionMeta, prompt: string, parent?: string): Promise<void> {
-    const writer = await this.#create(run, meta, parent ?? null);
+    const path = this.#pathOf(run);
+    const at = this.#clock().toISOString();
+    const lines = [
+      encodeLine({ v: FORMAT_VERSION, seq: 0, at }, { type: 'session-meta', ...meta }),
+      encodeLine(
+        { v: FORMAT_VERSION, seq: 1, at },
+        { type: 'message', role: 'user', content: [{ type: 'text', text: prompt }] },
+      ),
+    ];
+    let inserted: number;
     try {
-      await writer.appendDurable({
-        type: 'message',
-        role: 'user',
-        content: [{ type: 'text', text: prompt }],
-      });
-      (writer as PostgresTranscriptWriter).releaseAs('queued');
-    } finally {
-      await writer.close();
+      // One statement: a run is never there without its task, so a crash can never leave one
+      // a worker would find empty.
+      const result = await this.#pool.query(SQL.SUBMIT(this.#schema), [
+        run,
+        lines.map((line) => line.bytes),
+        lines.map((line) => line.record.type),
+        parent ?? null,
+      ]);
+      inserted = result.rowCount ?? 0;
+    } catch (error) {
+      throw new SessionError(
+        'io',
+        path,
+        `${path}: cannot submit the run (${describeError(error)})`,
+        {
+          cause: error,
+        },
+      );
     }
+    if (inserted === 0)
+      throw new SessionError('exists', path, `${path}: a run of that name exists`);
   }
 
   /**
@@ -721,7 +748,7 @@ async function createPool(options: PostgresStoreOptions): Promise<Pool> {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 4,
-    application_name: 'llm-agent',
+    application_name: options.applicationName ?? 'llm-agent',
   });
   // An idle connection the server closed is the pool's to replace, not the process's to die of.
   pool.on('error', () => undefined);

@@ -70,7 +70,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   #closing: Promise<void> | undefined;
   #bytesSinceCheckpoint = 0;
   #recordsSinceCheckpoint = 0;
-  #releaseAs: 'queued' | undefined;
+  #releaseAs: 'queued' | 'capped' | undefined;
 
   constructor(init: PostgresWriterInit) {
     this.path = init.path;
@@ -89,15 +89,34 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   }
 
   /**
-   * Let the run go as `queued` on close — for a run submitted for a worker — rather than as
-   * its state says (see {@link releasedStatus}).
+   * Let the run go as `queued` on close — a run taken from the queue that did not start — or
+   * `capped` — a dead run at its revival cap — rather than as its state says (see
+   * {@link releasedStatus}).
    *
    * @example
    * writer.releaseAs('queued');
    * await writer.close();
    */
-  releaseAs(status: 'queued'): void {
+  releaseAs(status: 'queued' | 'capped'): void {
     this.#releaseAs = status;
+  }
+
+  /**
+   * Stop holding the run without letting it go: nothing more is written, the heartbeat stops,
+   * and `close` releases nothing — the lease runs out and a supervisor treats the run as its
+   * worker's death (revives it, or parks it for a person). For a worker that cannot carry a run
+   * on (its database went away mid-way) and must not leave it looking settled.
+   *
+   * @example
+   * writer.abandon('the database connection was cut');
+   */
+  abandon(reason: string): void {
+    this.#failure ??= new SessionError(
+      'poisoned',
+      this.path,
+      `${this.path}: abandoned (${reason}); its lease runs out`,
+    );
+    clearInterval(this.#heartbeat);
   }
 
   /** The fencing epoch this writer holds. */
@@ -113,6 +132,11 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   /** The seq of the last record appended (written or waiting for the barrier). */
   get lastSeq(): number {
     return this.#nextSeq - 1;
+  }
+
+  /** True once another writer took the run over (a newer epoch): this one was fenced out. */
+  get fenced(): boolean {
+    return this.#failure?.code === 'ownership-lost';
   }
 
   /** True once a write failed or the run was taken over. */
@@ -280,7 +304,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
 /**
  * How a writer that lets a run go left it, for the `status` column: `failed` or `stopped` when
  * the transcript says so, `finished` when its last turn is an answer, `open` for anything else
- * unfinished. (`queued` is only ever a submit's: {@link PostgresTranscriptWriter.releaseAs}.)
+ * unfinished. (`queued` and `capped` are a worker's: {@link PostgresTranscriptWriter.releaseAs}.)
  * Pure.
  *
  * @example

@@ -35,14 +35,16 @@ export interface RunWatch {
 export class RunNotifications {
   readonly #connectionString: string;
   readonly #schema: string;
+  readonly #applicationName: string;
   readonly #watchers = new Set<{ runs: ReadonlySet<string>; wake: () => void }>();
   #client: Promise<Client | null> | null = null;
   #closed = false;
 
-  /** `schema` unquoted, as the trigger names it. */
-  constructor(connectionString: string, schema: string) {
+  /** `schema` unquoted, as the trigger names it; `applicationName` as `pg_stat_activity` shows the connection. */
+  constructor(connectionString: string, schema: string, applicationName = 'llm-agent listener') {
     this.#connectionString = connectionString;
     this.#schema = schema;
+    this.#applicationName = applicationName;
   }
 
   /**
@@ -107,7 +109,7 @@ export class RunNotifications {
     const pg = ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
     const client = new pg.Client({
       connectionString: this.#connectionString,
-      application_name: 'llm-agent listener',
+      application_name: this.#applicationName,
     });
     const lost = () => {
       if (this.#client !== null) this.#client = null;

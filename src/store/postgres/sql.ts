@@ -136,6 +136,26 @@ SELECT $1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1, $4::text,
 ON CONFLICT (run_id) DO NOTHING
 RETURNING epoch`,
 
+  /**
+   * A run submitted for a worker, whole in one statement: unowned, `queued`, with its lines
+   * (`session-meta` and the task). $1 run, $2 lines (bytea[]), $3 types (text[]), $4 the parent
+   * run or null. No row back: a run of that name exists.
+   */
+  SUBMIT: (s: string): string => `
+WITH created AS (
+  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, parent_run, depth, bytes)
+  SELECT $1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, 'queued', $4::text,
+         coalesce((SELECT depth + 1 FROM ${s}.runs WHERE run_id = $4::text), 0),
+         (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b)
+  ON CONFLICT (run_id) DO NOTHING
+  RETURNING run_id)
+INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
+SELECT $1, l.ord - 1, 1, t.type, l.line
+FROM created,
+     unnest($2::bytea[]) WITH ORDINALITY AS l(line, ord)
+     JOIN unnest($3::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
+RETURNING seq`,
+
   /** Where runs stand, for a join: $1 runs (text[]). */
   STANDING: (s: string): string => `
 SELECT run_id, owner, status, depth FROM ${s}.runs WHERE run_id = ANY($1::text[])`,
