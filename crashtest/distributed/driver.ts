@@ -32,9 +32,26 @@ export interface DistributedOptions {
   log: (line: string) => void;
 }
 
+/** The counts a run of the crashtest reports. */
+export interface DistributedFigures {
+  runs: number;
+  workers: number;
+  kills: number;
+  stops: number;
+  zombies: number;
+  terminations: number;
+  fenced: number;
+  selfExits: number;
+  finished: number;
+  capped: number;
+  revivals: number;
+  joins: number;
+  executions: number;
+}
+
 /** What a run of the crashtest did and found. */
 export interface DistributedResult {
-  figures: Record<string, number>;
+  figures: DistributedFigures;
   breaches: DistributedBreaches;
   /** Why it fell short of a quota, if it did. */
   shortfalls: string[];
@@ -49,6 +66,8 @@ interface WorkerProcess {
   busy: boolean;
   /** Its store's owner name, once it said it. */
   owner: string;
+  /** A zombie let go on: left alone (never killed) until it has met the fence and retires. */
+  retiring: boolean;
   exited: Promise<void>;
 }
 
@@ -101,6 +120,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       stopped: false,
       busy: false,
       owner: '',
+      retiring: false,
       exited: new Promise((done) => child.once('exit', () => done())),
     };
     figures.workers += 1;
@@ -152,7 +172,9 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   };
 
   const pick = (busy = false): WorkerProcess | undefined => {
-    const live = [...workers].filter((worker) => !worker.stopped && (!busy || worker.busy));
+    const live = [...workers].filter(
+      (worker) => !worker.stopped && !worker.retiring && (!busy || worker.busy),
+    );
     return live[Math.floor(random() * live.length)];
   };
 
@@ -163,11 +185,20 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     log(`  ${options.workers} workers, ${options.runs} runs submitted; chaos starts`);
     const started = Date.now();
     let lastProgress = started;
+    // A pause proves the fence only once another worker took a run over from it: go on
+    // pausing workers until at least one has become a zombie.
+    const needZombie = () => options.stops > 0 && figures.zombies === 0 && resumes.size === 0;
     const quotasMet = () =>
       figures.kills >= options.kills &&
       figures.stops >= options.stops &&
-      figures.terminations >= options.terminations;
+      figures.terminations >= options.terminations &&
+      (options.stops === 0 || figures.zombies > 0);
+    const chaosDeadline = started + 15 * 60_000;
     while (!quotasMet()) {
+      if (Date.now() > chaosDeadline) {
+        shortfalls.push('the chaos did not reach its quotas in 15 minutes');
+        break;
+      }
       await sleep(40 + random() * 80);
       if (Date.now() - lastProgress > 5000) {
         lastProgress = Date.now();
@@ -180,7 +211,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         await submit(Math.max(3, Math.ceil(options.runs / 10)));
       const left = {
         kill: options.kills - figures.kills,
-        stop: options.stops - figures.stops,
+        stop: Math.max(options.stops - figures.stops, needZombie() ? 1 : 0),
         terminate: options.terminations - figures.terminations,
       };
       const total = Math.max(0, left.kill) + Math.max(0, left.stop) + Math.max(0, left.terminate);
@@ -226,6 +257,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
           clearInterval(timer);
           resumes.delete(timer);
           if (takenOver) figures.zombies += 1;
+          victim.retiring = true;
           victim.child.kill('SIGCONT');
           victim.stopped = false;
           // More workers than asked for would only grow: retire the zombie once it has been fenced.

@@ -48,7 +48,15 @@ export async function distributedMain(args: string[]): Promise<number> {
   console.log(
     `  finished=${figures.finished} capped=${figures.capped} joins=${figures.joins} executions=${figures.executions} zombies=${figures.zombies} worker-restarts=${figures.selfExits}`,
   );
-  const shown = ['runs', 'workers', 'kills', 'stops', 'terminations', 'revivals', 'fenced'];
+  const shown = [
+    'runs',
+    'workers',
+    'kills',
+    'stops',
+    'terminations',
+    'revivals',
+    'fenced',
+  ] as const;
   console.log(
     `crashtest-distributed: ${shown.map((name) => `${name}=${figures[name]}`).join(' ')} ${Object.entries(
       zeros,

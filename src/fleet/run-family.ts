@@ -234,18 +234,24 @@ export class RunFamily {
     try {
       for (;;) {
         const waiting = [...runs].filter(([agentId]) => !outcomes.has(agentId));
-        const standing = await store.standing(waiting.map(([, run]) => run));
-        for (const [agentId, run] of waiting) {
-          const found = standing.get(run);
-          if (found === undefined) {
-            outcomes.set(agentId, {
-              status: 'failed',
-              reason: 'missing',
-              detail: `no child run ${run} exists`,
-            });
-          } else if (endedStanding(found)) {
-            outcomes.set(agentId, await this.#outcomeOf(run, found.status));
+        try {
+          const standing = await store.standing(waiting.map(([, run]) => run));
+          for (const [agentId, run] of waiting) {
+            const found = standing.get(run);
+            if (found === undefined) {
+              outcomes.set(agentId, {
+                status: 'failed',
+                reason: 'missing',
+                detail: `no child run ${run} exists`,
+              });
+            } else if (endedStanding(found)) {
+              const outcome = await this.#outcomeOf(run, found.status);
+              if (outcome !== null) outcomes.set(agentId, outcome);
+            }
           }
+        } catch {
+          // The database went away for a moment: a join waits on, it never answers for a child
+          // it could not read.
         }
         if (outcomes.size === runs.size || (any && outcomes.size > 0) || signal.aborted) {
           return outcomes;
@@ -257,8 +263,8 @@ export class RunFamily {
     }
   }
 
-  /** How an ended child's run says it ended. */
-  async #outcomeOf(run: string, status: string): Promise<ChildOutcome> {
+  /** How an ended child's run says it ended; null when it cannot be read just now. */
+  async #outcomeOf(run: string, status: string): Promise<ChildOutcome | null> {
     if (status === 'capped') {
       return {
         status: 'failed',
@@ -267,6 +273,7 @@ export class RunFamily {
       };
     }
     const read = await this.#store.read(run);
+    if (!read.ok && read.reason === 'io-error') return null;
     if (!read.ok) return { status: 'failed', reason: 'unreadable', detail: read.detail };
     if (status === 'finished') {
       const outcome = recordedOutcome(read.records);

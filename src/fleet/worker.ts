@@ -249,12 +249,7 @@ export class Worker {
       return;
     }
     report.skipped.push({ run, why: `${refusal.reason}: ${refusal.detail}` });
-    let passing = refusal.reason === 'io-error';
-    if (refusal.reason === 'unreadable') {
-      const again = await this.#options.store.read(run);
-      passing = again.ok || again.detail.includes('cannot read (');
-    }
-    if (passing) writer.abandon(`${refusal.reason}: ${refusal.detail}`);
+    if (refusal.reason === 'io-error') writer.abandon(`${refusal.reason}: ${refusal.detail}`);
     await writer.close();
   }
 
@@ -303,12 +298,29 @@ export class Worker {
       }).run(messages);
       const stop = () => handle.abort('SIGTERM: the worker is stopping');
       this.#options.signal?.addEventListener('abort', stop, { once: true });
-      const result = await handle;
+      // A writer fenced out (this worker paused past its lease and another took the run over)
+      // stops its run at once — even one waiting in a join, which writes nothing to find out.
+      const fence = setInterval(() => {
+        if ((writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+          handle.abort('fenced: another worker took this run over');
+        }
+      }, 100);
+      let result: RunResult;
+      try {
+        result = await handle;
+      } finally {
+        clearInterval(fence);
+      }
       this.#options.signal?.removeEventListener('abort', stop);
       this.#log(
         `${writer.path}: ${result.status}${result.error === undefined ? '' : ` (${result.error})`}`,
       );
       return result;
+    } catch (error) {
+      // Not carried to an end (the database went away mid-way): never let it go looking
+      // settled — its lease runs out and a supervisor carries it on.
+      (writer as PostgresTranscriptWriter).abandon(describeError(error));
+      throw error;
     } finally {
       family?.stop();
       await writer.close();

@@ -5,7 +5,8 @@ import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 /**
  * What {@link TranscriptStore.read} found: every record of a run in seq order, each line's
  * checksum verified — or why there is nothing to read (`missing`), or why what is there
- * cannot be trusted (`unreadable`: `detail` names the run, the record or line, and the cause).
+ * cannot be trusted (`unreadable`: `detail` names the run, the record or line, and the cause),
+ * or that it could not be read just now (`io-error`: the database went away; try again).
  * A file's torn last line is not part of it (nothing durable was lost): `tornBytes` says how
  * many bytes follow the last record.
  *
@@ -15,7 +16,7 @@ import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
  */
 export type StoreRead =
   | { ok: true; records: (TranscriptRecord | ForeignRecord)[]; tornBytes: number }
-  | { ok: false; reason: 'missing' | 'unreadable'; detail: string };
+  | { ok: false; reason: 'missing' | 'unreadable' | 'io-error'; detail: string };
 
 /**
  * Where runs' transcripts live and who may write them. Two implementations keep one contract

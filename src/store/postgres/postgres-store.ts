@@ -362,7 +362,7 @@ export class PostgresStore implements TranscriptStore {
     } catch (error) {
       return {
         ok: false,
-        reason: 'unreadable',
+        reason: 'io-error',
         detail: `${path}: cannot read (${describeError(error)})`,
       };
     }
