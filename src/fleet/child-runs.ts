@@ -135,11 +135,16 @@ export class ChildRuns {
           },
         },
         input.task,
-        parent.run,
+        // Fenced by the parent's epoch: a parent's worker paused past its lease and resumed
+        // mid-spawn cannot start a child its revived self was told was interrupted.
+        { run: parent.run, epoch: (context.session as { epoch?: number }).epoch ?? 0 },
       );
     } catch (error) {
       // The id is derived from this very call: a run of that name is this call's child, made
       // before a crash lost the call's result — the same child, never a second one.
+      if (SessionError.isInstance(error) && error.code === 'ownership-lost') {
+        return { isError: true, output: `Cannot start ${agentId}: ${error.message}` };
+      }
       if (SessionError.isInstance(error) && error.code === 'exists') {
         family.follow({ ...started, callId: context.callId });
         return {

@@ -380,12 +380,18 @@ export class PostgresStore implements TranscriptStore {
    * Start a run and leave it for a worker: its `session-meta` and the user's first turn,
    * committed together with the run, unowned and `queued`. With `parent`, the run is that run's child (a
    * `spawn_agent`'s: its `session-meta` names the parent): one level deeper, and listed as work
-   * before its parent. A run of that name is refused (`SessionError` `exists`).
+   * before its parent — submitted only while the parent's epoch is `parent.epoch` (the
+   * parent's writer's), so a parent's worker fenced out cannot start a child (`ownership-lost`). A run of that name is refused (`SessionError` `exists`).
    *
    * @example
    * await store.submit('report-42', meta, 'Write the report.');
    */
-  async submit(run: string, meta: SessionMeta, prompt: string, parent?: string): Promise<void> {
+  async submit(
+    run: string,
+    meta: SessionMeta,
+    prompt: string,
+    parent?: { run: string; epoch: number },
+  ): Promise<void> {
     const path = this.#pathOf(run);
     const at = this.#clock().toISOString();
     const lines = [
@@ -403,7 +409,8 @@ export class PostgresStore implements TranscriptStore {
         run,
         lines.map((line) => line.bytes),
         lines.map((line) => line.record.type),
-        parent ?? null,
+        parent?.run ?? null,
+        parent?.epoch ?? null,
       ]);
       inserted = result.rowCount ?? 0;
     } catch (error) {
@@ -416,8 +423,17 @@ export class PostgresStore implements TranscriptStore {
         },
       );
     }
-    if (inserted === 0)
+    if (inserted === 0) {
+      const exists = await this.#pool.query(SQL.RUN_EXISTS(this.#schema), [run]);
+      if (exists.rowCount === 0 && parent !== undefined) {
+        throw new SessionError(
+          'ownership-lost',
+          path,
+          `${path}: not submitted: its parent ${parent.run} was taken over (its epoch is no longer ${parent.epoch})`,
+        );
+      }
       throw new SessionError('exists', path, `${path}: a run of that name exists`);
+    }
   }
 
   /**

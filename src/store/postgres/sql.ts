@@ -139,7 +139,9 @@ RETURNING epoch`,
   /**
    * A run submitted for a worker, whole in one statement: unowned, `queued`, with its lines
    * (`session-meta` and the task). $1 run, $2 lines (bytea[]), $3 types (text[]), $4 the parent
-   * run or null. No row back: a run of that name exists.
+   * run or null, $5 the parent's writer's epoch: a child is submitted only while its parent's
+   * epoch is still that one. No row back: a run of that name exists, or the parent was taken
+   * over.
    */
   SUBMIT: (s: string): string => `
 WITH created AS (
@@ -147,6 +149,8 @@ WITH created AS (
   SELECT $1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, 'queued', $4::text,
          coalesce((SELECT depth + 1 FROM ${s}.runs WHERE run_id = $4::text), 0),
          (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b)
+  WHERE $4::text IS NULL
+     OR EXISTS (SELECT 1 FROM ${s}.runs p WHERE p.run_id = $4::text AND p.epoch = $5::bigint FOR SHARE)
   ON CONFLICT (run_id) DO NOTHING
   RETURNING run_id)
 INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
