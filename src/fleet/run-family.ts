@@ -7,12 +7,11 @@ import {
   type DeliveredChild,
   type JoinedChild,
   joinOutput,
-  reportedAgentIds,
   runningAgainNotice,
-  SPAWN_AGENT_TOOL,
 } from '../subagents/join-output.ts';
 import type { TaskWaitInput } from '../subagents/task-wait-tool.ts';
 import { isAgentId, type JsonValue, type Message } from '../transcript/records.ts';
+import { unheardChildren } from '../subagents/spawned-children.ts';
 import { childRunName } from './child-run-name.ts';
 
 /** Statuses of an unowned run that end it for its parent. */
@@ -141,41 +140,11 @@ export class RunFamily {
     messages: readonly Message[],
     pendingJoins: readonly string[],
   ): Promise<void> {
-    const reported = reportedAgentIds(messages);
-    const pending = new Set(pendingJoins);
-    const knownIds = new Set<string>();
-    for (const message of messages) {
-      if (message.role !== 'tool') continue;
-      for (const part of message.content) {
-        const output = part.type === 'tool-result' && !part.isError ? part.output : null;
-        if (typeof output === 'object' && output !== null && !Array.isArray(output)) {
-          if (typeof output.agentId === 'string') knownIds.add(output.agentId);
-        }
-      }
-    }
-    const candidates: DeliveredChild[] = [];
-    for (const message of messages) {
-      if (message.role !== 'assistant') continue;
-      for (const part of message.content) {
-        if (part.type !== 'tool-call' || part.toolName !== SPAWN_AGENT_TOOL) continue;
-        const input = part.input;
-        if (typeof input !== 'object' || input === null || Array.isArray(input)) continue;
-        if (typeof input.agentType !== 'string') continue;
-        let agentId: string;
-        try {
-          agentId = this.#ids({
-            agentType: input.agentType,
-            callId: part.callId,
-            parentAgentId,
-          });
-        } catch {
-          continue;
-        }
-        if (!isAgentId(agentId) || reported.has(agentId) || pending.has(agentId)) continue;
-        const label = typeof input.label === 'string' ? input.label : input.agentType;
-        candidates.push({ agentId, agentType: input.agentType, label, callId: part.callId });
-      }
-    }
+    const unheard = unheardChildren({ messages, pendingJoins, ids: this.#ids, parentAgentId });
+    const candidates = unheard.map(({ child }) => child);
+    const knownIds = new Set(
+      unheard.flatMap(({ child, idKnown }) => (idKnown ? [child.agentId] : [])),
+    );
     if (candidates.length === 0) return;
     const standing = await this.#store.standing(
       candidates.map((child) => childRunName(this.#run, child.agentId)),

@@ -1,14 +1,10 @@
-import { isAgentId, type Message, type ToolResultPart } from '../transcript/records.ts';
+import type { Message } from '../transcript/records.ts';
 import type { AgentIdFactory } from './agent-id.ts';
 import type { ChildOutcome } from './child-outcome.ts';
 import { childTranscriptPath } from './child-layout.ts';
 import type { Family } from './family.ts';
-import {
-  backgroundDelivery,
-  reportedAgentIds,
-  runningAgainNotice,
-  SPAWN_AGENT_TOOL,
-} from './join-output.ts';
+import { unheardChildren } from './spawned-children.ts';
+import { backgroundDelivery, runningAgainNotice } from './join-output.ts';
 
 /**
  * Before a revived parent runs again, make sure it hears about every child it started and has
@@ -35,60 +31,20 @@ export async function adoptChildren(options: {
   /** The outcome of a child this process does not run, from its transcript. */
   outcomeOf: (agentId: string) => Promise<ChildOutcome>;
 }): Promise<void> {
-  const { family, messages } = options;
-  const reported = reportedAgentIds(messages);
-  const pending = new Set(options.pendingJoins);
-  const results = new Map<string, ToolResultPart>();
-  for (const message of messages) {
-    if (message.role !== 'tool') continue;
-    for (const part of message.content)
-      if (part.type === 'tool-result') results.set(part.callId, part);
-  }
-  for (const message of messages) {
-    if (message.role !== 'assistant') continue;
-    for (const part of message.content) {
-      if (part.type !== 'tool-call' || part.toolName !== SPAWN_AGENT_TOOL) continue;
-      const input = part.input;
-      if (typeof input !== 'object' || input === null || Array.isArray(input)) continue;
-      if (typeof input.agentType !== 'string') continue;
-      let agentId: string;
-      try {
-        agentId = options.ids({
-          agentType: input.agentType,
-          callId: part.callId,
-          parentAgentId: options.parentAgentId,
-        });
-      } catch {
-        continue;
-      }
-      if (!isAgentId(agentId) || reported.has(agentId) || pending.has(agentId)) continue;
-      const label = typeof input.label === 'string' ? input.label : input.agentType;
-      const child = {
-        agentId,
-        agentType: input.agentType,
-        label,
-        callId: part.callId,
-        sessionPath: childTranscriptPath(family.parentPath, agentId),
-      };
-      const result = results.get(part.callId);
-      const idKnown =
-        result !== undefined &&
-        !result.isError &&
-        typeof result.output === 'object' &&
-        result.output !== null &&
-        !Array.isArray(result.output) &&
-        result.output.agentId === agentId;
-      const tracked = family.child(agentId);
-      if (tracked !== undefined) {
-        // A child taken back before its parent: its end is delivered when it comes (or was
-        // queued already); the parent only needs its id if the crash lost it.
-        if (tracked.outcome === null && !idKnown)
-          family.deliver(agentId, 'notice', runningAgainNotice(child));
-        continue;
-      }
-      const outcome = await options.outcomeOf(agentId);
-      if (outcome.status === 'failed' && outcome.reason === 'missing') continue;
-      family.deliver(agentId, 'outcome', backgroundDelivery(child, outcome));
+  const { family } = options;
+  for (const { child: spawned, idKnown } of unheardChildren(options)) {
+    const agentId = spawned.agentId;
+    const child = { ...spawned, sessionPath: childTranscriptPath(family.parentPath, agentId) };
+    const tracked = family.child(agentId);
+    if (tracked !== undefined) {
+      // A child taken back before its parent: its end is delivered when it comes (or was
+      // queued already); the parent only needs its id if the crash lost it.
+      if (tracked.outcome === null && !idKnown)
+        family.deliver(agentId, 'notice', runningAgainNotice(child));
+      continue;
     }
+    const outcome = await options.outcomeOf(agentId);
+    if (outcome.status === 'failed' && outcome.reason === 'missing') continue;
+    family.deliver(agentId, 'outcome', backgroundDelivery(child, outcome));
   }
 }
