@@ -6,7 +6,8 @@
  * reused by later runs.
  *
  * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
- * `--only inspect,status,persistence,revival,memory` (a subset), `--no-docs` (leave the docs alone),
+ * `--only inspect,status,persistence,revival,memory,scale-out` (a subset; scale-out is
+ * bench/scale-out.ts, with results of its own), `--no-docs` (leave the docs alone),
  * `--report-only` (re-render the last bench/results.json without measuring).
  * Needs for the LangGraph durable row: PostgreSQL's server binaries (see bench/local-postgres.ts)
  * or BENCH_POSTGRES_URL; without them that row is skipped with the reason.
@@ -29,7 +30,7 @@ import { revivalSection } from './revival-section.ts';
 import { statusSection } from './status-section.ts';
 
 const MIB = 1024 * 1024;
-const SECTIONS = ['inspect', 'status', 'persistence', 'revival', 'memory'];
+const SECTIONS = ['inspect', 'status', 'persistence', 'revival', 'memory', 'scale-out'];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 function commitMeasured(): { id: string; dirty: boolean } {
@@ -104,6 +105,18 @@ async function main(): Promise<void> {
   if (only.has('memory')) {
     log('5. peak memory on hostile inputs (junk lines, a huge torn line)');
     results.memory = await memorySection(dataFolder, log);
+  }
+  if (only.has('scale-out')) {
+    // Its own script and its own results (bench/scale-out-results.json, docs/performance.md
+    // "Scale-out on PostgreSQL"): it needs a PostgreSQL, as the persistence section does.
+    log('6. scale-out on PostgreSQL, ours against PostgresSaver (bench/scale-out.ts)');
+    const scaleOut = spawnSync(
+      process.execPath,
+      ['bench/scale-out.ts', ...(quick ? ['--quick'] : [])],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    if (scaleOut.status !== 0)
+      throw new Error(`bench/scale-out.ts failed (exit ${scaleOut.status})`);
   }
   results.durationMs = performance.now() - started;
   results.machine.loadAverage.end = loadavg()[0] ?? 0;

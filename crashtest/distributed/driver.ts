@@ -98,6 +98,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     selfExits: 0,
   };
   let stopping = false;
+  let lastResume = 0;
   const workers = new Set<WorkerProcess>();
   const resumes = new Set<NodeJS.Timeout>();
   let submitted = 0;
@@ -186,13 +187,17 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     const started = Date.now();
     let lastProgress = started;
     // A pause proves the fence only once another worker took a run over from it: go on
-    // pausing workers until at least one has become a zombie.
-    const needZombie = () => options.stops > 0 && figures.zombies === 0 && resumes.size === 0;
+    // pausing workers until at least one has become a zombie and a zombie's write has been
+    // refused (a resumed zombie gets a few seconds to try).
+    const needZombie = () =>
+      options.stops > 0 &&
+      resumes.size === 0 &&
+      (figures.zombies === 0 || (figures.fenced === 0 && Date.now() - lastResume > 3000));
     const quotasMet = () =>
       figures.kills >= options.kills &&
       figures.stops >= options.stops &&
       figures.terminations >= options.terminations &&
-      (options.stops === 0 || figures.zombies > 0);
+      (options.stops === 0 || (figures.zombies > 0 && figures.fenced > 0));
     const chaosDeadline = started + 15 * 60_000;
     while (!quotasMet()) {
       if (Date.now() > chaosDeadline) {
@@ -257,11 +262,12 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
           clearInterval(timer);
           resumes.delete(timer);
           if (takenOver) figures.zombies += 1;
+          lastResume = Date.now();
           victim.retiring = true;
           victim.child.kill('SIGCONT');
           victim.stopped = false;
           // More workers than asked for would only grow: retire the zombie once it has been fenced.
-          setTimeout(() => victim.child.kill('SIGTERM'), options.leaseMs * 3).unref();
+          setTimeout(() => victim.child.kill('SIGTERM'), options.leaseMs * 10).unref();
         }, 100);
         resumes.add(timer);
       } else if (action === 'terminate') {

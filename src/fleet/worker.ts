@@ -249,6 +249,7 @@ export class Worker {
       return;
     }
     report.skipped.push({ run, why: `${refusal.reason}: ${refusal.detail}` });
+    if (writer.fenced) this.#log(`${run}: fenced — another worker took it over; this one stops it`);
     if (refusal.reason === 'io-error') writer.abandon(`${refusal.reason}: ${refusal.detail}`);
     await writer.close();
   }
@@ -266,6 +267,7 @@ export class Worker {
       ? this.#options.agents[type]
       : undefined;
     let family: RunFamily | undefined;
+    let fenced = false;
     try {
       if (definition === undefined) {
         return {
@@ -301,7 +303,9 @@ export class Worker {
       // A writer fenced out (this worker paused past its lease and another took the run over)
       // stops its run at once — even one waiting in a join, which writes nothing to find out.
       const fence = setInterval(() => {
-        if ((writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+        if (!fenced && (writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+          fenced = true;
+          this.#log(`${run}: fenced — another worker took it over; this one stops it`);
           handle.abort('fenced: another worker took this run over');
         }
       }, 100);
@@ -324,10 +328,8 @@ export class Worker {
     } finally {
       family?.stop();
       await writer.close();
-      if ((writer as Partial<PostgresTranscriptWriter>).fenced === true) {
-        this.#log(
-          `${run}: fenced — another worker took it over; nothing more of this one was written`,
-        );
+      if (!fenced && (writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+        this.#log(`${run}: fenced — another worker took it over; this one stops it`);
       }
     }
   }
