@@ -222,25 +222,7 @@ export async function runLangGraph(
   }
   const clock = new StepClock();
   const bytesAt: AtSteps = {};
-  const increment = tool(async ({ value }: { value: number }) => stepToolOutput(value), {
-    name: STEP_TOOL_NAME,
-    description: 'Count one up.',
-    schema: z.object({ value: z.number() }),
-  });
-  const scriptedReply = (step: number): AIMessage =>
-    step > steps
-      ? new AIMessage({ content: FINAL_TEXT })
-      : new AIMessage({
-          content: '',
-          tool_calls: [
-            {
-              id: stepCallId(step),
-              name: STEP_TOOL_NAME,
-              args: { value: step },
-              type: 'tool_call',
-            },
-          ],
-        });
+  const scriptedReply = (step: number): AIMessage => stepReply(step, steps);
   const model = chatModel
     ? new ScriptedChatModel((messages) => {
         let answered = 0;
@@ -259,16 +241,7 @@ export async function runLangGraph(
     const reply = scriptedReply(step);
     return { messages: [model === null ? reply : await model.invoke(state.messages)] };
   };
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode('agent', agent)
-    .addNode('tools', new ToolNode([increment]))
-    .addEdge(START, 'agent')
-    .addConditionalEdges('agent', (state) => {
-      const last = state.messages.at(-1);
-      return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
-    })
-    .addEdge('tools', 'agent')
-    .compile({ checkpointer: measured.saver });
+  const graph = stepGraph(agent, measured.saver);
   clock.start();
   const final = await graph.invoke(
     { messages: [new HumanMessage(OPENING_TEXT)] },
@@ -307,4 +280,43 @@ export async function runLangGraph(
     notes,
     ...summary,
   };
+}
+
+/** The scripted model's reply at `step` of a run of `steps`: a call of the step tool, then the final text. */
+export function stepReply(step: number, steps: number): AIMessage {
+  return step > steps
+    ? new AIMessage({ content: FINAL_TEXT })
+    : new AIMessage({
+        content: '',
+        tool_calls: [
+          { id: stepCallId(step), name: STEP_TOOL_NAME, args: { value: step }, type: 'tool_call' },
+        ],
+      });
+}
+
+/**
+ * The bench's LangGraph agent: `agent` (the model node) and a ToolNode with the step tool,
+ * looping until the model answers without a call, checkpointed by `saver`.
+ */
+export function stepGraph(
+  agent: (
+    state: typeof MessagesAnnotation.State,
+  ) => Promise<{ messages: BaseMessage[] }> | { messages: BaseMessage[] },
+  saver: BaseCheckpointSaver,
+) {
+  const increment = tool(async ({ value }: { value: number }) => stepToolOutput(value), {
+    name: STEP_TOOL_NAME,
+    description: 'Count one up.',
+    schema: z.object({ value: z.number() }),
+  });
+  return new StateGraph(MessagesAnnotation)
+    .addNode('agent', agent)
+    .addNode('tools', new ToolNode([increment]))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', (state) => {
+      const last = state.messages.at(-1);
+      return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+    })
+    .addEdge('tools', 'agent')
+    .compile({ checkpointer: saver });
 }

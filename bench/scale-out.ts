@@ -15,10 +15,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
-import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import { tool } from '@langchain/core/tools';
-import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
-import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { HumanMessage } from '@langchain/core/messages';
+import type { MessagesAnnotation } from '@langchain/langgraph';
 import pg from 'pg';
 import { z } from 'zod';
 import { Worker } from '../src/fleet/worker.ts';
@@ -30,15 +28,8 @@ import { encodeLine } from '../src/transcript/line-codec.ts';
 import { FORMAT_VERSION } from '../src/transcript/records.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { machineInfo } from './machine-info.ts';
-import { runLangGraph } from './run-langgraph.ts';
-import {
-  FINAL_TEXT,
-  OPENING_TEXT,
-  STEP_TOOL_NAME,
-  scriptedModel,
-  stepCallId,
-  stepToolOutput,
-} from './scripted-model.ts';
+import { runLangGraph, stepGraph, stepReply } from './run-langgraph.ts';
+import { OPENING_TEXT, STEP_TOOL_NAME, scriptedModel, stepToolOutput } from './scripted-model.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 import { logLogPlot } from './svg-plot.ts';
 
@@ -170,43 +161,11 @@ async function langGraphConcurrent(url: string, admin: pg.Client, runs: number):
   const pool = new pg.Pool({ connectionString: url, max: 16 });
   const saver = new PostgresSaver(pool, undefined, { schema });
   await saver.setup();
-  const increment = tool(async ({ value }: { value: number }) => stepToolOutput(value), {
-    name: STEP_TOOL_NAME,
-    description: 'Count one up.',
-    schema: z.object({ value: z.number() }),
-  });
-  const agent = async (state: typeof MessagesAnnotation.State) => {
+  const graph = stepGraph((state: typeof MessagesAnnotation.State) => {
     let answered = 0;
     for (const message of state.messages) if (message.getType() === 'tool') answered += 1;
-    const step = answered + 1;
-    return {
-      messages: [
-        step > STEPS_PER_RUN
-          ? new AIMessage({ content: FINAL_TEXT })
-          : new AIMessage({
-              content: '',
-              tool_calls: [
-                {
-                  id: stepCallId(step),
-                  name: STEP_TOOL_NAME,
-                  args: { value: step },
-                  type: 'tool_call',
-                },
-              ],
-            }),
-      ],
-    };
-  };
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode('agent', agent)
-    .addNode('tools', new ToolNode([increment]))
-    .addEdge(START, 'agent')
-    .addConditionalEdges('agent', (state) => {
-      const last = state.messages.at(-1);
-      return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
-    })
-    .addEdge('tools', 'agent')
-    .compile({ checkpointer: saver });
+    return { messages: [stepReply(answered + 1, STEPS_PER_RUN)] };
+  }, saver);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: runs }, (_, index) =>
