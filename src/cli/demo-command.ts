@@ -184,6 +184,9 @@ async function runDemo(folder: string, io: CommandIo): Promise<number> {
     );
     return EXIT.failure;
   }
+  // The story is a lead waiting on its writers when the process dies: its task_wait durable.
+  // On a loaded machine the lead's turn can come a moment after the writer's half-write.
+  await untilJoining(transcript);
   const onDisk = await stat(join(workspace, halted.path)).then(
     (stats) => stats.size,
     () => -1,
@@ -401,4 +404,22 @@ function replaysBySystem(records: (TranscriptRecord | ForeignRecord)[], callId: 
         record.type === 'tool-dispatched' && (record as { callId?: string }).callId === callId,
     ).length - 1
   );
+}
+
+/** Wait (10 s at most) until the transcript holds a durable `task_wait` dispatch. */
+async function untilJoining(transcript: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const read = await peek(transcript);
+    const joining =
+      read.ok &&
+      read.records.some(
+        (record) =>
+          record.type === 'tool-dispatched' &&
+          'toolName' in record &&
+          record.toolName === 'task_wait',
+      );
+    if (joining) return;
+    await new Promise((done) => setTimeout(done, 20));
+  }
 }
