@@ -1,3 +1,4 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { JoinResolver, ToolContext, ToolDefinition, ToolFailure } from '../loop/types.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import type { AgentIdFactory } from '../subagents/agent-id.ts';
@@ -271,18 +272,7 @@ function endedStanding(found: { owner: string | null; status: string }): boolean
   return found.owner === null && ENDED.has(found.status);
 }
 
+/** Wait `milliseconds`, or less when `signal` aborts. Never rejects. */
 function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    if (signal.aborted) {
-      done();
-      return;
-    }
-    const finish = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      done();
-    };
-    const timer = setTimeout(finish, milliseconds);
-    signal.addEventListener('abort', finish, { once: true });
-  });
+  return sleepFor(milliseconds, undefined, { signal }).catch(() => undefined);
 }

@@ -12,7 +12,6 @@ import {
   type ModelResolver,
 } from '../subagents/agent-definition.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
-import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { ChildRuns } from './child-runs.ts';
 import type { RunFamily } from './run-family.ts';
 
@@ -212,7 +211,8 @@ export class Worker {
       }
       this.#log(`${run}: revived (revival ${revived.revival.ordinal} of ${maxRevivals})`);
       const pendingJoins = revived.pendingJoins.flatMap((join) => join.agentIds);
-      const result = await this.#run(run, revived.writer, revived.messages, pendingJoins);
+      // revived.writer is the writer taken above: revive goes on with the caller's own.
+      const result = await this.#run(run, writer, revived.messages, pendingJoins);
       report.ran.push({ run: run, how: 'revived', result });
       return;
     }
@@ -257,7 +257,7 @@ export class Worker {
   /** Run a taken run to its end with its agent type's definition and its children, then let it go. */
   async #run(
     run: string,
-    writer: TranscriptWriter,
+    writer: PostgresTranscriptWriter,
     messages: LoopMessage[],
     pendingJoins: string[],
   ): Promise<RunResult> {
@@ -303,7 +303,7 @@ export class Worker {
       // A writer fenced out (this worker paused past its lease and another took the run over)
       // stops its run at once — even one waiting in a join, which writes nothing to find out.
       const fence = setInterval(() => {
-        if (!fenced && (writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+        if (!fenced && writer.fenced) {
           fenced = true;
           this.#log(`${run}: fenced — another worker took it over; this one stops it`);
           handle.abort('fenced: another worker took this run over');
@@ -323,12 +323,12 @@ export class Worker {
     } catch (error) {
       // Not carried to an end (the database went away mid-way): never let it go looking
       // settled — its lease runs out and a supervisor carries it on.
-      (writer as PostgresTranscriptWriter).abandon(describeError(error));
+      writer.abandon(describeError(error));
       throw error;
     } finally {
       family?.stop();
       await writer.close();
-      if (!fenced && (writer as Partial<PostgresTranscriptWriter>).fenced === true) {
+      if (!fenced && writer.fenced) {
         this.#log(`${run}: fenced — another worker took it over; this one stops it`);
       }
     }

@@ -7,8 +7,8 @@ import { startLocalPostgres } from '../../bench/local-postgres.ts';
 /*
  * A PostgreSQL for tests: DATABASE_URL when it is set, otherwise a throw-away cluster started
  * from the installed binaries (initdb, pg_ctl) on a Unix socket and removed at the end. No
- * server is a failure, never a skip. Each caller gets a schema of its own, dropped at the end,
- * so test files can share one server.
+ * server is a failure: the test that needed it fails. Each caller gets a schema of its own,
+ * dropped at the end, so test files can share one server.
  */
 
 /** A server and a fresh schema on it. */

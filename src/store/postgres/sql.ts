@@ -153,12 +153,7 @@ WITH created AS (
      OR EXISTS (SELECT 1 FROM ${s}.runs p WHERE p.run_id = $4::text AND p.epoch = $5::bigint FOR SHARE)
   ON CONFLICT (run_id) DO NOTHING
   RETURNING run_id)
-INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
-SELECT $1, l.ord - 1, 1, t.type, l.line
-FROM created,
-     unnest($2::bytea[]) WITH ORDINALITY AS l(line, ord)
-     JOIN unnest($3::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
-RETURNING seq`,
+${insertCreatedLines(s)}`,
 
   /** Where runs stand, for a join: $1 runs (text[]). */
   STANDING: (s: string): string => `
@@ -182,12 +177,7 @@ WITH created AS (
           (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b))
   ON CONFLICT (run_id) DO NOTHING
   RETURNING run_id)
-INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
-SELECT $1, l.ord - 1, 1, t.type, l.line
-FROM created,
-     unnest($2::bytea[]) WITH ORDINALITY AS l(line, ord)
-     JOIN unnest($3::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
-RETURNING seq`,
+${insertCreatedLines(s)}`,
 
   /** Every line of a run in seq order: $1 run. */
   READ_LINES: (s: string): string =>
@@ -199,3 +189,16 @@ RETURNING seq`,
   /** Every run, sorted. */
   LIST_RUNS: (s: string): string => `SELECT run_id FROM ${s}.runs ORDER BY run_id`,
 };
+
+/**
+ * The records of a run a statement's `created` CTE just made, at epoch 1: $1 the run, $2 its
+ * lines (bytea[]), $3 their types (text[]), seqs from 0. Shared by IMPORT and SUBMIT.
+ */
+function insertCreatedLines(s: string): string {
+  return `INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
+SELECT $1, l.ord - 1, 1, t.type, l.line
+FROM created,
+     unnest($2::bytea[]) WITH ORDINALITY AS l(line, ord)
+     JOIN unnest($3::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
+RETURNING seq`;
+}
