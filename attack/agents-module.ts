@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { crashRegistry, newWorld } from '../crashtest/agents.ts';
-import { createScriptedModel } from '../src/demo/scripted-model.ts';
+import { createPromptModel } from '../src/demo/prompt-model.ts';
 import type { ToolDefinition } from '../src/loop/types.ts';
 import type { AgentRegistry } from '../src/subagents/agent-definition.ts';
 
@@ -55,7 +55,7 @@ export default (context: { env: Record<string, string | undefined> }): AgentRegi
     system: 'hostile',
     canSpawn: false,
     tools: [echo as unknown as ToolDefinition<never>],
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) => {
         const results = prompt.turns.flatMap((turn) => turn.toolResults);
         if (results.length === 0) {

@@ -21,7 +21,7 @@ import {
   STEP_TOOL_NAME,
   stepCallId,
   stepToolOutput,
-} from './scripted-model.ts';
+} from './counting-model.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 
 /** LangGraph's own setting: persist each step before the next starts, or while it runs. */

@@ -9,10 +9,10 @@ import {
   FINAL_TEXT,
   OPENING_TEXT,
   STEP_TOOL_NAME,
-  scriptedModel,
+  countingModel,
   stepCallId,
   stepToolOutput,
-} from './scripted-model.ts';
+} from './counting-model.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 
 interface LoopLike {
@@ -75,7 +75,7 @@ export async function runOurs(
       execute: async ({ value }) => stepToolOutput(value),
     };
     const loop = new Loop({
-      backends: [scriptedModel(steps, sample)],
+      backends: [countingModel(steps, sample)],
       session,
       tools: [tool as ToolDefinition<never>],
       maxTurns: steps + 5,

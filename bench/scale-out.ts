@@ -29,7 +29,7 @@ import { FORMAT_VERSION } from '../src/transcript/records.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { machineInfo } from './machine-info.ts';
 import { runLangGraph, stepGraph, stepReply } from './run-langgraph.ts';
-import { OPENING_TEXT, STEP_TOOL_NAME, scriptedModel, stepToolOutput } from './scripted-model.ts';
+import { OPENING_TEXT, STEP_TOOL_NAME, countingModel, stepToolOutput } from './counting-model.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 import { logLogPlot } from './svg-plot.ts';
 
@@ -78,7 +78,7 @@ async function oursPerStep(url: string, admin: pg.Client) {
   clock.start();
   const writer = await store.create('steps', META);
   const result = await new Loop({
-    backends: [scriptedModel(STEPS, (step) => clock.mark(step))],
+    backends: [countingModel(STEPS, (step) => clock.mark(step))],
     session: writer,
     tools: [stepTool as ToolDefinition<never>],
     maxTurns: STEPS + 5,
@@ -138,7 +138,7 @@ async function oursConcurrent(url: string, admin: pg.Client, runs: number): Prom
     Array.from({ length: runs }, async (_, index) => {
       const writer = await store.create(`run-${index}`, META);
       const result = await new Loop({
-        backends: [scriptedModel(STEPS_PER_RUN)],
+        backends: [countingModel(STEPS_PER_RUN)],
         session: writer,
         tools: [stepTool as ToolDefinition<never>],
         maxTurns: STEPS_PER_RUN + 5,
@@ -214,7 +214,7 @@ async function revivalLatency(url: string, admin: pg.Client, leaseMs: number) {
       bench: {
         description: 'bench',
         system: 'bench',
-        model: scriptedModel(1, () => {
+        model: countingModel(1, () => {
           firstCall ||= Date.now();
         }),
         tools: [stepTool as ToolDefinition<never>],

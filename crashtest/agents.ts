@@ -2,10 +2,10 @@ import { basename } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
 import {
-  createScriptedModel,
+  createPromptModel,
   type ScriptPrompt,
   type ScriptTurn,
-} from '../src/demo/scripted-model.ts';
+} from '../src/demo/prompt-model.ts';
 import { SUMMARY_INSTRUCTIONS } from '../src/loop/compaction.ts';
 import type { ToolDefinition } from '../src/loop/types.ts';
 import type { AgentRegistry } from '../src/subagents/agent-definition.ts';
@@ -221,7 +221,7 @@ function promptMessages(prompt: ScriptPrompt): Message[] {
 }
 
 function scripted(world: World, name: string, policy: (prompt: ScriptPrompt) => Answer) {
-  return createScriptedModel({
+  return createPromptModel({
     modelId: name,
     script: (prompt) => {
       if (prompt.system === SUMMARY_INSTRUCTIONS) return summaryPolicy(prompt);

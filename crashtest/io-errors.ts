@@ -2,7 +2,7 @@ import { Revival } from '../src/revival/index.ts';
 import { peek } from '../src/transcript/peek.ts';
 import { Session } from '../src/transcript/session.ts';
 import { SessionError } from '../src/transcript/session-error.ts';
-import { fileSystemError } from '../test/support/memory-file-system.ts';
+import { fileSystemError } from '../src/testing/index.ts';
 import { newWorld } from './agents.ts';
 import { checkImage } from './crash-images.ts';
 import {

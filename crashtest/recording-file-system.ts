@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import type { FileIdentity, FileSystem, OpenMode } from '../src/transcript/file-system.ts';
-import { fileSystemError, normalise } from '../test/support/memory-file-system.ts';
+import { fileSystemError, normalise } from '../src/testing/memory-file-system.ts';
 
 /*
  * The crash VFS of SQLite's test6.c, for the transcript layer's FileSystem: an in-memory file

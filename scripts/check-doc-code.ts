@@ -27,6 +27,7 @@ const ENTRY_POINTS: Record<string, string> = {
   'llm-agent-revival/revival': 'src/revival/index.ts',
   'llm-agent-revival/subagents': 'src/subagents/index.ts',
   'llm-agent-revival/store': 'src/store/index.ts',
+  'llm-agent-revival/testing': 'src/testing/index.ts',
 };
 
 /** One ```ts block: where it is, and its code. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createScriptedModel, type ScriptPrompt } from '../../src/demo/scripted-model.ts';
+import { createPromptModel, type ScriptPrompt } from '../../src/demo/prompt-model.ts';
 import type { AgentRegistry } from '../../src/subagents/agent-definition.ts';
 import { agentIdForSpawn } from '../../src/subagents/agent-id.ts';
 
@@ -25,7 +25,7 @@ const effectsDone = (prompt: ScriptPrompt): number =>
 
 /** A model that calls `effect` `steps` times, one per turn, then answers `<type> done: <task>`. */
 function stepper(type: string, steps: number) {
-  return createScriptedModel({
+  return createPromptModel({
     script: (prompt) => {
       const done = effectsDone(prompt);
       if (done < steps) return { toolCalls: [{ toolName: 'effect', input: { step: done + 1 } }] };
@@ -75,7 +75,7 @@ export function distributedAgents(
     parent: {
       description: 'Splits its task in two',
       system: 'parent',
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => {
           const task = taskOf(prompt);
           const spawns = prompt.turns

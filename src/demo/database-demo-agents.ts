@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
-import { createScriptedModel, type ScriptPrompt } from './scripted-model.ts';
+import { createPromptModel, type ScriptPrompt } from './prompt-model.ts';
 
 /**
  * The agents of `llm-agent demo --database`: a `deployer` whose `deploy` tool records each
@@ -22,7 +22,7 @@ export function databaseDemoAgents(context: { cwd: string }): AgentRegistry {
     deployer: {
       description: 'Deploys one release',
       system: 'You deploy the release you are given, once.',
-      model: createScriptedModel({
+      model: createPromptModel({
         modelId: 'demo-deployer',
         script: (prompt) => {
           const last = lastResult(prompt);

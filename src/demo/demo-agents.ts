@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { DEMO_REPORT, LEAD_MARKER, WRITER_MARKER, demoScript } from './demo-script.ts';
 import { createDemoTools, type HalfWriteHook } from './demo-tools.ts';
-import { createScriptedModel } from './scripted-model.ts';
+import { createPromptModel } from './prompt-model.ts';
 
 /**
  * Options of {@link createDemoRegistry}.
@@ -36,7 +36,7 @@ export interface DemoRegistryOptions {
  * The demo's model id, recorded in each transcript's `session-meta`.
  *
  * @example
- * const model = createScriptedModel({ script: demoScript, modelId: DEMO_MODEL_ID });
+ * const model = createPromptModel({ script: demoScript, modelId: DEMO_MODEL_ID });
  */
 export const DEMO_MODEL_ID = 'demo-script';
 
@@ -47,7 +47,7 @@ export const DEMO_MODEL_ID = 'demo-script';
  * const registry = createDemoRegistry({ workspace: '/tmp/demo/workspace' });
  */
 export function createDemoRegistry(options: DemoRegistryOptions): AgentRegistry {
-  const model = createScriptedModel({ script: demoScript, modelId: DEMO_MODEL_ID });
+  const model = createPromptModel({ script: demoScript, modelId: DEMO_MODEL_ID });
   const tools = createDemoTools(options);
   return {
     lead: {

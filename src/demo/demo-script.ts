@@ -8,7 +8,7 @@
  * @module
  */
 import type { JSONValue } from '@ai-sdk/provider';
-import type { ScriptAnswer, ScriptPrompt, ScriptToolResult } from './scripted-model.ts';
+import type { ScriptAnswer, ScriptPrompt, ScriptToolResult } from './prompt-model.ts';
 
 /**
  * The marker in the lead's system prompt.
@@ -84,7 +84,7 @@ export function writerTask(file: string, title: string): string {
  * The demo's script: routes by the system prompt to the lead or a writer.
  *
  * @example
- * const model = createScriptedModel({ script: demoScript });
+ * const model = createPromptModel({ script: demoScript });
  */
 export function demoScript(prompt: ScriptPrompt): ScriptAnswer {
   if (prompt.system.includes(LEAD_MARKER)) return leadScript(prompt);

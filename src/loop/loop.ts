@@ -1,6 +1,6 @@
 import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
 import { asSchema, type LanguageModel } from 'ai';
-import type { Message } from '../transcript/records.ts';
+import { IDEMPOTENCIES, type Message } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { RunChannel } from './run-handle.ts';
 import { isBackendOptions, mergeSettings, settingsOf } from './model-call-settings.ts';
@@ -48,6 +48,13 @@ export class Loop {
     const tools = new Map<string, ToolDefinition<unknown>>();
     for (const tool of options.tools ?? []) {
       if (tools.has(tool.name)) throw new TypeError(`Loop: two tools are named "${tool.name}"`);
+      // Written into every dispatch record: a value a reader refuses would make the transcript
+      // unreadable at the first call, so it is refused here, before anything is written.
+      if (!IDEMPOTENCIES.includes(tool.idempotency)) {
+        throw new TypeError(
+          `Loop: tool "${tool.name}" has idempotency ${JSON.stringify(tool.idempotency)}; it must be one of ${IDEMPOTENCIES.join(', ')}`,
+        );
+      }
       tools.set(tool.name, tool);
     }
     const backends = options.backends.map((backend) =>

@@ -159,6 +159,14 @@ export interface Message {
 export type Idempotency = 'read-only' | 'idempotent' | 'side-effect';
 
 /**
+ * Every {@link Idempotency}, as a reader accepts them.
+ *
+ * @example
+ * if (!IDEMPOTENCIES.includes(tool.idempotency)) throw new TypeError('unknown idempotency');
+ */
+export const IDEMPOTENCIES: readonly Idempotency[] = ['read-only', 'idempotent', 'side-effect'];
+
+/**
  * How a settled tool call ended: `outcome-unknown` when the process died while the tool ran
  * and nobody can say whether it acted.
  *

@@ -1,6 +1,7 @@
 import {
   FORMAT_VERSION,
   type ForeignRecord,
+  IDEMPOTENCIES,
   type JsonValue,
   RECORD_TYPES,
   type TranscriptRecord,
@@ -156,7 +157,7 @@ function validateBody(bag: Bag): void {
       string(bag, 'callId', '');
       string(bag, 'toolName', '');
       string(bag, 'inputDigest', '');
-      oneOf(bag, 'idempotency', '', ['read-only', 'idempotent', 'side-effect']);
+      oneOf(bag, 'idempotency', '', IDEMPOTENCIES);
       if (bag.joins !== undefined) stringArray(bag, 'joins', '');
       return;
     case 'tool-settled':

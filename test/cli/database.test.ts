@@ -19,12 +19,12 @@ let folder = '';
 before(async () => {
   database = await testDatabase();
   folder = await temporaryFolder();
-  const scripted = join(REPO, 'src/demo/scripted-model.ts');
+  const scripted = join(REPO, 'src/demo/prompt-model.ts');
   const deps = join(REPO, 'test/cli/support/fixture-deps.ts');
   await writeFile(
     join(folder, 'agents.ts'),
     `import { appendFileSync } from 'node:fs';
-import { createScriptedModel } from ${JSON.stringify(scripted)};
+import { createPromptModel } from ${JSON.stringify(scripted)};
 import { z } from ${JSON.stringify(deps)};
 
 const lastResult = (prompt) => prompt.turns.flatMap((turn) => turn.toolResults).at(-1);
@@ -33,12 +33,12 @@ export default ({ cwd }) => ({
   writer: {
     description: 'Writes',
     system: 'writer',
-    model: createScriptedModel({ script: () => ({ text: 'written' }) }),
+    model: createPromptModel({ script: () => ({ text: 'written' }) }),
   },
   deployer: {
     description: 'Deploys once',
     system: 'deployer',
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) => {
         const last = lastResult(prompt);
         if (last === undefined) return { toolCalls: [{ toolName: 'deploy', input: { to: 'prod' } }] };

@@ -16,16 +16,16 @@ let folder = '';
 before(async () => {
   database = await testDatabase();
   folder = await temporaryFolder();
-  const scripted = join(REPO, 'src/demo/scripted-model.ts');
+  const scripted = join(REPO, 'src/demo/prompt-model.ts');
   await writeFile(
     join(folder, 'agents.ts'),
-    `import { createScriptedModel } from ${JSON.stringify(scripted)};
+    `import { createPromptModel } from ${JSON.stringify(scripted)};
 const lastResult = (prompt) => prompt.turns.flatMap((turn) => turn.toolResults).at(-1);
 export default {
   main: {
     description: 'The fixture run',
     system: 'main',
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) => ({ text: lastResult(prompt)?.isError ? 'checked staging first' : 'deployed' }),
     }),
   },

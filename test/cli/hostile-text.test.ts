@@ -408,17 +408,17 @@ describe('run: progress lines and the final answer from a hostile model are esca
   let folder = '';
   before(async () => {
     folder = await temporaryFolder();
-    const scripted = join(REPO, 'src/demo/scripted-model.ts');
+    const scripted = join(REPO, 'src/demo/prompt-model.ts');
     await writeFile(
       join(folder, 'agents.ts'),
-      `import { createScriptedModel } from ${JSON.stringify(scripted)};
+      `import { createPromptModel } from ${JSON.stringify(scripted)};
 const HOSTILE = ${JSON.stringify(HOSTILE)};
 const done = (prompt) => prompt.turns.some((turn) => turn.toolResults.length > 0);
 export default {
   main: {
     description: 'A model whose every word is hostile',
     system: 'main',
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) =>
         done(prompt)
           ? { text: HOSTILE + '\\nsecond line' }
@@ -435,7 +435,7 @@ export default {
     description: 'A child',
     system: 'worker',
     canSpawn: false,
-    model: createScriptedModel({ script: () => ({ text: HOSTILE }) }),
+    model: createPromptModel({ script: () => ({ text: HOSTILE }) }),
   },
 };
 `,

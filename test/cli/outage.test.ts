@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { StatusJson } from '../../src/cli/format-status.ts';
 import { peek } from '../../src/transcript/peek.ts';
-import { type OutageServer, startOutageChatServer } from '../loop/support/provider-servers.ts';
+import { type OutageServer, startOutageChatServer } from '../../src/testing/index.ts';
 import { runCli, temporaryFolder } from './support/cli-fixtures.ts';
 
 /*

@@ -21,7 +21,7 @@ import {
   WRITER_MARKER,
   writerTask,
 } from '../../src/demo/demo-script.ts';
-import { createScriptedModel, type ScriptPrompt } from '../../src/demo/scripted-model.ts';
+import { createPromptModel, type ScriptPrompt } from '../../src/demo/prompt-model.ts';
 import type { Inspection } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
 import { fixtureFolder } from './support/fixture-folder.ts';
@@ -201,9 +201,9 @@ describe('the scripted model', () => {
     ]);
 
   test('its answers, call ids included, are a function of the prompt', async () => {
-    const model = createScriptedModel({ script: demoScript });
+    const model = createPromptModel({ script: demoScript });
     const first = await model.doGenerate(writer());
-    const second = await createScriptedModel({ script: demoScript }).doGenerate(writer());
+    const second = await createPromptModel({ script: demoScript }).doGenerate(writer());
     assert.deepEqual(first.content, second.content);
     const call = first.content.find((part) => part.type === 'tool-call');
     assert.ok(call?.type === 'tool-call');

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { z } from 'zod';
-import { createScriptedModel, type ScriptPrompt } from '../../src/demo/scripted-model.ts';
+import { createPromptModel, type ScriptPrompt } from '../../src/demo/prompt-model.ts';
 import { Worker, type WorkerOptions } from '../../src/fleet/worker.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
@@ -37,7 +37,7 @@ function agents(ledger: string[]): AgentRegistry {
     writer: {
       description: 'Writes',
       system: 'writer',
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => ({
           text: `done: ${prompt.turns.find((turn) => turn.role === 'user')?.text}`,
         }),
@@ -46,7 +46,7 @@ function agents(ledger: string[]): AgentRegistry {
     deployer: {
       description: 'Deploys',
       system: 'deployer',
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => {
           const last = lastResult(prompt);
           if (last === undefined)

@@ -8,7 +8,7 @@ import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { TranscriptRecord } from '../../src/transcript/records.ts';
 import { echoTool, recordsOf, withFreshSession } from './support/harness.ts';
-import { ScriptedModel } from './support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 /** Every call and its result lie on the same side of every compaction's range. */
 function assertNoSplitPairs(records: readonly TranscriptRecord[]): number {

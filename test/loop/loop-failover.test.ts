@@ -11,7 +11,7 @@ import {
   shapeOf,
   withFreshSession,
 } from './support/harness.ts';
-import { httpError, ScriptedModel } from './support/scripted-model.ts';
+import { httpError, ScriptedModel } from '../../src/testing/index.ts';
 
 function instantSleep() {
   const slept: number[] = [];

@@ -6,7 +6,7 @@ import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Revival } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
-import { FaultyFileSystem, type Operation } from '../support/fault-file-system.ts';
+import { FaultyFileSystem, type FileSystemOperation } from '../../src/testing/index.ts';
 import { latch } from '../support/latch.ts';
 import {
   assertWriteOrder,
@@ -17,7 +17,7 @@ import {
   recordsOf,
   shapeOf,
 } from './support/harness.ts';
-import { ScriptedModel } from './support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 const script = () =>
   new ScriptedModel([
@@ -35,7 +35,7 @@ const script = () =>
  * Run the scripted conversation with the transcript's `nth` call of `operation` (after the
  * session exists) failing with EIO. Returns what the run and the file system did.
  */
-async function runWithFault(operation: Operation | null, nth: number) {
+async function runWithFault(operation: FileSystemOperation | null, nth: number) {
   const log: LogEntry[] = [];
   const faulty = new FaultyFileSystem(nodeFileSystem);
   const fixture = await freshSession(new RecordingFileSystem(log, faulty));

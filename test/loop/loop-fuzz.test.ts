@@ -9,9 +9,9 @@ import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { assertWriteOrder, type LogEntry, RecordingFileSystem } from './support/harness.ts';
-import { ScriptedModel, type ScriptStep } from './support/scripted-model.ts';
+import { ScriptedModel, type ScriptStep } from '../../src/testing/index.ts';
 
 /*
  * The run handle never rejects, whatever the model asks and however tools and backends

@@ -19,7 +19,7 @@ import {
   type ResponsesServer,
   type ResponsesStep,
   startResponsesServer,
-} from './support/responses-server.ts';
+} from '../../src/testing/index.ts';
 
 /*
  * The real Loop over real HTTP against a scripted OpenAI Responses API: what `openai('gpt-5')`

@@ -16,7 +16,7 @@ import {
   shapeOf,
   waitTool,
 } from './support/harness.ts';
-import { startAnthropicServer, startChatServer } from './support/provider-servers.ts';
+import { startAnthropicServer, startChatServer } from '../../src/testing/index.ts';
 
 const chatModel = (url: string) =>
   createOpenAICompatible({ name: 'scripted', baseURL: url, apiKey: 'test', includeUsage: true })(

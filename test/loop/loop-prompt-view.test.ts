@@ -17,9 +17,9 @@ import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { Message, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
-import { httpError, pairingProblems } from './support/scripted-model.ts';
+import { httpError, pairingProblems } from '../../src/testing/index.ts';
 
 /*
  * The Loop keeps the view and the provider prompt of what it already sent, and converts only

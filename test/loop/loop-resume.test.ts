@@ -18,7 +18,7 @@ import {
   waitTool,
   withFreshSession,
 } from './support/harness.ts';
-import { ScriptedModel } from './support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 const user = (text: string, extras?: { injected: 'revival' }): RecordBody => ({
   type: 'message',

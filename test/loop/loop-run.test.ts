@@ -18,7 +18,7 @@ import {
   shapeOf,
   withFreshSession,
 } from './support/harness.ts';
-import { ScriptedModel } from './support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 test('a fresh run: user turn, tool call, result, final answer, in write order', async () => {
   const log: LogEntry[] = [];
@@ -318,4 +318,24 @@ test('start refuses a session that already holds a conversation', () =>
     const loop = new Loop({ backends: [new ScriptedModel([]).model], session: fixture.session });
     assert.throws(() => loop.start('again'), TypeError);
     assert.throws(() => new Loop({ backends: [], session: fixture.session }), TypeError);
+  }));
+
+test('a tool whose idempotency a reader would refuse is refused before anything is written', () =>
+  withFreshSession(async (fixture) => {
+    const before = await recordsOf(fixture.path);
+    const tool = { ...echoTool([]), idempotency: 'unsafe' } as unknown as ToolDefinition;
+    assert.throws(
+      () =>
+        new Loop({
+          backends: [new ScriptedModel([]).model],
+          session: fixture.session,
+          tools: [tool],
+        }),
+      (error: unknown) =>
+        error instanceof TypeError &&
+        error.message.includes('"echo"') &&
+        error.message.includes('"unsafe"') &&
+        error.message.includes('side-effect'),
+    );
+    assert.deepEqual(await recordsOf(fixture.path), before);
   }));

@@ -15,7 +15,7 @@ import {
 import { validateInput } from '../../src/loop/run-tool-call.ts';
 import type { Message } from '../../src/transcript/records.ts';
 import { echoTool, recordsOf, withFreshSession } from './support/harness.ts';
-import { ScriptedModel } from './support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 const conversation: Message[] = [
   { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },

@@ -137,7 +137,7 @@ describe('the published package, packed and installed into an empty project', ()
     assert.equal(version.stdout.trim(), manifest.version);
   });
 
-  test('the root export and the subpaths import from the installed package', async () => {
+  test('the root export and the subpaths, testing included, import from the installed package', async () => {
     const script = join(project, 'imports.mjs');
     await writeFile(
       script,
@@ -146,15 +146,34 @@ import { Session as SubSession } from 'llm-agent-revival/session';
 import { Loop as SubLoop } from 'llm-agent-revival/loop';
 import { Revival as SubRevival } from 'llm-agent-revival/revival';
 import { Composer as SubComposer } from 'llm-agent-revival/subagents';
+import { MemoryFileSystem, ScriptedModel } from 'llm-agent-revival/testing';
+// The testing export, as a user's test uses it: a scripted run on a file system in memory.
+const fileSystem = new MemoryFileSystem();
+fileSystem.makeFolderSync('/runs');
+const scripted = new ScriptedModel([{ text: 'Hello from the script.' }]);
+const meta = { agentId: 'main', agentType: 'main', label: 'Main', model: 'scripted' };
+const session = await Session.create('/runs/main.jsonl', meta, { fileSystem });
+const result = await new Loop({ backends: [scripted.model], session }).start('Hi');
+await session.close();
 console.log(JSON.stringify([
   Session === SubSession, Loop === SubLoop, Revival === SubRevival, Composer === SubComposer,
-  typeof spawnAgentTool,
+  typeof spawnAgentTool, result.text, scripted.violations.length,
+  fileSystem.readFile('/runs/main.jsonl').toString('utf8').includes('Hello from the script.'),
 ]));
 `,
     );
     const imported = await sh(process.execPath, [script], project);
     assert.equal(imported.code, 0, imported.stderr);
-    assert.deepEqual(JSON.parse(imported.stdout), [true, true, true, true, 'function']);
+    assert.deepEqual(JSON.parse(imported.stdout), [
+      true,
+      true,
+      true,
+      true,
+      'function',
+      'Hello from the script.',
+      0,
+      true,
+    ]);
   });
 
   test('a .ts agents module on a Node that cannot run TypeScript: one line naming the Node needed', async (t) => {

@@ -21,4 +21,11 @@ test('the check finds what it forbids (it can fail)', () => {
   assert.equal(violations('store/x.ts', "import { APICallError } from 'ai';").length, 1);
   assert.deepEqual(violations('cli/x.ts', "import { Worker } from '../fleet/worker.ts';"), []);
   assert.deepEqual(violations('loop/x.ts', "import { APICallError } from 'ai';"), []);
+  assert.deepEqual(violations('cli/x.ts', "import { ScriptedModel } from '../testing/index.ts';"), [
+    'cli/x.ts: imports ../testing/index.ts (testing is for tests; no layer imports it)',
+  ]);
+  assert.deepEqual(
+    violations('testing/x.ts', "import type { FileSystem } from '../transcript/file-system.ts';"),
+    [],
+  );
 });

@@ -9,8 +9,8 @@ import { readRecords } from '../../src/transcript/read-records.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { ScriptedModel } from '../loop/support/scripted-model.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
 import { assistant, call, dispatch, META, user, writeTranscript } from './support/transcripts.ts';
 

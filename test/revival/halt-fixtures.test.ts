@@ -9,7 +9,7 @@ import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
-import { ScriptedModel } from '../loop/support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 
 /*

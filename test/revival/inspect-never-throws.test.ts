@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { baseTranscripts, MUTATING, mutate, readOnlyGuard } from './support/mutations.ts';
 import { tempFolder } from './support/temp-folder.ts';

@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import { readTailState } from '../../src/revival/read-tail-state.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { abandonSession } from '../support/abandon-session.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { assistant, fixedClock, META, user } from './support/transcripts.ts';
 

@@ -9,7 +9,7 @@ import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { assumeTurnDispatched } from '../../src/transcript/tail-state.ts';
 import { abandonSession } from '../support/abandon-session.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,
   call,

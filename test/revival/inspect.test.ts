@@ -6,7 +6,7 @@ import { Revival } from '../../src/revival/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { FaultyFileSystem } from '../support/fault-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { freshPaths, tempFolder } from './support/temp-folder.ts';
 import {
   assistant,

@@ -12,7 +12,7 @@ import { RESUME_NOTICE } from '../../src/revival/texts.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { startOutageChatServer } from '../loop/support/provider-servers.ts';
+import { startOutageChatServer } from '../../src/testing/index.ts';
 
 /*
  * The outage a real run meets most: the provider answers 500 and 429 for longer than the loop's

@@ -3,8 +3,8 @@ import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
-import { type CallRecord, FaultyFileSystem } from '../support/fault-file-system.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { type CallRecord, FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,
   call,

@@ -4,7 +4,7 @@ import { Revival } from '../../src/revival/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import type { OpenMode } from '../../src/transcript/file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,
   call,

@@ -13,7 +13,7 @@ import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { FaultyFileSystem } from '../support/fault-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { freshPaths, tempFolder } from './support/temp-folder.ts';
 import {
   assistant,

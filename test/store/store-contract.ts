@@ -10,7 +10,7 @@ import { peek } from '../../src/transcript/peek.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { ScriptedModel } from '../loop/support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { makeTempFolder, removeFolder, sessionMeta } from '../support/transcripts.ts';
 
 /*

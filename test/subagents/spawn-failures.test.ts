@@ -9,7 +9,7 @@ import { Composer } from '../../src/subagents/composer.ts';
 import { planSpawn } from '../../src/subagents/plan-spawn.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { isAgentId } from '../../src/transcript/records.ts';
-import { FaultyFileSystem, type Operation } from '../support/fault-file-system.ts';
+import { FaultyFileSystem, type FileSystemOperation } from '../../src/testing/index.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 import { policyModel, resultsOf } from './support/policy-model.ts';
 import { recordsOf } from './support/tree.ts';
@@ -77,7 +77,7 @@ describe('planSpawn', () => {
 
 describe('createChildSession under file-system faults', () => {
   it('never throws: either the child exists with its meta and task, or nothing holds its lock', async () => {
-    const operations: Operation[] = [
+    const operations: FileSystemOperation[] = [
       'makeFolder',
       'syncFolder',
       'open',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { ScriptedModel } from '../loop/support/scripted-model.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { sessionMeta, steppingClock } from './transcripts.ts';
 
 /*

@@ -5,7 +5,7 @@ import { readRecords } from '../../src/transcript/read-records.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import type { MemoryFileSystem } from './memory-file-system.ts';
+import type { MemoryFileSystem } from '../../src/testing/index.ts';
 import type { BuiltTranscript } from './transcripts.ts';
 import { textMessage } from './transcripts.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { peek } from '../../src/transcript/peek.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { expectRepaired, expectUnreadable } from '../support/repair-checks.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
 import { buildTranscript, metaBody, textMessage } from '../support/transcripts.ts';

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { nametagPathOf, probeWriterLock } from '../../src/transcript/writer-lock.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 
 const HOLDER = { pid: 4242, since: '2026-01-01T00:00:00.000Z', host: 'elsewhere' };
 

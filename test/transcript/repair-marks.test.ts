@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { readAll } from '../support/repair-checks.ts';
 import { buildTranscript, metaBody, textMessage } from '../support/transcripts.ts';
 

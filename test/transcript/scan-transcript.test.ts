@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STREAM_AFTER_BYTES } from '../../src/transcript/line-scanner.ts';
 import { type ScanResult, scanTranscript } from '../../src/transcript/scan-transcript.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import { buildTranscript, sampleBodies } from '../support/transcripts.ts';
 

@@ -6,8 +6,8 @@ import { decodeLine } from '../../src/transcript/line-codec.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { FaultyFileSystem } from '../support/fault-file-system.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { readAll } from '../support/repair-checks.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { claimPathOf, claimTree } from '../../src/transcript/tree-claim.ts';
-import { FaultyFileSystem } from '../support/fault-file-system.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 
 /*
  * The tree claim's identity check, with the file system's moves interleaved at the one moment

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   checkCut,
   expectCut,

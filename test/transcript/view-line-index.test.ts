@@ -6,8 +6,8 @@ import { encodeLine } from '../../src/transcript/line-codec.ts';
 import type { ForeignRecord, RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { scanTranscript } from '../../src/transcript/scan-transcript.ts';
 import { ViewLineIndex } from '../../src/transcript/view-line-index.ts';
-import { FaultyFileSystem } from '../support/fault-file-system.ts';
-import { MemoryFileSystem } from '../support/memory-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { recordsOf, step } from './record-sequences.ts';
 
 const seed = Number(process.env.SEED ?? Date.now());

@@ -231,11 +231,11 @@ export async function writeFixtureTree(folder: string): Promise<void> {
  */
 export async function writeFixtureAgents(folder: string): Promise<string> {
   const path = join(folder, 'agents.ts');
-  const scripted = join(REPO, 'src/demo/scripted-model.ts');
+  const scripted = join(REPO, 'src/demo/prompt-model.ts');
   const deps = join(REPO, 'test/cli/support/fixture-deps.ts');
   await writeFile(
     path,
-    `import { createScriptedModel } from ${JSON.stringify(scripted)};
+    `import { createPromptModel } from ${JSON.stringify(scripted)};
 import { z } from ${JSON.stringify(deps)};
 
 const lastResult = (prompt) => prompt.turns.flatMap((turn) => turn.toolResults).at(-1);
@@ -244,7 +244,7 @@ export default {
   main: {
     description: 'The parent',
     system: 'main',
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) => {
         const last = lastResult(prompt);
         if (last?.toolName === 'task_wait') return { text: 'main done: ' + JSON.stringify(last.output) };
@@ -256,7 +256,7 @@ export default {
     description: 'A child',
     system: 'worker',
     canSpawn: false,
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) => {
         const last = lastResult(prompt);
         if (last?.isError && /interrupted/.test(String(last.output))) return { text: 'B checked after the interruption' };
@@ -267,14 +267,14 @@ export default {
   solo: {
     description: 'Says hello',
     system: 'solo',
-    model: createScriptedModel({ script: () => ({ text: 'hello from solo' }) }),
+    model: createPromptModel({ script: () => ({ text: 'hello from solo' }) }),
   },
   keyed: { description: 'Needs a key', system: 'keyed', model: 'openai:gpt-5' },
   slow: {
     description: 'Calls a tool that only ends when the run is aborted',
     system: 'slow',
     canSpawn: false,
-    model: createScriptedModel({
+    model: createPromptModel({
       script: (prompt) =>
         lastResult(prompt) === undefined
           ? { toolCalls: [{ toolName: 'wait', input: {} }] }

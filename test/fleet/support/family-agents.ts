@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createScriptedModel, type ScriptPrompt } from '../../../src/demo/scripted-model.ts';
+import { createPromptModel, type ScriptPrompt } from '../../../src/demo/prompt-model.ts';
 import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
 import { BACKGROUND_FRAME } from '../../../src/subagents/background-frame.ts';
 
@@ -19,7 +19,7 @@ export function familyAgents(fetch: () => Promise<string>): AgentRegistry {
     lead: {
       description: 'Leads',
       system: 'lead',
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => {
           const done = results(prompt);
           const spawned = done.find((result) => result.toolName === 'spawn_agent');
@@ -46,7 +46,7 @@ export function familyAgents(fetch: () => Promise<string>): AgentRegistry {
     patient: {
       description: 'Starts a child and does not wait for it',
       system: 'patient',
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => {
           const done = results(prompt);
           if (!done.some((result) => result.toolName === 'spawn_agent')) {
@@ -80,7 +80,7 @@ export function familyAgents(fetch: () => Promise<string>): AgentRegistry {
       description: 'Answers at once',
       system: 'quick',
       canSpawn: false,
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => ({
           text: `quick answer to ${prompt.turns.find((turn) => turn.role === 'user')?.text}`,
         }),
@@ -90,7 +90,7 @@ export function familyAgents(fetch: () => Promise<string>): AgentRegistry {
       description: 'Fetches',
       system: 'fetcher',
       canSpawn: false,
-      model: createScriptedModel({
+      model: createPromptModel({
         script: (prompt) => {
           const last = results(prompt).at(-1);
           if (last === undefined)

@@ -1,6 +1,6 @@
 import type { FileSystem } from '../../../src/transcript/file-system.ts';
-import { FaultyFileSystem } from '../../support/fault-file-system.ts';
-import { MemoryFileSystem } from '../../support/memory-file-system.ts';
+import { FaultyFileSystem } from '../../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../../src/testing/index.ts';
 import {
   assistant,
   call,

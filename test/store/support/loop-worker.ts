@@ -2,7 +2,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import { Loop } from '../../../src/loop/loop.ts';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
-import { ScriptedModel } from '../../loop/support/scripted-model.ts';
+import { ScriptedModel } from '../../../src/testing/index.ts';
 
 /*
  * A worker that runs `main` on the PostgreSQL store until its tool `deploy` starts: the tool

@@ -10,7 +10,16 @@ import type { AddressInfo } from 'node:net';
  * ordering fails loudly and recognisably.
  */
 
-/** One scripted answer: a turn, or an HTTP failure. */
+/**
+ * One scripted answer: a turn, or an HTTP failure.
+ *
+ * @example
+ * const script: WireStep[] = [
+ *   { calls: [{ id: 'call_1', name: 'echo', input: { text: 'hi' } }] },
+ *   { status: 500, message: 'upstream failed' },
+ *   { text: 'Done.' },
+ * ];
+ */
 export type WireStep =
   | {
       text?: string;
@@ -19,7 +28,15 @@ export type WireStep =
     }
   | { status: number; message?: string };
 
-/** A running scripted server. */
+/**
+ * A running scripted server.
+ *
+ * @example
+ * const server = await startChatServer([{ text: 'Hi.' }]);
+ * // … run against server.url, then:
+ * console.log(server.requests.length, server.rejections, server.remaining());
+ * await server.close();
+ */
 export interface ScriptedServer {
   url: string;
   /** Every request body received, parsed. */
@@ -33,6 +50,10 @@ export interface ScriptedServer {
 /**
  * Serve `handle` on 127.0.0.1: every request's body parsed as JSON and recorded in `requests`
  * (a body that is not JSON answered 400). With `route`, anything but a POST to it is a 404.
+ *
+ * @example
+ * const requests: Record<string, unknown>[] = [];
+ * const server = await startScriptedServer((_body, response) => sendJson(response, 200, {}), requests, [], []);
  */
 export async function startScriptedServer(
   handle: (body: Record<string, unknown>, response: ServerResponse) => void,
@@ -78,7 +99,12 @@ export async function startScriptedServer(
   };
 }
 
-/** Answer with a JSON body. */
+/**
+ * Answer with a JSON body.
+ *
+ * @example
+ * sendJson(response, 404, { error: { message: 'no such route' } });
+ */
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(JSON.stringify(body));
@@ -107,6 +133,9 @@ interface ChatMessage {
  * an assistant message with `tool_calls` must be followed by one tool message per call id
  * before anything else; a tool message must answer a call of the assistant message before its
  * run of tool messages.
+ *
+ * @example
+ * chatPairingError([{ role: 'tool', tool_call_id: 'call_1', content: 'x' }]); // OpenAI's 400 text
  */
 export function chatPairingError(messages: readonly ChatMessage[]): string | null {
   for (let index = 0; index < messages.length; index += 1) {
@@ -135,7 +164,13 @@ export function chatPairingError(messages: readonly ChatMessage[]): string | nul
   return null;
 }
 
-/** A scripted OpenAI-compatible `/v1/chat/completions` server. */
+/**
+ * A scripted OpenAI-compatible `/v1/chat/completions` server.
+ *
+ * @example
+ * const server = await startChatServer([{ text: 'Hi.' }]);
+ * const model = createOpenAICompatible({ name: 'chat', baseURL: server.url })('gpt-test');
+ */
 export function startChatServer(script: WireStep[]): Promise<ScriptedServer> {
   const steps = [...script];
   const requests: Record<string, unknown>[] = [];
@@ -143,14 +178,26 @@ export function startChatServer(script: WireStep[]): Promise<ScriptedServer> {
   return startScriptedServer(chatHandler(steps, rejections), requests, rejections, steps);
 }
 
-/** How an outage server fails every request while it is down. */
+/**
+ * How an outage server fails every request while it is down.
+ *
+ * @example
+ * const rateLimited: Outage = { status: 429, headers: { 'retry-after': '2' } };
+ */
 export interface Outage {
   status: number;
   message?: string;
   headers?: Record<string, string>;
 }
 
-/** A scripted chat server that can be taken down and brought back while a test runs. */
+/**
+ * A scripted chat server that can be taken down and brought back while a test runs.
+ *
+ * @example
+ * const server = await startOutageChatServer([{ text: 'Back.' }], { status: 503 });
+ * // … the run fails while the provider is down; then:
+ * server.outage = null;
+ */
 export interface OutageServer extends ScriptedServer {
   /** While set, every request is answered with this failure (and counted in `failures`). */
   outage: Outage | null;
@@ -162,6 +209,10 @@ export interface OutageServer extends ScriptedServer {
  * A scripted OpenAI-compatible chat server that answers every request with `outage` (500,
  * 429 with `retry-after` …) until a test sets it to null: then it follows its script, refusing
  * pairing violations as {@link startChatServer} does.
+ *
+ * @example
+ * const server = await startOutageChatServer([{ text: 'Back.' }], { status: 500 });
+ * console.log(server.failures); // requests refused so far
  */
 export async function startOutageChatServer(
   script: WireStep[],
@@ -289,6 +340,9 @@ const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
  * tool_use ids of assistant message N are answered by tool_result blocks at the start of
  * message N+1; a tool_result must answer a tool_use of the message before; thinking blocks the
  * server sent come back unmodified (our wording for that one).
+ *
+ * @example
+ * anthropicPairingError([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }] }], new Map());
  */
 export function anthropicPairingError(
   messages: readonly AnthropicMessage[],
@@ -342,7 +396,13 @@ export function anthropicPairingError(
   return null;
 }
 
-/** A scripted Anthropic `/v1/messages` server. */
+/**
+ * A scripted Anthropic `/v1/messages` server.
+ *
+ * @example
+ * const server = await startAnthropicServer([{ text: 'Hi.' }]);
+ * const model = createAnthropic({ baseURL: server.url, apiKey: 'test' })('claude-test');
+ */
 export function startAnthropicServer(script: WireStep[]): Promise<ScriptedServer> {
   const steps = [...script];
   const requests: Record<string, unknown>[] = [];

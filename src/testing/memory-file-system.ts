@@ -1,5 +1,5 @@
 import { dirname, posix } from 'node:path';
-import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../transcript/file-system.ts';
 
 /*
  * An in-memory implementation of the transcript layer's FileSystem, for tests that need speed
@@ -20,7 +20,12 @@ import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/fi
  * current state, since the page cache survives it.
  */
 
-/** An errno-style error, shaped as Node's fs errors are (`code`, `syscall`, `path`). */
+/**
+ * An errno-style error, shaped as Node's fs errors are (`code`, `syscall`, `path`).
+ *
+ * @example
+ * throw fileSystemError('ENOSPC', 'write', '/runs/a.jsonl');
+ */
 export function fileSystemError(code: string, syscall: string, path?: string): Error {
   const where = path === undefined ? '' : ` '${path}'`;
   const error = new Error(`${code}: ${describeCode(code)}, ${syscall}${where}`);
@@ -70,7 +75,14 @@ interface Folder {
   durable: boolean;
 }
 
-/** What a crash image keeps of a file's unsynced bytes. */
+/**
+ * What a crash image keeps of a file's unsynced bytes.
+ *
+ * @example
+ * // A torn write: half of what was not yet synced reached the disk.
+ * const torn = (file: UnsyncedFile) =>
+ *   file.current.subarray(0, file.durable.length + (file.current.length - file.durable.length) / 2);
+ */
 export interface UnsyncedFile {
   path: string;
   /** The bytes as of the last sync. */
@@ -79,7 +91,12 @@ export interface UnsyncedFile {
   current: Buffer;
 }
 
-/** Options for {@link MemoryFileSystem.crashImage}. */
+/**
+ * Options for {@link MemoryFileSystem.crashImage}.
+ *
+ * @example
+ * const afterPowerCut = fileSystem.crashImage({ unsynced: 'drop', unsyncedNames: 'keep' });
+ */
 export interface CrashImageOptions {
   /**
    * The contents a file has after the power cut, when its current bytes differ from its durable
@@ -91,7 +108,12 @@ export interface CrashImageOptions {
   unsyncedNames?: 'drop' | 'keep';
 }
 
-/** Options for {@link MemoryFileSystem}. */
+/**
+ * Options for {@link MemoryFileSystem}.
+ *
+ * @example
+ * const fileSystem = new MemoryFileSystem({ fileMode: 0o644 });
+ */
 export interface MemoryFileSystemOptions {
   /** The mode new files get (default 0o600, as nodeFileSystem asks for). */
   fileMode?: number;
@@ -124,6 +146,7 @@ export class MemoryFileSystem implements FileSystem {
 
   // ---- FileSystem ----
 
+  /** As `FileSystem.open`, in memory. */
   async open(path: string, mode: OpenMode): Promise<number> {
     const name = normalise(path);
     // As the real `read` mode: a folder is refused at open; an exclusive create finds the
@@ -146,6 +169,7 @@ export class MemoryFileSystem implements FileSystem {
     return this.#newHandle(name, inode, readable, writable, append);
   }
 
+  /** As `FileSystem.write`, in memory. */
   async write(fd: number, bytes: Uint8Array): Promise<number> {
     const handle = this.#handle(fd, 'write');
     const inode = this.#fileOf(handle, 'write');
@@ -160,6 +184,7 @@ export class MemoryFileSystem implements FileSystem {
     return bytes.length;
   }
 
+  /** As `FileSystem.read`, in memory. */
   async read(fd: number, buffer: Uint8Array, position: number): Promise<number> {
     const handle = this.#handle(fd, 'read');
     if (handle.inode === 'folder') throw fileSystemError('EISDIR', 'read');
@@ -171,6 +196,7 @@ export class MemoryFileSystem implements FileSystem {
     return count;
   }
 
+  /** As `FileSystem.sync`, in memory. */
   async sync(fd: number): Promise<void> {
     const handle = this.#handle(fd, 'fdatasync');
     if (handle.inode === 'folder') return;
@@ -178,6 +204,7 @@ export class MemoryFileSystem implements FileSystem {
     inode.durable = inode.data.subarray(0, inode.length);
   }
 
+  /** As `FileSystem.truncate`, in memory. */
   async truncate(fd: number, length: number): Promise<void> {
     const handle = this.#handle(fd, 'ftruncate');
     const inode = this.#fileOf(handle, 'ftruncate');
@@ -188,11 +215,13 @@ export class MemoryFileSystem implements FileSystem {
     inode.length = length;
   }
 
+  /** As `FileSystem.size`, in memory. */
   async size(fd: number): Promise<number> {
     const handle = this.#handle(fd, 'fstat');
     return handle.inode === 'folder' ? 4096 : handle.inode.length;
   }
 
+  /** As `FileSystem.close`, in memory. */
   async close(fd: number): Promise<void> {
     const handle = this.#handle(fd, 'close');
     this.#handles.delete(fd);
@@ -201,6 +230,7 @@ export class MemoryFileSystem implements FileSystem {
     }
   }
 
+  /** As `FileSystem.rename`, in memory. */
   async rename(from: string, to: string): Promise<void> {
     const source = normalise(from);
     const target = normalise(to);
@@ -212,6 +242,7 @@ export class MemoryFileSystem implements FileSystem {
     this.#files.set(target, inode);
   }
 
+  /** As `FileSystem.syncFolder`, in memory. */
   async syncFolder(path: string): Promise<void> {
     const folder = normalise(path);
     if (!this.#folders.has(folder)) {
@@ -228,6 +259,7 @@ export class MemoryFileSystem implements FileSystem {
     }
   }
 
+  /** As `FileSystem.makeFolder`, in memory. */
   async makeFolder(path: string): Promise<string | undefined> {
     const folder = normalise(path);
     const missing: string[] = [];
@@ -240,12 +272,14 @@ export class MemoryFileSystem implements FileSystem {
     return missing[0];
   }
 
+  /** As `FileSystem.identity`, in memory. */
   async identity(fd: number): Promise<FileIdentity> {
     const handle = this.#handle(fd, 'fstat');
     if (handle.inode === 'folder') return folderIdentity(handle.path);
     return this.#identityOfInode(handle.inode);
   }
 
+  /** As `FileSystem.identityOf`, in memory. */
   async identityOf(path: string): Promise<FileIdentity | null> {
     const name = normalise(path);
     if (this.#folders.has(name)) return folderIdentity(name);
@@ -253,12 +287,14 @@ export class MemoryFileSystem implements FileSystem {
     return inode === undefined ? null : this.#identityOfInode(inode);
   }
 
+  /** As `FileSystem.unlink`, in memory. */
   async unlink(path: string): Promise<void> {
     const name = normalise(path);
     if (this.#folders.has(name)) throw fileSystemError('EISDIR', 'unlink', path);
     if (!this.#files.delete(name)) throw fileSystemError('ENOENT', 'unlink', path);
   }
 
+  /** As `FileSystem.tryLock`, in memory. */
   tryLock(fd: number): boolean {
     const handle = this.#handles.get(fd);
     if (handle === undefined) throw fileSystemError('EBADF', 'fcntl');
@@ -268,6 +304,7 @@ export class MemoryFileSystem implements FileSystem {
     return true;
   }
 
+  /** As `FileSystem.isLocked`, in memory. */
   async isLocked(path: string): Promise<boolean> {
     return (this.#files.get(normalise(path))?.lockedBy ?? null) !== null;
   }

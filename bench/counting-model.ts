@@ -31,9 +31,9 @@ const USAGE = {
  * transcript says it was. `onCall` is told the step each call starts: the bench's clock.
  *
  * @example
- * const model = scriptedModel(1000, (step) => marks.push(performance.now()));
+ * const model = countingModel(1000, (step) => marks.push(performance.now()));
  */
-export function scriptedModel(
+export function countingModel(
   steps: number,
   onCall: (step: number) => void = () => undefined,
 ): MockLanguageModelV4 {

@@ -98,12 +98,12 @@ export interface ScriptAnswer {
 export type Script = (prompt: ScriptPrompt) => ScriptAnswer;
 
 /**
- * Options of {@link createScriptedModel}.
+ * Options of {@link createPromptModel}.
  *
  * @example
- * const model = createScriptedModel({ script: echo, modelId: 'echo' });
+ * const model = createPromptModel({ script: echo, modelId: 'echo' });
  */
-export interface ScriptedModelOptions {
+export interface PromptModelOptions {
   script: Script;
   /** Shown as the model id (default `scripted`). */
   modelId?: string;
@@ -116,10 +116,10 @@ export interface ScriptedModelOptions {
  *
  * @example
  * import { generateText } from 'ai';
- * const model = createScriptedModel({ script: () => ({ text: 'hello' }) });
+ * const model = createPromptModel({ script: () => ({ text: 'hello' }) });
  * const { text } = await generateText({ model, prompt: 'hi' }); // 'hello'
  */
-export function createScriptedModel(options: ScriptedModelOptions): LanguageModelV4 {
+export function createPromptModel(options: PromptModelOptions): LanguageModelV4 {
   const modelId = options.modelId ?? 'scripted';
   const answer = (call: LanguageModelV4CallOptions): LanguageModelV4GenerateResult => {
     const prompt = readPrompt(call);

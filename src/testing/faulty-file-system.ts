@@ -1,4 +1,4 @@
-import type { FileIdentity, FileSystem, OpenMode } from '../../src/transcript/file-system.ts';
+import type { FileIdentity, FileSystem, OpenMode } from '../transcript/file-system.ts';
 import { fileSystemError } from './memory-file-system.ts';
 
 /*
@@ -7,10 +7,21 @@ import { fileSystemError } from './memory-file-system.ts';
  * assert that the fault fired (`fired`) as well as what the code under test did about it.
  */
 
-/** The operations of a FileSystem. */
-export type Operation = keyof FileSystem;
+/**
+ * The operations of a FileSystem.
+ *
+ * @example
+ * const rule: FaultRule = { operation: 'sync' satisfies FileSystemOperation, fault: { kind: 'error', code: 'EIO' } };
+ */
+export type FileSystemOperation = keyof FileSystem;
 
-/** What goes wrong. */
+/**
+ * What goes wrong.
+ *
+ * @example
+ * const full: Fault = { kind: 'error', code: 'ENOSPC' };
+ * const torn: Fault = { kind: 'short-write', bytes: 10 };
+ */
 export type Fault =
   /**
    * The call fails with this errno. With `afterEffect`, the real operation is performed first
@@ -20,9 +31,21 @@ export type Fault =
   /** A write passes only its first `bytes` bytes (clamped) to the file and reports that count. */
   | { kind: 'short-write'; bytes: number };
 
-/** When a fault fires. */
+/**
+ * When a fault fires.
+ *
+ * @example
+ * // The second append to the transcript reaches the file, then reports EIO, and so on after.
+ * const rule: FaultRule = {
+ *   operation: 'write',
+ *   path: /\.jsonl$/,
+ *   nth: 2,
+ *   repeat: 'forever',
+ *   fault: { kind: 'error', code: 'EIO', afterEffect: true },
+ * };
+ */
 export interface FaultRule {
-  operation: Operation;
+  operation: FileSystemOperation;
   /**
    * Only calls on this path: for descriptor operations, the path the descriptor was opened
    * with. A string matches the whole path; a RegExp or a function anything.
@@ -35,11 +58,16 @@ export interface FaultRule {
   fault: Fault;
 }
 
-/** One call as the wrapper saw it. */
+/**
+ * One call as the wrapper saw it.
+ *
+ * @example
+ * const syncs = fileSystem.calls.filter((call: CallRecord) => call.operation === 'sync');
+ */
 export interface CallRecord {
   /** 0-based position among all calls. */
   index: number;
-  operation: Operation;
+  operation: FileSystemOperation;
   /** The path operated on (for descriptor operations, the one it was opened with). */
   path: string | undefined;
   fd?: number;
@@ -55,13 +83,29 @@ export interface CallRecord {
   errorCode?: string;
 }
 
-/** A fault that fired, and on which call. */
+/**
+ * A fault that fired, and on which call.
+ *
+ * @example
+ * const [fired] = fileSystem.fired;
+ * console.log(fired?.call.operation, fired?.call.path);
+ */
 export interface FiredFault {
   rule: FaultRule;
   call: CallRecord;
 }
 
-/** Options for {@link FaultyFileSystem}. */
+/**
+ * Options for {@link FaultyFileSystem}.
+ *
+ * @example
+ * const options: FaultyFileSystemOptions = {
+ *   keepBytes: true,
+ *   beforeCall: (call) => {
+ *     if (call.operation === 'rename') throw new Error('crash here');
+ *   },
+ * };
+ */
 export interface FaultyFileSystemOptions {
   rules?: FaultRule[];
   /** Keep a copy of written bytes in each call record (default false: it costs memory). */
@@ -111,13 +155,13 @@ export class FaultyFileSystem implements FileSystem {
   }
 
   /** How many calls of `operation` there were, optionally only on paths `path` matches. */
-  count(operation: Operation, path?: FaultRule['path']): number {
+  count(operation: FileSystemOperation, path?: FaultRule['path']): number {
     return this.calls.filter((call) => call.operation === operation && matchesPath(path, call.path))
       .length;
   }
 
   /** The calls of one operation, in order. */
-  callsOf(operation: Operation): CallRecord[] {
+  callsOf(operation: FileSystemOperation): CallRecord[] {
     return this.calls.filter((call) => call.operation === operation);
   }
 
@@ -126,12 +170,14 @@ export class FaultyFileSystem implements FileSystem {
     this.calls.length = 0;
   }
 
+  /** The wrapped file system's `open`, recorded, unless a rule makes it fail. */
   async open(path: string, mode: OpenMode): Promise<number> {
     const fd = await this.#run({ operation: 'open', path, mode }, () => this.base.open(path, mode));
     this.#paths.set(fd, path);
     return fd;
   }
 
+  /** The wrapped file system's `write`, recorded, unless a rule makes it fail. */
   write(fd: number, bytes: Uint8Array): Promise<number> {
     const call: Partial<CallRecord> = { operation: 'write', fd, size: bytes.length };
     if (this.#keepBytes) call.bytes = Buffer.from(bytes);
@@ -145,51 +191,62 @@ export class FaultyFileSystem implements FileSystem {
     );
   }
 
+  /** The wrapped file system's `read`, recorded, unless a rule makes it fail. */
   read(fd: number, buffer: Uint8Array, position: number): Promise<number> {
     return this.#run({ operation: 'read', fd, size: position }, () =>
       this.base.read(fd, buffer, position),
     );
   }
 
+  /** The wrapped file system's `sync`, recorded, unless a rule makes it fail. */
   sync(fd: number): Promise<void> {
     return this.#run({ operation: 'sync', fd }, () => this.base.sync(fd));
   }
 
+  /** The wrapped file system's `truncate`, recorded, unless a rule makes it fail. */
   truncate(fd: number, length: number): Promise<void> {
     return this.#run({ operation: 'truncate', fd, size: length }, () =>
       this.base.truncate(fd, length),
     );
   }
 
+  /** The wrapped file system's `size`, recorded, unless a rule makes it fail. */
   size(fd: number): Promise<number> {
     return this.#run({ operation: 'size', fd }, () => this.base.size(fd));
   }
 
+  /** The wrapped file system's `close`, recorded, unless a rule makes it fail. */
   async close(fd: number): Promise<void> {
     await this.#run({ operation: 'close', fd }, () => this.base.close(fd));
     this.#paths.delete(fd);
   }
 
+  /** The wrapped file system's `rename`, recorded, unless a rule makes it fail. */
   rename(from: string, to: string): Promise<void> {
     return this.#run({ operation: 'rename', path: from }, () => this.base.rename(from, to));
   }
 
+  /** The wrapped file system's `syncFolder`, recorded, unless a rule makes it fail. */
   syncFolder(path: string): Promise<void> {
     return this.#run({ operation: 'syncFolder', path }, () => this.base.syncFolder(path));
   }
 
+  /** The wrapped file system's `makeFolder`, recorded, unless a rule makes it fail. */
   makeFolder(path: string): Promise<string | undefined> {
     return this.#run({ operation: 'makeFolder', path }, () => this.base.makeFolder(path));
   }
 
+  /** The wrapped file system's `identity`, recorded, unless a rule makes it fail. */
   identity(fd: number): Promise<FileIdentity> {
     return this.#run({ operation: 'identity', fd }, () => this.base.identity(fd));
   }
 
+  /** The wrapped file system's `identityOf`, recorded, unless a rule makes it fail. */
   identityOf(path: string): Promise<FileIdentity | null> {
     return this.#run({ operation: 'identityOf', path }, () => this.base.identityOf(path));
   }
 
+  /** The wrapped file system's `unlink`, recorded, unless a rule makes it fail. */
   unlink(path: string): Promise<void> {
     return this.#run({ operation: 'unlink', path }, () => this.base.unlink(path));
   }
@@ -212,12 +269,13 @@ export class FaultyFileSystem implements FileSystem {
     }
   }
 
+  /** The wrapped file system's `isLocked`, recorded, unless a rule makes it fail. */
   isLocked(path: string): Promise<boolean> {
     return this.#run({ operation: 'isLocked', path }, () => this.base.isLocked(path));
   }
 
   #begin(partial: Partial<CallRecord>): CallRecord {
-    const operation = partial.operation as Operation;
+    const operation = partial.operation as FileSystemOperation;
     const path =
       partial.path ?? (partial.fd === undefined ? undefined : this.#paths.get(partial.fd));
     const call: CallRecord = {
@@ -274,8 +332,8 @@ function matchesPath(filter: FaultRule['path'], path: string | undefined): boole
   return filter(path);
 }
 
-function syscallOf(operation: Operation): string {
-  const names: Partial<Record<Operation, string>> = {
+function syscallOf(operation: FileSystemOperation): string {
+  const names: Partial<Record<FileSystemOperation, string>> = {
     sync: 'fdatasync',
     truncate: 'ftruncate',
     size: 'fstat',

@@ -33,7 +33,15 @@ import { type ScriptedServer, sendJson, startScriptedServer } from './provider-s
  * would be; everything else is validated first.
  */
 
-/** One scripted answer of the Responses server: a turn, or an HTTP failure. */
+/**
+ * One scripted answer of the Responses server: a turn, or an HTTP failure.
+ *
+ * @example
+ * const steps: ResponsesStep[] = [
+ *   { reasoning: { id: 'rs_1', summary: ['Thinking.'] }, calls: [{ id: 'call_1', name: 'echo', input: {} }] },
+ *   { text: 'Done.' },
+ * ];
+ */
 export type ResponsesStep =
   | {
       /** A reasoning item first, with this id and these summary parts (none: an empty summary). */
@@ -54,7 +62,12 @@ export type ResponsesStep =
     }
   | { status: number; message?: string };
 
-/** What this server handed out: the item as the model produced it, and whether it was stored. */
+/**
+ * What this server handed out: the item as the model produced it, and whether it was stored.
+ *
+ * @example
+ * const stored = [...server.items.values()].filter((item: IssuedItem) => item.stored);
+ */
 export interface IssuedItem {
   type: 'reasoning' | 'message' | 'function_call';
   stored: boolean;
@@ -68,13 +81,24 @@ export interface IssuedItem {
   callId?: string;
 }
 
-/** A running scripted Responses server. */
+/**
+ * A running scripted Responses server.
+ *
+ * @example
+ * const server = await startResponsesServer([{ text: 'Hi.' }]);
+ * console.log(server.items.size);
+ */
 export interface ResponsesServer extends ScriptedServer {
   /** Every output item this server produced, by item id. */
   items: ReadonlyMap<string, IssuedItem>;
 }
 
-/** A refusal: the status and the error message OpenAI would send. */
+/**
+ * A refusal: the status and the error message OpenAI would send.
+ *
+ * @example
+ * const refusal: ResponsesRefusal | null = responsesInputError(input, server.items, new Map(), true);
+ */
 export interface ResponsesRefusal {
   status: number;
   message: string;

@@ -7,7 +7,16 @@ import type {
 import { APICallError } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 
-/** One step a scripted model answers with, in order. */
+/**
+ * One step a scripted model answers with, in order.
+ *
+ * @example
+ * const steps: ScriptStep[] = [
+ *   { calls: [{ id: 'c1', name: 'echo', input: { text: 'hi' } }] },
+ *   { fail: 'http', status: 529, message: 'overloaded' },
+ *   { text: 'Done.' },
+ * ];
+ */
 export type ScriptStep =
   | {
       text?: string;
@@ -20,7 +29,12 @@ export type ScriptStep =
   | { fail: 'mid-stream'; text: string; status: number }
   | { hang: true };
 
-/** A violation of the providers' pairing rules found in a prompt the model was sent. */
+/**
+ * A violation of the providers' pairing rules found in a prompt the model was sent.
+ *
+ * @example
+ * for (const { call, detail } of scripted.violations) console.error(`prompt ${call}: ${detail}`);
+ */
 export interface PromptViolation {
   call: number;
   detail: string;
@@ -31,6 +45,15 @@ export interface PromptViolation {
  * checks each prompt against the pairing rules every provider enforces (each tool call answered
  * exactly once in the very next message, no result without its call). A prompt that breaks
  * them is recorded in `violations` (tests assert it stays empty) and answered with an error.
+ *
+ * @example
+ * const scripted = new ScriptedModel([
+ *   { calls: [{ id: 'c1', name: 'echo', input: { text: 'hi' } }] },
+ *   { text: 'Done.' },
+ * ]);
+ * const loop = new Loop({ backends: [scripted.model], session, tools });
+ * await loop.start('Echo hi.');
+ * console.log(scripted.prompts.length, scripted.violations); // 2 []
  */
 export class ScriptedModel {
   readonly model: MockLanguageModelV4;
@@ -99,7 +122,12 @@ export class ScriptedModel {
   }
 }
 
-/** An APICallError as a provider package throws it for an HTTP status. */
+/**
+ * An APICallError as a provider package throws it for an HTTP status.
+ *
+ * @example
+ * const overloaded = httpError(529, 'Overloaded'); // isRetryable: true
+ */
 export function httpError(status: number, message?: string): APICallError {
   return new APICallError({
     message: message ?? `scripted HTTP ${status}`,
@@ -161,6 +189,9 @@ function streamParts(step: Exclude<ScriptStep, { fail: string } | { hang: true }
  * The pairing rules of Anthropic, OpenAI Chat Completions and Responses, on an AI SDK prompt:
  * an assistant message's calls are all answered by the tool message right after it, each
  * exactly once; a tool message answers only calls of the assistant message right before it.
+ *
+ * @example
+ * const problems = pairingProblems(scripted.prompts[0] ?? []); // [] when every call is answered
  */
 export function pairingProblems(prompt: LanguageModelV4Prompt): string[] {
   const problems: string[] = [];
