@@ -13,7 +13,7 @@ import { open } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Revival } from '../src/revival/index.ts';
-import { readTailState } from '../src/revival/read-tail-state.ts';
+import { readTailState } from '../src/transcript/read-tail-state.ts';
 import { bigTranscript } from './big-transcript.ts';
 
 /**

@@ -8,7 +8,7 @@ import {
 import { describeHolder, probeWriterLock } from '../transcript/writer-lock.ts';
 import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
-import { readTailState, WINDOW_BYTES } from './read-tail-state.ts';
+import { readTailState, WINDOW_BYTES } from '../transcript/read-tail-state.ts';
 import { verdictDisagreement } from './verdict-agreement.ts';
 import { layoutAncestors } from './tree-root.ts';
 

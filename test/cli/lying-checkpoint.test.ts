@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { readTailState } from '../../src/revival/read-tail-state.ts';
+import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { type TailState, tailStateToJson } from '../../src/transcript/tail-state.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { readTailState } from '../../src/revival/read-tail-state.ts';
+import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { abandonSession } from '../support/abandon-session.ts';
 import { MemoryFileSystem } from '../../src/testing/index.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Revival } from '../../src/revival/index.ts';
-import { readTailState } from '../../src/revival/read-tail-state.ts';
+import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';

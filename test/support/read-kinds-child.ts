@@ -1,5 +1,5 @@
 import { inspectTranscript } from '../../src/revival/inspect.ts';
-import { readTailState } from '../../src/revival/read-tail-state.ts';
+import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import { blockingReadFileSystem } from '../../src/transcript/file-system.ts';
 import { peek } from '../../src/transcript/peek.ts';
 

@@ -17,9 +17,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 test("docs/testing.md's crash test runs and passes", async () => {
   const markdown = await readFile(join(ROOT, 'docs', 'testing.md'), 'utf8');
-  const block = /```ts\n([\s\S]*?)```/.exec(markdown)?.[1];
+  const block = /```ts\n([\s\S]*?)```/.exec(markdown)?.[1] ?? '';
   assert.ok(
-    block?.includes("from 'llm-agent-revival/testing'"),
+    block.includes("from 'llm-agent-revival/testing'"),
     'the first ts block of docs/testing.md',
   );
   const source = block

@@ -1,19 +1,19 @@
-import { damaged, typeMayDispatch } from '../transcript/classify-tail.ts';
-import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { checksumProblem, decodeLine } from '../transcript/line-codec.ts';
-import { LineScanner } from '../transcript/line-scanner.ts';
+import { damaged, typeMayDispatch } from './classify-tail.ts';
+import { type FileSystem, nodeFileSystem } from './file-system.ts';
+import { checksumProblem, decodeLine } from './line-codec.ts';
+import { LineScanner } from './line-scanner.ts';
 import {
   type ScanResult,
   type ScanStart,
   scanRecords,
   type UnreadableReason,
-} from '../transcript/scan-transcript.ts';
+} from './scan-transcript.ts';
 import {
   assumeTurnDispatched,
   emptyTailState,
   foldTailState,
   type TailState,
-} from '../transcript/tail-state.ts';
+} from './tail-state.ts';
 import {
   type FoundCheckpoint,
   findLastCheckpoint,

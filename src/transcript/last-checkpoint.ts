@@ -1,7 +1,7 @@
-import type { FileSystem } from '../transcript/file-system.ts';
-import { decodeLine } from '../transcript/line-codec.ts';
-import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
-import { type TailState, tailStateFromJson } from '../transcript/tail-state.ts';
+import type { FileSystem } from './file-system.ts';
+import { decodeLine } from './line-codec.ts';
+import type { ForeignRecord, TranscriptRecord } from './records.ts';
+import { type TailState, tailStateFromJson } from './tail-state.ts';
 
 /*
  * Finding a transcript's last checkpoint: in bytes already read (the tail read's window), or
