@@ -11,24 +11,9 @@
  * // npm run check:docs   (or: node_modules/.bin/node scripts/check-doc-code.ts)
  * // docs/tools.md:42: Cannot find name 'readFile'.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-/** The package's import names, as package.json's `exports` maps them, onto the source. */
-const ENTRY_POINTS: Record<string, string> = {
-  'llm-agent-revival': 'src/index.ts',
-  'llm-agent-revival/transcript': 'src/transcript/index.ts',
-  'llm-agent-revival/session': 'src/transcript/index.ts',
-  'llm-agent-revival/loop': 'src/loop/index.ts',
-  'llm-agent-revival/revival': 'src/revival/index.ts',
-  'llm-agent-revival/subagents': 'src/subagents/index.ts',
-  'llm-agent-revival/store': 'src/store/index.ts',
-  'llm-agent-revival/testing': 'src/testing/index.ts',
-};
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compileSnippets, ROOT } from './compile-snippets.ts';
 
 /** One ```ts block: where it is, and its code. */
 interface Block {
@@ -68,61 +53,22 @@ function main(): number {
   const blocks = markdownFiles().flatMap((file) =>
     blocksOf(file, readFileSync(join(ROOT, file), 'utf8')),
   );
-  // Inside the repository (tmp/ is ignored by git), so that node_modules resolves as a user's.
-  const folder = join(ROOT, 'tmp', `doc-code-${process.pid}`);
-  mkdirSync(folder, { recursive: true });
-  try {
-    const sources = new Map<string, Block>();
-    blocks.forEach((block, index) => {
-      const path = join(folder, `block-${index}.ts`);
-      // Every block is a module: a block without imports must not share names with another.
-      writeFileSync(path, `${block.code}\nexport {};\n`);
-      sources.set(path, block);
-    });
-    const options: ts.CompilerOptions = {
-      target: ts.ScriptTarget.ES2023,
-      lib: ['lib.es2023.d.ts'],
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      types: ['node'],
-      strict: true,
-      noUncheckedIndexedAccess: true,
-      exactOptionalPropertyTypes: true,
-      noUnusedLocals: true,
-      noUnusedParameters: true,
-      allowImportingTsExtensions: true,
-      verbatimModuleSyntax: true,
-      skipLibCheck: true,
-      noEmit: true,
-      paths: Object.fromEntries(
-        Object.entries(ENTRY_POINTS).map(([name, path]) => [name, [join(ROOT, path)]]),
-      ),
-    };
-    const program = ts.createProgram([...sources.keys()], options);
-    const problems: string[] = [];
-    for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-      const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n').split('\n')[0];
-      const source =
-        diagnostic.file === undefined ? undefined : sources.get(diagnostic.file.fileName);
-      if (diagnostic.file === undefined || source === undefined) {
-        const where =
-          diagnostic.file === undefined ? '' : `${relative(ROOT, diagnostic.file.fileName)}: `;
-        problems.push(`${where}${message}`);
-        continue;
-      }
-      const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
-      problems.push(`${source.file}:${source.line + line}: ${message}`);
-    }
-    for (const problem of problems) console.log(problem);
-    if (problems.length > 0) {
-      console.log(`check:docs: ${problems.length} errors in the documentation's TypeScript`);
-      return 1;
-    }
-    console.log(`check:docs: ${blocks.length} TypeScript blocks of README.md and docs/ compile`);
-    return 0;
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
+  // Every block is a module: a block without imports must not share names with another.
+  const named = new Map(blocks.map((block, index) => [`block-${index}.ts`, block]));
+  const problems = compileSnippets(
+    [...named].map(([name, block]) => ({ name, code: `${block.code}\nexport {};\n` })),
+  );
+  const lines = problems.map(({ name, line, message }) => {
+    const block = named.get(name);
+    return block === undefined ? message : `${block.file}:${block.line + line}: ${message}`;
+  });
+  for (const line of lines) console.log(line);
+  if (lines.length > 0) {
+    console.log(`check:docs: ${lines.length} errors in the documentation's TypeScript`);
+    return 1;
   }
+  console.log(`check:docs: ${blocks.length} TypeScript blocks of README.md and docs/ compile`);
+  return 0;
 }
 
 process.exitCode = main();

@@ -102,6 +102,9 @@ export type ErrorClass = 'retry' | 'fatal' | 'aborted';
  * the AI SDK's own errors about the prompt are not, since another attempt would only repeat them.
  *
  * @example
+ * import { APICallError } from 'ai';
+ * import { classifyModelError } from 'llm-agent-revival/loop';
+ * const url = 'https://api.openai.com/v1/responses';
  * classifyModelError(new APICallError({ message: 'busy', url, requestBodyValues: {}, statusCode: 429 }));
  * // 'retry'
  */

@@ -14,7 +14,7 @@ export const DEFAULT_KEEP_RECENT = 6;
  * What opens every compaction summary, so that the model knows what it is reading.
  *
  * @example
- * const isSummary = text.startsWith(COMPACTION_PREFIX);
+ * const isSummary = (text: string) => text.startsWith(COMPACTION_PREFIX);
  */
 export const COMPACTION_PREFIX =
   '[compaction summary] Older turns of this conversation were replaced by this summary:';
@@ -39,6 +39,7 @@ export function estimateTokens(messages: readonly Message[], system = ''): numbe
  *
  * @example
  * const plan: CompactionPlan = { start: 0, count: 12, fromSeq: 1, toSeq: 24 };
+ * const summary = `${COMPACTION_PREFIX} the user asked for a report; two sources were read.`;
  * await session.append({ type: 'compaction', fromSeq: plan.fromSeq, toSeq: plan.toSeq, summary });
  */
 export interface CompactionPlan {
@@ -57,8 +58,8 @@ export interface CompactionPlan {
  * exactly the prefix). Leading system messages are kept. Pure.
  *
  * @example
- * const plan = planCompaction(conversation, { maxTokens: 8000 });
- * if (plan !== null) summarise(conversation.slice(plan.start, plan.start + plan.count));
+ * const plan = planCompaction(messages, { maxTokens: 8000 });
+ * if (plan !== null) console.log('to summarise:', messages.slice(plan.start, plan.start + plan.count));
  */
 export function planCompaction(
   conversation: readonly LoopMessage[],

@@ -31,7 +31,9 @@ export { defaultBackoff } from './run-state.ts';
  * reports them with their `halt`, and `revive` carries them on as after a crash.
  *
  * @example
- * const loop = new Loop({ backends: [openai('gpt-5')], session, tools: [readFile] });
+ * import { openai } from '@ai-sdk/openai';
+ * import { Loop } from 'llm-agent-revival';
+ * const loop = new Loop({ backends: [openai('gpt-5')], session, tools });
  * const run = loop.start('Summarise README.md');
  * for await (const event of run) if (event.type === 'text-delta') process.stdout.write(event.text);
  * const result = await run; // { status: 'finished', text, usage, stopReason }
@@ -77,7 +79,7 @@ export class Loop {
    * rejects; iterate it for progress, `abort()` it to stop.
    *
    * @example
-   * const revived = await revive({ path, agentId: 'main', maxRevivals: 2 });
+   * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
    * if (revived.ok) await new Loop({ backends, session: revived.session }).run(revived.messages);
    */
   run(messages: readonly LoopMessage[]): RunHandle {

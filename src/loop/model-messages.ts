@@ -118,8 +118,11 @@ export function toModelMessages(messages: readonly Message[]): ModelMessage[] {
  * turn opening with `[system]`, so that its words still reach the model in their place.
  *
  * @example
- * const { instructions, messages } = toModelPrompt(view, 'Be brief.');
- * streamText({ model, instructions, messages });
+ * import { streamText } from 'ai';
+ * import { conversationView } from 'llm-agent-revival/transcript';
+ * import { toModelPrompt } from 'llm-agent-revival/loop';
+ * const prompt = toModelPrompt(conversationView(records), 'Be brief.');
+ * const result = streamText({ model, ...prompt });
  */
 export function toModelPrompt(
   messages: readonly Message[],

@@ -75,7 +75,8 @@ export class RunChannel {
  * `fetch` and the AI SDK expect).
  *
  * @example
- * if (context.signal.reason instanceof RunAbortedError) cleanUp();
+ * const execute: ToolDefinition['execute'] = async (input, context) =>
+ *   context.signal.reason instanceof RunAbortedError ? 'the run was aborted' : 'done';
  */
 export class RunAbortedError extends Error {
   constructor(reason?: string) {

@@ -36,8 +36,7 @@ export interface ToolCallEnvironment {
  *   stays open for revival to answer honestly ("interrupted, outcome unknown").
  *
  * @example
- * const outcome: CallOutcome = await runToolCall(call, environment);
- * if (outcome === 'left-open') console.log(`${call.callId} is left for revival to answer`);
+ * const leftForRevival = (outcome: CallOutcome) => outcome === 'left-open'; // answered as interrupted
  */
 export type CallOutcome = 'settled' | 'refused' | 'not-dispatched' | 'left-open';
 
@@ -236,7 +235,10 @@ function emitEnd(call: ToolCallPart, isError: boolean, environment: ToolCallEnvi
  * throws.
  *
  * @example
- * await validateInput(readFile, { path: 'a.txt' }); // { ok: true, value: { path: 'a.txt' } }
+ * import { validateInput } from 'llm-agent-revival/loop';
+ * import { z } from 'zod';
+ * await validateInput({ inputSchema: z.object({ path: z.string() }) }, { path: 'a.txt' });
+ * // { ok: true, value: { path: 'a.txt' } }
  */
 export async function validateInput(
   tool: Pick<ToolDefinition<unknown>, 'inputSchema'>,

@@ -10,9 +10,10 @@ import type { LoopTracer } from './tracer.ts';
  * the transcript) is never compacted.
  *
  * @example
+ * const content: ContentPart[] = [{ type: 'text', text: 'Summarise README.md' }];
  * const record = await session.appendDurable({ type: 'message', role: 'user', content });
  * const messages: LoopMessage[] = [{ role: 'user', content, seq: record.seq }];
- * const result = await loop.run(messages);
+ * const result = await new Loop({ backends, session }).run(messages);
  */
 export type LoopMessage = Message & { seq?: number };
 
@@ -20,7 +21,8 @@ export type LoopMessage = Message & { seq?: number };
  * What a running tool is given besides its input.
  *
  * @example
- * execute: async ({ url }, context) => (await fetch(url, { signal: context.signal })).text(),
+ * const execute: ToolDefinition<{ url: string }>['execute'] = async ({ url }, context) =>
+ *   (await fetch(url, { signal: context.signal })).text();
  */
 export interface ToolContext {
   /** The id of this call, as the model named it. */
@@ -37,7 +39,7 @@ export interface ToolContext {
  * `The tool failed: <message>`); either way the call is settled `failed`.
  *
  * @example
- * if (!existsSync(path)) return { isError: true, output: `${path} does not exist` };
+ * const failure: ToolFailure = { isError: true, output: `${path} does not exist` }; // execute returns it
  */
 export interface ToolFailure {
   isError: true;
@@ -50,12 +52,15 @@ export interface ToolFailure {
  * waits for (this is how `task_wait` is recorded).
  *
  * @example
- * const readFile: ToolDefinition<{ path: string }> = {
+ * import { readFile } from 'node:fs/promises';
+ * import type { ToolDefinition } from 'llm-agent-revival';
+ * import { z } from 'zod';
+ * const readTextFile: ToolDefinition<{ path: string }> = {
  *   name: 'read_file',
  *   description: 'Read a UTF-8 file',
  *   inputSchema: z.object({ path: z.string() }),
  *   idempotency: 'read-only',
- *   execute: async ({ path }) => fs.readFile(path, 'utf8'),
+ *   execute: async ({ path }) => readFile(path, 'utf8'),
  * };
  */
 export interface ToolDefinition<Input = unknown> {
@@ -74,8 +79,8 @@ export interface ToolDefinition<Input = unknown> {
  * awaited children are, so the loop asks rather than running the join's tool a second time.
  *
  * @example
- * const resolveJoin: JoinResolver = ({ agentIds, signal }) =>
- *   tree.join(session.path, agentIds, signal); // resolves to { output, isError }
+ * const { resolveJoin } = await composer.loopOptionsFor(session); // a Composer supplies it
+ * const answer = await resolveJoin?.({ callId: 'call_1', toolName: 'task_wait', agentIds: ['researcher-1'], signal: AbortSignal.timeout(60_000) });
  */
 export type JoinResolver = (join: {
   callId: string;
@@ -126,6 +131,8 @@ export interface ModelCallSettings {
  * provider's options merged key by key).
  *
  * @example
+ * import { openai } from '@ai-sdk/openai';
+ * import type { BackendOptions } from 'llm-agent-revival/loop';
  * const backend: BackendOptions = { model: openai('gpt-5'), providerOptions: { openai: { reasoningEffort: 'low' } } };
  */
 export interface BackendOptions extends ModelCallSettings {
@@ -167,11 +174,15 @@ export interface BrokenToolCall {
  * or is a hook the subagents layer fills in.
  *
  * @example
+ * import { anthropic } from '@ai-sdk/anthropic';
+ * import { openai } from '@ai-sdk/openai';
+ * import { createProviderRegistry } from 'ai';
+ * import type { LoopOptions } from 'llm-agent-revival';
  * const options: LoopOptions = {
  *   backends: ['anthropic:claude-sonnet-4-5', 'openai:gpt-5'],
  *   provider: createProviderRegistry({ anthropic, openai }),
  *   session,
- *   tools: [readFile],
+ *   tools,
  *   maxTurns: 20,
  * };
  */
@@ -255,6 +266,7 @@ export interface LoopOptions {
  * How a run ended.
  *
  * @example
+ * const run = new Loop({ backends, session }).start('Summarise README.md');
  * process.exitCode = (await run).status === 'finished' ? 0 : 1;
  */
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max-turns';
@@ -265,7 +277,7 @@ export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max-turns';
  * rather than an exception it might forget to catch.
  *
  * @example
- * const result: RunResult = await loop.start('Summarise README.md');
+ * const result: RunResult = await new Loop({ backends, session }).start('Summarise README.md');
  * if (result.status === 'failed') console.error(result.error);
  */
 export interface RunResult {
@@ -284,6 +296,7 @@ export interface RunResult {
  * happened is in the transcript, so a display that misses or drops some loses nothing.
  *
  * @example
+ * const run = new Loop({ backends, session }).start('Summarise README.md');
  * for await (const event of run) {
  *   if (event.type === 'text-delta') process.stdout.write(event.text);
  * }
@@ -309,7 +322,7 @@ export type LoopEvent =
  * A started run: await it for the result, iterate it for events, abort it to stop.
  *
  * @example
- * const run = loop.start('Summarise README.md');
+ * const run = new Loop({ backends, session }).start('Summarise README.md');
  * const timer = setTimeout(() => run.abort('took too long'), 60_000);
  * const result = await run; // status 'aborted' if the timer fired first
  * clearTimeout(timer);

@@ -59,7 +59,7 @@ export {
  * application's.
  *
  * @example
- * const revived = await Revival.revive({ path: childPath, agentId: 'researcher-1', maxRevivals: 2 });
+ * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
  * if (revived.ok) {
  *   const run = new Loop({ backends, session: revived.session }).run(revived.messages);
  * } else {
@@ -102,8 +102,8 @@ export class Revival {
    * own state comes back as `{ ok: false, reason, detail }`, with nothing written.
    *
    * @example
-   * const revived = await Revival.revive({ path, agentId: 'researcher-1', maxRevivals: 2 });
-   * if (revived.ok) composer.reviveChild({ agentId: revived.agentId, run, sessionPath: revived.path });
+   * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
+   * if (revived.ok) await new Loop({ backends, session: revived.session }).run(revived.messages);
    */
   static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
     return reviveTranscript(options);
@@ -119,6 +119,7 @@ export class Revival {
    * @example
    * const claimed = await Revival.claimTree({ path: 'runs/main.jsonl' });
    * if (!claimed.ok) throw new Error(claimed.detail);
+   * const childPath = childTranscriptPath('runs/main.jsonl', 'worker-1');
    * const child = await Revival.revive({ path: childPath, agentId: 'worker-1', maxRevivals: 2, treeClaim: claimed.claim });
    * // … revive the rest of the tree the same way, run everything, then:
    * await claimed.claim.release();

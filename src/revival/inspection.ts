@@ -5,28 +5,28 @@ import type { OpenDispatch } from '../transcript/tail-state.ts';
 /**
  * Why a transcript is not revivable, in the order they are decided (docs/revival.md, "The reasons, in the order they are decided").
  *
- * @example
- * if (found.reason === 'revival-cap') console.log(`revived ${found.revivalsUsed} times already`);
- *
  * - `unreadable`: missing, a folder, not a transcript, damaged mid-file, from a newer version,
  *   or an I/O error reading it;
  * - `running`: a live process holds its writer lock (a run, or another reviver);
  * - `finished`: its last message is an assistant turn asking for no tools;
  * - `revival-cap`: it already has `maxRevivals` counted `run-revived` envelopes;
  * - `empty`: there is no conversation to carry on (no user, assistant or tool turn).
+ *
+ * @example
+ * if (found.reason === 'revival-cap') console.log(`revived ${found.revivalsUsed} times already`);
  */
 export type NotRevivableReason = 'unreadable' | 'running' | 'finished' | 'revival-cap' | 'empty';
 
 /**
  * How an interrupted run was left.
  *
- * @example
- * if (found.tail === 'calls-unanswered') console.log(found.openDispatches.length, 'calls open');
- *
  * - `calls-unanswered`: its last assistant turn has calls with no result (in flight, never
  *   dispatched, or a join still waiting);
  * - `results-unread`: every call is answered, and the model never read the results;
  * - `user-turn`: a user turn (or a system turn) the model never answered.
+ *
+ * @example
+ * if (found.tail === 'calls-unanswered') console.log(found.openDispatches.length, 'calls open');
  */
 export type TailKind = 'calls-unanswered' | 'results-unread' | 'user-turn';
 
@@ -45,7 +45,7 @@ export interface NeverDispatchedCall {
  * A join (`task_wait`) dispatched and never answered: left open for the revived children.
  *
  * @example
- * for (const join of revived.pendingJoins) console.log(join.callId, 'waits for', join.agentIds);
+ * if (revived.ok) for (const join of revived.pendingJoins) console.log(join.callId, 'waits for', join.agentIds);
  */
 export interface PendingJoin {
   callId: string;

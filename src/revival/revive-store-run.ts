@@ -36,6 +36,7 @@ export interface StoreRevival {
  * lease at a new epoch) and the conversation to go on from.
  *
  * @example
+ * const revived: StoreRevived | ReviveRefused = await reviveStoreRun({ store, run: 'report-42', maxRevivals: 3 });
  * if (revived.ok) await new Loop({ backends, session: revived.writer }).run(revived.messages);
  */
 export interface StoreRevived {

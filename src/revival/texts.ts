@@ -10,7 +10,7 @@ export { BACKGROUND_FRAME };
  *
  * @example
  * import { INTERRUPTED_MESSAGE } from 'llm-agent-revival/revival';
- * const part = { type: 'tool-result', callId, toolName, output: INTERRUPTED_MESSAGE, isError: true };
+ * const part = { type: 'tool-result', callId: 'call_1', toolName: 'read_file', output: INTERRUPTED_MESSAGE, isError: true };
  */
 export const INTERRUPTED_MESSAGE =
   'The previous session ended while this tool call was in flight, so it was interrupted. ' +

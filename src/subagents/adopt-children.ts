@@ -19,7 +19,9 @@ import { backgroundDelivery, runningAgainNotice } from './join-output.ts';
  * A call whose child was never created (its transcript is missing) needs nothing.
  *
  * @example
- * await adoptChildren({ family, parentAgentId: 'main', messages, pendingJoins, ids, outcomeOf });
+ * const family = new Family(path);
+ * const outcomeOf = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
+ * await adoptChildren({ family, parentAgentId: 'main', messages, pendingJoins: [], ids: agentIdForSpawn, outcomeOf });
  */
 export async function adoptChildren(options: {
   family: Family;

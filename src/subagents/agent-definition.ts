@@ -15,7 +15,7 @@ import type { CompactionOptions, ToolDefinition } from '../loop/types.ts';
  *   main: { description: 'Plans and delegates', model: 'anthropic:claude-sonnet-4-5',
  *           system: 'You plan, delegate to researchers and report.' },
  *   researcher: { description: 'Reads and summarises', model: 'openai:gpt-5-mini',
- *                 system: 'You research one question.', tools: [readFile], canSpawn: false },
+ *                 system: 'You research one question.', tools, canSpawn: false },
  * };
  */
 export interface AgentDefinition {
@@ -44,7 +44,8 @@ export type AgentRegistry = Record<string, AgentDefinition>;
  * Turns a model spec into a model; the default is `resolveModelSpec`.
  *
  * @example
- * const resolveModel: ModelResolver = (spec) => (spec === 'scripted' ? scriptedModel : resolveModelSpec(spec));
+ * const scripted = new ScriptedModel([{ text: 'Hi.' }]);
+ * const resolveModel: ModelResolver = (spec) => (spec === 'scripted' ? scripted.model : resolveModelSpec(spec));
  */
 export type ModelResolver = (spec: string) => LanguageModel;
 
@@ -53,7 +54,8 @@ export type ModelResolver = (spec: string) => LanguageModel;
  * (a `ModelSpecError` from the default resolver).
  *
  * @example
- * const backends = backendsOf(registry.main, (spec) => resolveModelSpec(spec));
+ * const researcher: AgentDefinition = { description: 'Reads', model: ['openai:gpt-5', 'anthropic:claude-sonnet-4-5'], system: '…' };
+ * const backends = backendsOf(researcher, (spec) => resolveModelSpec(spec)); // tried in this order
  */
 export function backendsOf(definition: AgentDefinition, resolve: ModelResolver): LanguageModel[] {
   const models = Array.isArray(definition.model) ? definition.model : [definition.model];

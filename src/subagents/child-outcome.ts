@@ -20,7 +20,7 @@ export type ChildOutcome =
  * The outcome of a child's run result.
  *
  * @example
- * outcomeOfRun({ status: 'finished', text: '42', usage, stopReason: 'stop' });
+ * outcomeOfRun({ status: 'finished', text: '42', usage: { inputTokens: 9, outputTokens: 1 }, stopReason: 'stop' });
  * // { status: 'finished', answer: '42' }
  */
 export function outcomeOfRun(result: RunResult): ChildOutcome {

@@ -78,7 +78,10 @@ export interface StartedRun {
  * What `reviveChild` takes: a revived run and who it was.
  *
  * @example
- * composer.reviveChild({ agentId, agentType, label, callId: meta.parent.callId, run, sessionPath });
+ * const run = new Loop({ backends, session }).run(messages); // the revived child's run
+ * const child: RevivedChild = { agentId: 'researcher-1', agentType: 'researcher', label: 'Researcher',
+ *   callId: 'call_1', run, sessionPath: session.path };
+ * composer.reviveChild(child);
  */
 export interface RevivedChild {
   agentId: string;

@@ -209,8 +209,13 @@ export class Composer {
    * `*.agents` folder, an Error when that id is already running.
    *
    * @example
-   * composer.reviveChild({ agentId: revived.agentId, agentType: revived.agentType,
-   *   label: revived.label, callId: meta.parent.callId, run, sessionPath: revived.path });
+   * const child = await Revival.revive({ path, agentId: 'researcher-1', maxRevivals: 2 });
+   * const callId = (await readSessionMeta(path))?.parent?.callId;
+   * if (child.ok && callId !== undefined) {
+   *   const run = new Loop(await composer.loopOptionsFor(child.session, child.agentType)).run(child.messages);
+   *   const { agentId, agentType, label } = child;
+   *   composer.reviveChild({ agentId, agentType, label, callId, run, sessionPath: child.path });
+   * }
    */
   reviveChild(child: RevivedChild): void {
     if (!isAgentId(child.agentId))

@@ -35,7 +35,9 @@ interface Delivery {
  * What a join found: the children that ended, and those still running when it stopped waiting.
  *
  * @example
- * const { joined, stillRunning }: JoinFound = await family.join(ids, { untracked });
+ * const family = new Family(path);
+ * const untracked = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
+ * const { joined, stillRunning }: JoinFound = await family.join(['researcher-1'], { untracked });
  */
 export interface JoinFound {
   joined: JoinedChild[];
@@ -49,8 +51,11 @@ export interface JoinFound {
  *
  * @example
  * const family = new Family('runs/main.jsonl');
- * family.track(child, run.result.then(outcomeOfRun));
- * const { joined } = await family.join([child.agentId], { signal, untracked });
+ * const sessionPath = childTranscriptPath(family.parentPath, 'researcher-1');
+ * const child = { agentId: 'researcher-1', agentType: 'researcher', label: 'Researcher', callId: 'call_1', sessionPath };
+ * family.track(child, new Loop({ backends, session }).run(messages).result.then(outcomeOfRun));
+ * const untracked = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
+ * const { joined } = await family.join([child.agentId], { untracked });
  */
 export class Family {
   readonly parentPath: string;

@@ -6,14 +6,14 @@ import type { ChildOutcome } from './child-outcome.ts';
  * The name of the tool that starts a child.
  *
  * @example
- * if (part.toolName === SPAWN_AGENT_TOOL) console.log('a spawn');
+ * const spawns = messages.flatMap((message) => message.content).filter((part) => part.type === 'tool-call' && part.toolName === SPAWN_AGENT_TOOL);
  */
 export const SPAWN_AGENT_TOOL = 'spawn_agent';
 /**
  * The name of the tool that joins children (a join: its dispatch names them).
  *
  * @example
- * if (part.toolName === TASK_WAIT_TOOL) console.log('a join');
+ * const joins = messages.flatMap((message) => message.content).filter((part) => part.type === 'tool-call' && part.toolName === TASK_WAIT_TOOL);
  */
 export const TASK_WAIT_TOOL = 'task_wait';
 

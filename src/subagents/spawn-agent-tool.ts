@@ -28,7 +28,8 @@ const spawnInputSchema = z.object({
  * replay, and revival answers an interrupted one as interrupted.
  *
  * @example
- * const tool = spawnAgentTool(registry, (input, context) => composer.spawn(input, context));
+ * // A Composer gives its runs this tool over its own spawn; elsewhere, bring yours:
+ * const tool = spawnAgentTool(registry, async ({ agentType, task }) => ({ started: agentType, task }));
  */
 export function spawnAgentTool(
   registry: AgentRegistry,

@@ -30,7 +30,8 @@ const taskWaitInputSchema = z.object({
  * under the same call id. It only reads: `read-only`.
  *
  * @example
- * const tool = taskWaitTool((input, context) => composer.wait(input, context));
+ * // A Composer gives its runs this tool over its own wait; elsewhere, bring yours:
+ * const tool = taskWaitTool(async ({ agentIds }) => ({ stillRunning: agentIds }));
  */
 export function taskWaitTool(
   wait: (input: TaskWaitInput, context: ToolContext) => Promise<JsonValue | ToolFailure>,

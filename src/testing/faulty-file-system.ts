@@ -62,6 +62,7 @@ export interface FaultRule {
  * One call as the wrapper saw it.
  *
  * @example
+ * const fileSystem = new FaultyFileSystem(nodeFileSystem, { rules: [] });
  * const syncs = fileSystem.calls.filter((call: CallRecord) => call.operation === 'sync');
  */
 export interface CallRecord {
@@ -87,6 +88,7 @@ export interface CallRecord {
  * A fault that fired, and on which call.
  *
  * @example
+ * const fileSystem = new FaultyFileSystem(nodeFileSystem, { rules: [{ operation: 'sync', fault: { kind: 'error', code: 'EIO' } }] });
  * const [fired] = fileSystem.fired;
  * console.log(fired?.call.operation, fired?.call.path);
  */
@@ -121,6 +123,9 @@ export interface FaultyFileSystemOptions {
  * Wrap a FileSystem to record every call and fail the calls its rules name.
  *
  * @example
+ * import assert from 'node:assert/strict';
+ * import { nodeFileSystem } from 'llm-agent-revival/transcript';
+ * import { FaultyFileSystem } from 'llm-agent-revival/testing';
  * const fileSystem = new FaultyFileSystem(nodeFileSystem, {
  *   rules: [{ operation: 'sync', nth: 2, fault: { kind: 'error', code: 'EIO' } }],
  * });

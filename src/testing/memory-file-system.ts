@@ -95,6 +95,7 @@ export interface UnsyncedFile {
  * Options for {@link MemoryFileSystem.crashImage}.
  *
  * @example
+ * const fileSystem = new MemoryFileSystem();
  * const afterPowerCut = fileSystem.crashImage({ unsynced: 'drop', unsyncedNames: 'keep' });
  */
 export interface CrashImageOptions {
@@ -125,7 +126,7 @@ export interface MemoryFileSystemOptions {
  *
  * @example
  * const fileSystem = new MemoryFileSystem();
- * fileSystem.writeFile('/runs/a.jsonl', lines);
+ * fileSystem.writeFile('/runs/a.jsonl', bytes); // a transcript's bytes
  * const session = await Session.open('/runs/a.jsonl', { fileSystem });
  * const image = fileSystem.crashImage({ unsynced: 'drop' }); // what a power cut leaves
  */
@@ -387,6 +388,7 @@ export class MemoryFileSystem implements FileSystem {
    * independent MemoryFileSystem.
    *
    * @example
+   * const fileSystem = new MemoryFileSystem();
    * const image = fileSystem.crashImage({ unsynced: ({ durable, current }) => current.subarray(0, durable.length + 3) });
    */
   crashImage(options: CrashImageOptions = {}): MemoryFileSystem {

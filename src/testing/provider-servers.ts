@@ -168,6 +168,8 @@ export function chatPairingError(messages: readonly ChatMessage[]): string | nul
  * A scripted OpenAI-compatible `/v1/chat/completions` server.
  *
  * @example
+ * import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+ * import { startChatServer } from 'llm-agent-revival/testing';
  * const server = await startChatServer([{ text: 'Hi.' }]);
  * const model = createOpenAICompatible({ name: 'chat', baseURL: server.url })('gpt-test');
  */
@@ -400,6 +402,8 @@ export function anthropicPairingError(
  * A scripted Anthropic `/v1/messages` server.
  *
  * @example
+ * import { createAnthropic } from '@ai-sdk/anthropic';
+ * import { startAnthropicServer } from 'llm-agent-revival/testing';
  * const server = await startAnthropicServer([{ text: 'Hi.' }]);
  * const model = createAnthropic({ baseURL: server.url, apiKey: 'test' })('claude-test');
  */

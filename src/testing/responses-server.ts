@@ -66,6 +66,7 @@ export type ResponsesStep =
  * What this server handed out: the item as the model produced it, and whether it was stored.
  *
  * @example
+ * const server = await startResponsesServer([{ text: 'Hi.' }]);
  * const stored = [...server.items.values()].filter((item: IssuedItem) => item.stored);
  */
 export interface IssuedItem {
@@ -97,7 +98,7 @@ export interface ResponsesServer extends ScriptedServer {
  * A refusal: the status and the error message OpenAI would send.
  *
  * @example
- * const refusal: ResponsesRefusal | null = responsesInputError(input, server.items, new Map(), true);
+ * const refusal: ResponsesRefusal = { status: 400, message: 'No tool call found for function call output with call_id call_9.' };
  */
 export interface ResponsesRefusal {
   status: number;
@@ -218,6 +219,8 @@ export function responsesInputError(
  * `createOpenAI({ baseURL: url, apiKey })`; the provider posts to `${url}/responses`.
  *
  * @example
+ * import { createOpenAI } from '@ai-sdk/openai';
+ * import { startResponsesServer } from 'llm-agent-revival/testing';
  * const server = await startResponsesServer([{ reasoning: { id: 'rs_1' }, text: 'Hi.' }]);
  * const model = createOpenAI({ baseURL: server.url, apiKey: 'test' })('gpt-5');
  */

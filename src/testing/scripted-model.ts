@@ -33,6 +33,7 @@ export type ScriptStep =
  * A violation of the providers' pairing rules found in a prompt the model was sent.
  *
  * @example
+ * const scripted = new ScriptedModel([{ text: 'Hi.' }]);
  * for (const { call, detail } of scripted.violations) console.error(`prompt ${call}: ${detail}`);
  */
 export interface PromptViolation {
@@ -191,6 +192,7 @@ function streamParts(step: Exclude<ScriptStep, { fail: string } | { hang: true }
  * exactly once; a tool message answers only calls of the assistant message right before it.
  *
  * @example
+ * const scripted = new ScriptedModel([{ text: 'Hi.' }]);
  * const problems = pairingProblems(scripted.prompts[0] ?? []); // [] when every call is answered
  */
 export function pairingProblems(prompt: LanguageModelV4Prompt): string[] {

@@ -20,7 +20,7 @@ export const ANTHROPIC_TOOL_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
  * The longest tool id Anthropic takes.
  *
  * @example
- * const fits = callId.length <= ANTHROPIC_TOOL_ID_MAX_LENGTH;
+ * const fits = (callId: string) => callId.length <= ANTHROPIC_TOOL_ID_MAX_LENGTH;
  */
 export const ANTHROPIC_TOOL_ID_MAX_LENGTH = 64;
 

@@ -149,7 +149,7 @@ export type ScanResult =
  * A line longer than this is bad without being buffered, so junk cannot exhaust memory.
  *
  * @example
- * const tooLong = lineBytes > MAX_LINE_BYTES; // bad at once, never buffered
+ * const tooLong = bytes.length > MAX_LINE_BYTES; // a line this long is bad at once, never buffered
  */
 export const MAX_LINE_BYTES = 256 * 1024 * 1024;
 /**

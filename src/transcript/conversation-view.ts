@@ -28,7 +28,7 @@ export type { ViewMessage } from './conversation-view-builder.ts';
  *
  * @example
  * const view = conversationView(records);
- * if (pairingViolations(view).length === 0) await model.generate(view);
+ * console.log(view.length, 'messages,', pairingViolations(view).length, 'pairing problems');
  */
 export function conversationView(
   records: Iterable<TranscriptRecord | ForeignRecord>,

@@ -29,9 +29,9 @@ export type OpenMode = 'append' | 'create' | 'read' | 'read-write' | 'lock';
  * number of links (0 once it has been deleted).
  *
  * @example
- * const opened = await fileSystem.identity(fd);
+ * const opened = await fileSystem.identity(await fileSystem.open(path, 'read'));
  * const atPath = await fileSystem.identityOf(path);
- * const same = atPath !== null && sameFile(opened, atPath);
+ * const same = atPath !== null && atPath.dev === opened.dev && atPath.ino === opened.ino;
  */
 export interface FileIdentity {
   dev: bigint;
@@ -57,7 +57,7 @@ export function sameFile(left: FileIdentity, right: FileIdentity): boolean {
  * Errors are thrown as Node's errors are (`{ code: 'ENOENT' }` …): this is the I/O boundary.
  *
  * @example
- * const session = await Session.create({ path, meta, fileSystem: nodeFileSystem });
+ * const session = await Session.create(path, meta, { fileSystem }); // any FileSystem
  */
 export interface FileSystem {
   open(path: string, mode: OpenMode): Promise<number>;

@@ -19,8 +19,9 @@ const NEWLINE = 0x0a;
  * An encoded line: the record as written and its bytes, newline included.
  *
  * @example
- * const { record, bytes } = encodeLine(header, body);
- * await fileSystem.write(fd, bytes);
+ * const body: MessageBody = { type: 'message', role: 'user', content: [{ type: 'text', text: 'Hi' }] };
+ * const { record, bytes } = encodeLine({ v: FORMAT_VERSION, seq: 0, at: new Date().toISOString() }, body);
+ * await fileSystem.write(await fileSystem.open(path, 'append'), bytes); // record.seq === 0
  */
 export interface EncodedLine {
   record: TranscriptRecord;
@@ -32,6 +33,7 @@ export interface EncodedLine {
  * JSON cannot represent (a cycle, a BigInt) — before anything touches a file.
  *
  * @example
+ * const body: MessageBody = { type: 'message', role: 'user', content: [{ type: 'text', text: 'Hi' }] };
  * const line = encodeLine({ v: 1, seq: 0, at: '2026-01-01T00:00:00.000Z' }, body);
  * // line.bytes ends with `,"crc":"…"}\n`
  */

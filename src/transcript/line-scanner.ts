@@ -17,6 +17,8 @@ import type { ForeignRecord, TranscriptRecord } from './records.ts';
  * A good record and where it stands.
  *
  * @example
+ * const scanner = new LineScanner(path);
+ * scanner.feed(bytes);
  * for (const { record, info } of scanner.take()) console.log(info.line, record.type);
  */
 export interface ScannedRecord {
@@ -28,7 +30,8 @@ export interface ScannedRecord {
  * Where a scan starts: a line start, the seq expected there and its line number.
  *
  * @example
- * const start: ScanStart = { offset: checkpointOffset, seq: 120, line: 121 };
+ * const start: ScanStart = { offset: 40_960, seq: 120, line: 121 }; // just after a checkpoint
+ * const scanner = new LineScanner(path, start);
  */
 export interface ScanStart {
   offset: number;

@@ -32,6 +32,9 @@ interface Answer<T> {
  * test/transcript/normalize.property.test.ts).
  *
  * @example
+ * const call = (callId: string): ToolCallPart => ({ type: 'tool-call', callId, toolName: 'f', input: {} });
+ * const result = (callId: string): ToolResultPart =>
+ *   ({ type: 'tool-result', callId, toolName: 'f', output: 'ok', isError: false });
  * normalizeConversation([
  *   { role: 'assistant', content: [call('a'), call('b')] },
  *   { role: 'tool', content: [result('b')] },

@@ -13,7 +13,7 @@ import type { Message } from './records.ts';
  * The longest `tool_calls[].id` OpenAI Chat Completions takes.
  *
  * @example
- * const fits = callId.length <= OPENAI_CHAT_TOOL_ID_MAX_LENGTH;
+ * const fits = (callId: string) => callId.length <= OPENAI_CHAT_TOOL_ID_MAX_LENGTH;
  */
 export const OPENAI_CHAT_TOOL_ID_MAX_LENGTH = 40;
 

@@ -13,7 +13,7 @@ export type PairingRules = 'anthropic' | 'openai-chat' | 'openai-responses';
  *
  * @example
  * const code: PairingViolationCode = 'unanswered-call';
- * const unanswered = violations.filter((violation) => violation.code === code);
+ * const unanswered = pairingViolations(conversationView(records)).filter((violation) => violation.code === code);
  */
 export type PairingViolationCode =
   /** A call with no answer where the rules want one. */

@@ -89,7 +89,7 @@ export type { PairingRules, PairingViolation, PairingViolationCode } from './pai
  * (test/transcript/pairing-wire.test.ts).
  *
  * @example
- * const problems = pairingViolations(view, 'anthropic');
+ * const problems = pairingViolations(conversationView(records), 'anthropic');
  * for (const problem of problems) console.error(`message ${problem.index}: ${problem.message}`);
  */
 export function pairingViolations(

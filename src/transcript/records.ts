@@ -12,7 +12,7 @@
  * The format version this library writes. Readers refuse records with a larger `v`.
  *
  * @example
- * if (record.v > FORMAT_VERSION) throw new Error('written by a newer llm-agent');
+ * if (records.some((record) => record.v > FORMAT_VERSION)) throw new Error('written by a newer llm-agent');
  */
 export const FORMAT_VERSION = 1;
 
@@ -112,7 +112,7 @@ export interface ToolResultPart {
  * One piece of a message's content.
  *
  * @example
- * const calls = message.content.filter((part: ContentPart) => part.type === 'tool-call');
+ * const calls = messages.flatMap((message) => message.content).filter((part: ContentPart) => part.type === 'tool-call');
  */
 export type ContentPart = TextPart | ReasoningPart | ToolCallPart | ToolResultPart;
 
@@ -391,7 +391,8 @@ export interface RunStoppedBody {
  * object; its meaning is defined by {@link ../transcript/tail-state.ts}.
  *
  * @example
- * const checkpoint: CheckpointBody = { type: 'checkpoint', state: tailStateToJson(state) };
+ * const last = records.findLast((record) => record.type === 'checkpoint') as CheckpointBody | undefined;
+ * const state = last === undefined ? null : tailStateFromJson(last.state);
  */
 export interface CheckpointBody {
   type: 'checkpoint';
@@ -439,7 +440,7 @@ export type TranscriptRecord = RecordHeader & RecordBody;
  * A record of a type this reader does not know.
  *
  * @example
- * if ('unknown' in record) return; // a newer writer's record: kept on disk, skipped here
+ * const foreign = records.filter((record) => 'unknown' in record); // a newer writer's: kept, skipped
  */
 export type ForeignRecord = RecordHeader & UnknownBody & { unknown: true };
 

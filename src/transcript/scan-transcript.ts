@@ -54,7 +54,8 @@ const SLICE_BYTES = 4 * 1024;
  * docs/transcript-format.md §4 has the rules in full.
  *
  * @example
- * const result = await scanTranscript('run.jsonl', { onRecord: (record) => count++ });
+ * let count = 0;
+ * const result = await scanTranscript('run.jsonl', { onRecord: () => count++ });
  * if (!result.ok) console.error(result.detail);
  */
 export async function scanTranscript(path: string, options: ScanOptions = {}): Promise<ScanResult> {
@@ -73,7 +74,9 @@ export async function scanTranscript(path: string, options: ScanOptions = {}): P
  *
  * @example
  * const iterator = scanRecords('run.jsonl');
- * for (let step = await iterator.next(); !step.done; step = await iterator.next()) use(step.value);
+ * let step = await iterator.next();
+ * for (; !step.done; step = await iterator.next()) console.log(step.value.record.seq);
+ * if (!step.value.ok) console.error(step.value.detail); // the classification, at the end
  */
 export async function* scanRecords(
   path: string,

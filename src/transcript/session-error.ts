@@ -13,8 +13,10 @@ import type { LockHolder } from './writer-lock.ts';
  * - `io`: the file system refused an operation (see `cause`).
  *
  * @example
- * const code: SessionErrorCode = error.code; // once SessionError.isInstance(error)
- * if (code === 'locked') console.error(`held by pid ${error.holder?.pid}`);
+ * if (SessionError.isInstance(error)) {
+ *   const code: SessionErrorCode = error.code;
+ *   if (code === 'locked') console.error(`held by pid ${error.holder?.pid}`);
+ * }
  */
 export type SessionErrorCode =
   | 'locked'

@@ -22,8 +22,9 @@ import type { LockHolder } from './writer-lock.ts';
  * it if the process dies first.
  *
  * @example
- * const claimed = await claimTree(fileSystem, '/runs/main.jsonl', new Date());
- * if (claimed.ok) await claimed.claim.release();
+ * const claimed = await Revival.claimTree({ path: '/runs/main.jsonl' });
+ * const claim: TreeClaim | null = claimed.ok ? claimed.claim : null;
+ * await claim?.release();
  */
 export interface TreeClaim {
   /** The root transcript of the claimed tree. */

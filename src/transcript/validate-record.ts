@@ -205,7 +205,7 @@ function validateBody(bag: Bag): void {
  * which is kept and ignored). Pure; never throws.
  *
  * @example
- * const result = validateRecord(JSON.parse(line));
+ * const result = validateRecord(JSON.parse('{"v":1,"seq":0,"type":"message","at":"today"}'));
  * if (!result.ok) console.error(`${result.problem.field}: ${result.problem.message}`);
  */
 export function validateRecord(value: unknown): ValidateResult {

@@ -9,6 +9,7 @@ import { ViewSurvivors } from './view-survivors.ts';
  * What {@link ViewLineIndex.read} found.
  *
  * @example
+ * const lines = new ViewLineIndex(); // fed by a scan first, as ViewLineIndex shows
  * const read: ViewLinesRead = await lines.read(path, nodeFileSystem);
  * if (!read.ok) console.error(read.reason, read.detail);
  */

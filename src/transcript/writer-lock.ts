@@ -26,7 +26,9 @@ export interface LockHolder {
  * if the process dies, so it is never stale.
  *
  * @example
- * const lock: WriterLock = result.lock; // acquireWriterLock(…) answered ok
+ * const result = await acquireWriterLock(fileSystem, path, new Date());
+ * if (!result.ok) throw new Error(`held by pid ${result.holder.pid}`);
+ * const lock: WriterLock = result.lock;
  * if ((await lock.lost()) === null) await fileSystem.write(lock.fd, bytes);
  * await lock.release(); // the nametag removed, then the descriptor closed
  */

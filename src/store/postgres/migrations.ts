@@ -93,7 +93,7 @@ CREATE TRIGGER runs_changed AFTER UPDATE OF owner, status ON ${s}.runs
  * The schema version this version of the store reads and writes.
  *
  * @example
- * if (found.version < SCHEMA_VERSION) console.error('run: llm-agent db migrate');
+ * console.log(`this llm-agent reads and writes schema version ${SCHEMA_VERSION}`);
  */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

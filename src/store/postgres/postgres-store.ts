@@ -114,6 +114,7 @@ const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;
  * newer than this version is refused at {@link PostgresStore.connect}.
  *
  * @example
+ * const connectionString = process.env.DATABASE_URL ?? 'postgres://127.0.0.1/runs';
  * await PostgresStore.migrate({ connectionString });
  * const store = await PostgresStore.connect({ connectionString });
  * const writer = await store.create('main', meta);
@@ -256,7 +257,7 @@ export class PostgresStore implements TranscriptStore {
    *
    * @example
    * const writer = await store.take('report-42', 'queued');
-   * if (writer === null) return; // another worker has it
+   * if (writer === null) console.log('another worker has it');
    */
   async take(
     run: string,
@@ -520,8 +521,13 @@ export class PostgresStore implements TranscriptStore {
    * never longer than `pollMs`, so a notification lost with a connection costs one interval.
    *
    * @example
+   * const child = 'main.agents/researcher-call_1';
    * const watch = await store.watch([child]);
-   * try { while (!(await ended(child))) await watch.changed(1000, signal); } finally { watch.dispose(); }
+   * try {
+   *   while ((await store.standing([child])).get(child)?.status !== 'finished') await watch.changed(1000);
+   * } finally {
+   *   watch.dispose();
+   * }
    */
   watch(runs: readonly string[]): Promise<RunWatch> {
     return this.#notifications.watch(runs);
@@ -651,6 +657,7 @@ export class PostgresStore implements TranscriptStore {
    * naming the line, and nothing is written.
    *
    * @example
+   * import { readFile } from 'node:fs/promises';
    * await store.importBytes('report-42', await readFile('runs/report-42.jsonl'));
    */
   async importBytes(run: string, bytes: Buffer): Promise<void> {

@@ -45,9 +45,9 @@ interface PendingLine {
  * heartbeat every third of the lease; a heartbeat that finds the epoch moved poisons it too.
  *
  * @example
- * const writer = await store.open('main'); // a PostgresTranscriptWriter
- * await writer.append(body);
- * await writer.barrier(); // committed, or ownership-lost
+ * const writer = await store.take('report-42', 'queued'); // a PostgresTranscriptWriter, or null
+ * await writer?.append({ type: 'message', role: 'user', content: [{ type: 'text', text: 'Go on.' }] });
+ * await writer?.barrier(); // committed, or ownership-lost
  */
 export class PostgresTranscriptWriter implements TranscriptWriter {
   readonly path: string;
@@ -94,8 +94,9 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
    * {@link releasedStatus}).
    *
    * @example
-   * writer.releaseAs('queued');
-   * await writer.close();
+   * const writer = await store.take('report-42', 'queued');
+   * writer?.releaseAs('queued'); // it did not start: back to the queue
+   * await writer?.close();
    */
   releaseAs(status: 'queued' | 'capped'): void {
     this.#releaseAs = status;
@@ -108,7 +109,8 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
    * on (its database went away mid-way) and must not leave it looking settled.
    *
    * @example
-   * writer.abandon('the database connection was cut');
+   * const writer = await store.take('report-42', 'dead');
+   * writer?.abandon('the database connection was cut');
    */
   abandon(reason: string): void {
     this.#failure ??= new SessionError(
