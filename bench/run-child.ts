@@ -61,10 +61,11 @@ export function runChild<T>(
  */
 export function timeProcess(
   args: string[],
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ ms: number; exitCode: number | null; stdoutBytes: number; stderr: string }> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdoutBytes = 0;
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => {

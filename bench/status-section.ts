@@ -13,6 +13,12 @@ export interface StatusSection {
   processMedianMs: number;
   processExitCode: number | null;
   processError?: string;
+  /**
+   * The CLI as a process with the status index off (`LLM_AGENT_STATUS_INDEX=off`): every
+   * transcript read, as on a first run over the folder. Each run; absent in older results.
+   */
+  readAllMs?: number[];
+  readAllMedianMs?: number;
   /** The same command in-process (module loading excluded): each run. */
   commandMs: number[];
   commandMedianMs: number;
@@ -20,6 +26,11 @@ export interface StatusSection {
   statesReported: Record<string, number>;
   /** One run after dropping the page cache (root only; null when not possible). */
   coldProcessMs: number | null;
+  /** Set when the section was measured on its own and merged into a full run's results. */
+  measuredAt?: string;
+  commit?: { id: string; dirty: boolean };
+  loadAverage?: { start: number; end?: number };
+  note?: string;
 }
 
 // The command as installed: the compiled bin (bench/run.ts builds it first).
@@ -37,9 +48,10 @@ function dropPageCache(): boolean {
 
 /**
  * Goal 2: `status` over a generated folder of `count` transcripts (see
- * {@link statusCorpus}): after one unmeasured run, the CLI timed as a process three times, the command's own time
- * three times (once each when a run takes over 10 s), and one cold-cache process run when the
- * bench may drop the page cache.
+ * {@link statusCorpus}): after one unmeasured run (which also leaves the status index in the
+ * user's cache), the CLI timed as a process three times; three times more with the index off,
+ * every transcript read; the command's own time three times (once each when a run takes over
+ * 10 s), and one cold-cache process run when the bench may drop the page cache.
  *
  * @example
  * const section = await statusSection('bench/data', 10_000, true, console.log);
@@ -74,6 +86,12 @@ export async function statusSection(
     processExitCode = timed.exitCode;
     if (timed.stdoutBytes === 0) processError = timed.stderr;
   }
+  // What the index saves: every transcript read, as a first run over the folder does.
+  const readAllMs: number[] = [];
+  const readAll = { ...process.env, LLM_AGENT_STATUS_INDEX: 'off' };
+  for (let run = 0; run < runs(readAllMs[0]); run += 1) {
+    readAllMs.push((await timeProcess([CLI, 'status', absolute, '--json'], readAll)).ms);
+  }
   const commandMs: number[] = [];
   let statesReported: Record<string, number> = {};
   for (let run = 0; run < runs(commandMs[0]); run += 1) {
@@ -99,6 +117,8 @@ export async function statusSection(
     processMs,
     processMedianMs: median(processMs),
     processExitCode,
+    readAllMs,
+    readAllMedianMs: median(readAllMs),
     commandMs,
     commandMedianMs: median(commandMs),
     statesReported,

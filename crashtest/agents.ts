@@ -1,11 +1,7 @@
 import { basename } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
-import {
-  createPromptModel,
-  type ScriptPrompt,
-  type ScriptTurn,
-} from '../src/demo/prompt-model.ts';
+import { createPromptModel, type ScriptPrompt, type ScriptTurn } from '../src/demo/prompt-model.ts';
 import { SUMMARY_INSTRUCTIONS } from '../src/loop/compaction.ts';
 import type { ToolDefinition } from '../src/loop/types.ts';
 import type { AgentRegistry } from '../src/subagents/agent-definition.ts';

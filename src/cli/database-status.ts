@@ -1,12 +1,14 @@
 import { assessTail } from '../revival/assess-tail.ts';
 import { unreadableInspection } from '../revival/inspect.ts';
+import { verdictDisagreement } from '../revival/verdict-agreement.ts';
 import type { PostgresStore, StoreRunRow, StoreTail } from '../store/postgres/postgres-store.ts';
+import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import type { CommandIo } from './command.ts';
 import type { ExitCode } from './exit-codes.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
 import { jsonText } from './json-text.ts';
-import { type DatabaseHold, type RunNode, stateOf } from './run-tree.ts';
+import { type DatabaseHold, type RunNode, stateOf } from './inspect-tree.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -36,9 +38,13 @@ export function databaseRunState(row: StoreRunRow): string {
 export async function databaseStatus(
   io: CommandIo,
   store: PostgresStore,
-  options: { json: boolean; width: number; wide: boolean; maxRevivals: number },
+  options: { json: boolean; width: number; wide: boolean; maxRevivals: number; verify?: boolean },
 ): Promise<ExitCode> {
-  const [rows, tails] = await Promise.all([store.runs(), store.tails()]);
+  const [rows, fromCheckpoints] = await Promise.all([store.runs(), store.tails()]);
+  const tails =
+    options.verify === true
+      ? await verifiedTails(store, rows, fromCheckpoints, options.maxRevivals)
+      : fromCheckpoints;
   const nodes = new Map<string, RunNode>();
   for (const row of rows) nodes.set(row.run, runNode(row, tails.get(row.run), options.maxRevivals));
   const roots: RunNode[] = [];
@@ -61,6 +67,40 @@ export async function databaseStatus(
 }
 
 /** One store run as the status tree shows it. */
+/**
+ * `--verify`: each run's every record read and checked (the store's full read), its state
+ * folded from the first; a run whose last checkpoint says otherwise than its records is
+ * unreadable, as on files.
+ */
+async function verifiedTails(
+  store: PostgresStore,
+  rows: readonly StoreRunRow[],
+  fromCheckpoints: ReadonlyMap<string, StoreTail>,
+  maxRevivals: number,
+): Promise<Map<string, StoreTail>> {
+  const verified = new Map<string, StoreTail>();
+  for (const row of rows) {
+    const read = await store.read(row.run);
+    if (!read.ok) {
+      verified.set(row.run, { ok: false, detail: read.detail });
+      continue;
+    }
+    let state = emptyTailState();
+    for (const record of read.records) state = foldTailState(state, record, 0);
+    const saved = fromCheckpoints.get(row.run);
+    const context = { maxRevivals, running: false };
+    const problem =
+      saved?.ok === true
+        ? verdictDisagreement(assessTail(saved.state, context), assessTail(state, context))
+        : null;
+    verified.set(
+      row.run,
+      problem === null ? { ok: true, state } : { ok: false, detail: `${row.run}: ${problem}` },
+    );
+  }
+  return verified;
+}
+
 function runNode(row: StoreRunRow, tail: StoreTail | undefined, maxRevivals: number): RunNode {
   const database: DatabaseHold = {
     owner: row.owner,

@@ -20,7 +20,13 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const ZERO_WIDTH =
   /^[\p{Mn}\p{Me}\p{Cf}\p{Cc}\p{Default_Ignorable_Code_Point}\u1160-\u11ff\ud7b0-\ud7ff]+$/u;
 const PICTURE_EMOJI = /\p{Emoji_Presentation}|\p{Emoji}\ufe0f|\p{Regional_Indicator}/u;
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** Made when first needed: loading its data costs a read-only command's start-up 15 ms. */
+let segmenter: Intl.Segmenter | undefined;
+
+function graphemesOf(text: string): Intl.Segments {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  return segmenter.segment(text);
+}
 
 /**
  * The number of columns `text` takes on a terminal (text without escape sequences: make it
@@ -35,7 +41,7 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 export function displayWidth(text: string): number {
   if (PRINTABLE_ASCII.test(text)) return text.length;
   let width = 0;
-  for (const { segment } of graphemes.segment(text)) width += clusterWidth(segment);
+  for (const { segment } of graphemesOf(text)) width += clusterWidth(segment);
   return width;
 }
 
@@ -59,7 +65,7 @@ export function fitWidth(text: string, maxWidth: number): string {
   let width = 0;
   let cutAt = -1;
   // Stops a little past maxWidth columns, however long the text.
-  for (const { segment, index } of graphemes.segment(text)) {
+  for (const { segment, index } of graphemesOf(text)) {
     const next = clusterWidth(segment);
     if (cutAt === -1 && width + next > maxWidth - 1) cutAt = index;
     width += next;

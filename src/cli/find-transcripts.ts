@@ -29,6 +29,7 @@ export async function findTranscripts(
   paths: string[],
   cwd: string,
   notRead: NotRead[] = [],
+  listing?: FolderListing,
 ): Promise<string[]> {
   const found = new Set<string>();
   for (const given of paths) {
@@ -47,9 +48,11 @@ export async function findTranscripts(
     if (kind === 'other') throw new UserError(`${given}: not a file or a folder`);
     if (kind === 'file') {
       found.add(path);
-      if (isRealFolder(childrenFolder(path), notRead)) walk(childrenFolder(path), found, notRead);
+      if (isRealFolder(childrenFolder(path), notRead)) {
+        walk(childrenFolder(path), found, notRead, listing);
+      }
     } else {
-      walk(path, found, notRead);
+      walk(path, found, notRead, listing);
     }
   }
   return [...found].sort();
@@ -59,7 +62,12 @@ export async function findTranscripts(
  * Reads folders synchronously: a walk over thousands of folders is thousands of small calls,
  * and a thread-pool round trip costs more than listing a cached folder.
  */
-function walk(folder: string, found: Set<string>, notRead: NotRead[]): void {
+function walk(
+  folder: string,
+  found: Set<string>,
+  notRead: NotRead[],
+  listing: FolderListing | undefined,
+): void {
   let entries: Dirent[];
   try {
     entries = readdirSync(folder, { withFileTypes: true });
@@ -73,15 +81,31 @@ function walk(folder: string, found: Set<string>, notRead: NotRead[]): void {
   // `folder` is absolute and normalised, and a name holds no separator: no join needed (it
   // would normalise every path again; 20,000 of them in a busy folder).
   const prefix = folder.endsWith(sep) ? folder : `${folder}${sep}`;
+  listing?.folders.add(folder);
   for (const entry of entries) {
     const path = `${prefix}${entry.name}`;
+    if (entry.name.endsWith('.claim')) listing?.claims.add(path);
     if (entry.isDirectory()) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      walk(path, found, notRead);
+      walk(path, found, notRead, listing);
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
     }
   }
+}
+
+/**
+ * What a walk saw besides transcripts, for a command that probes tree claims (`status`): the
+ * folders it listed, and every entry named `*.claim` in them, whatever its kind. A claim file
+ * of a listed folder that is not among them was not there when the folder was listed.
+ *
+ * @example
+ * const listing: FolderListing = { folders: new Set(), claims: new Set() };
+ * await findTranscripts(['runs'], cwd, [], listing);
+ */
+export interface FolderListing {
+  folders: Set<string>;
+  claims: Set<string>;
 }
 
 /**

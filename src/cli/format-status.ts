@@ -4,7 +4,7 @@
  * @module
  */
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import type { RunNode, RunState } from './run-tree.ts';
+import type { RunNode, StatusState } from './inspect-tree.ts';
 import { fitWidth } from './display-width.ts';
 import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
 import { haltLine, haltWhy } from './halt-text.ts';
@@ -24,7 +24,7 @@ export interface StatusJsonRun {
   agentId: string | null;
   agentType: string | null;
   label: string | null;
-  state: RunState;
+  state: StatusState;
   /** Why it is in that state: `inspect`'s reason, or for a revivable run what is open. */
   reason: string;
   detail: string | null;
@@ -66,7 +66,7 @@ export interface StatusJsonRun {
 export interface StatusJson {
   maxRevivals: number;
   runs: StatusJsonRun[];
-  summary: Record<RunState, number> & { total: number; resumeTokens: number };
+  summary: Record<StatusState, number> & { total: number; resumeTokens: number };
   exitCode: number;
 }
 
@@ -79,7 +79,7 @@ const TAIL_PHRASES: Record<string, string> = {
 /** The widest a TYPE or LABEL cell gets in the table (`--json` has the whole text). */
 const MAX_CELL_WIDTH = 40;
 
-const STATES: RunState[] = [
+const STATES: StatusState[] = [
   'running',
   'finished',
   'revivable',
@@ -473,7 +473,7 @@ function treeHasRevivable(node: RunNode): boolean {
   return node.inspection.revivable || node.children.some(treeHasRevivable);
 }
 
-function colourState(state: RunState, text: string, style: Style): string {
+function colourState(state: StatusState, text: string, style: Style): string {
   switch (state) {
     case 'revivable':
     case 'stopped':

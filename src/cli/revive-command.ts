@@ -19,12 +19,17 @@ import { EXIT, type ExitCode } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { formatCount, plural, quote, table } from './format-status.ts';
 import { loadAgents } from './load-agents.ts';
-import { type PlannedRevival, planRevival, planText, type RevivalPlan } from './revival-plan.ts';
+import {
+  type PlannedRevival,
+  planTreeRevival,
+  planText,
+  type TreeRevivalPlan,
+} from './tree-revival-plan.ts';
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
 import { findSalvageable, salvage, salvageText } from './salvage-damaged.ts';
-import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
+import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
@@ -160,7 +165,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
         }
       }
     }
-    const plan = planRevival(roots);
+    const plan = planTreeRevival(roots);
     io.stdout.write(planText(plan, io.out));
     if (plan.revivals.length === 0) {
       // Left alone because another reviver holds the tree: said with its own exit code.
@@ -233,7 +238,7 @@ export interface RevivalOutcome {
  * checked here, before anything is written.
  */
 async function registriesFor(
-  plan: RevivalPlan,
+  plan: TreeRevivalPlan,
   roots: RunNode[],
   module: string | undefined,
   io: CommandIo,
@@ -297,7 +302,7 @@ type ClaimOutcome =
  * Any refusal releases what was claimed, and nothing has been written.
  */
 async function claimTrees(
-  plan: RevivalPlan,
+  plan: TreeRevivalPlan,
   roots: RunNode[],
   registries: Map<RunNode, AgentRegistry>,
   paths: string[],
@@ -338,7 +343,7 @@ async function claimTrees(
     );
     if (joined !== null) return refuse(EXIT.unreadable, `revive: ${joined}; nothing was written`);
   }
-  const again = planRevival(
+  const again = planTreeRevival(
     await inspectTree(paths, maxRevivals, io.cwd, { treeClaims: [...byRoot.values()] }),
   );
   if (planText(again, PLAIN) !== planText(plan, PLAIN)) {
@@ -378,7 +383,7 @@ async function confirm(io: CommandIo, question: string): Promise<boolean> {
  * const outcomes = await executePlan(plan, roots, registries, 3, io, stopper);
  */
 export async function executePlan(
-  plan: RevivalPlan,
+  plan: TreeRevivalPlan,
   roots: RunNode[],
   registries: Map<RunNode, AgentRegistry>,
   maxRevivals: number,

@@ -1,15 +1,14 @@
-import { lstat } from 'node:fs/promises';
+import { lstatSync, type Stats } from 'node:fs';
 import { type Command, type CommandIo, integerOption, parseCommandLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
-import { findTranscripts, type NotRead } from './find-transcripts.ts';
+import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { jsonText } from './json-text.ts';
-import { inspectTree, type RunNode, walkTree } from './run-tree.ts';
+import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
 import { connectStore, databaseUrl } from './database-store.ts';
 import { databaseStatus } from './database-status.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
-import { steadyHeap } from './steady-heap.ts';
 
 /**
  * The revival cap the CLI assumes when `--max-revivals` is not given.
@@ -21,18 +20,21 @@ export const DEFAULT_MAX_REVIVALS = 3;
 
 /**
  * `llm-agent status [PATH…]`: every run at and below the paths, as a tree with its state.
- * Reads only (one `inspect` per transcript, constant cost each); writes nothing.
+ * Reads only (one `inspect` per transcript, constant cost each); writes nothing beside the
+ * transcripts (the status index it keeps for a large folder is in the user's cache).
  *
  * @example
  * await statusCommand.run(['runs/', '--json'], io);
  */
 export const statusCommand: Command = {
   name: 'status',
-  help: `Usage: llm-agent status [PATH…] [--json] [--wide] [--max-revivals N] [--agents MODULE]
+  help: `Usage: llm-agent status [PATH…] [--json] [--wide] [--verify] [--max-revivals N] [--agents MODULE]
 
 Show the runs recorded at and below each PATH (default: the current folder) as a tree.
 A PATH is a transcript (X.jsonl, shown with its children in X.agents/) or a folder
-(every *.jsonl below it, recursively). Nothing is written.
+(every *.jsonl below it, recursively). Nothing is written beside the transcripts; over 500
+of them, what was read of each is kept in the user's cache (~/.cache/llm-agent/status/) and
+used while the transcript is unchanged (LLM_AGENT_STATUS_INDEX=off: never).
 
 For each run: its agent id, type and label; its state — running (a live process holds
 it), finished, revivable (its process died), failed (every model backend failed), stopped
@@ -46,6 +48,9 @@ WHY are cut with …, then the least useful columns are left out.
 Options:
   --json             print the same as JSON (the shape is in docs/cli.md)
   --wide             every column whole, whatever the terminal's width
+  --verify           read every record of every transcript, not only its end: damage
+                     anywhere (even in what a revive will not read) is unreadable, and a
+                     checkpoint that disagrees with the records before it is found
   --max-revivals N   the revival cap to judge runs against (default ${DEFAULT_MAX_REVIVALS})
   --agents MODULE    the agents module the runs were started with, for the revive
                      command status suggests (it is not loaded)
@@ -66,6 +71,7 @@ Exit codes:
     const { values, positionals } = parseCommandLine('status', argv, {
       json: { type: 'boolean' },
       wide: { type: 'boolean' },
+      verify: { type: 'boolean' },
       'max-revivals': { type: 'string' },
       agents: { type: 'string' },
       database: { type: 'string' },
@@ -93,21 +99,26 @@ Exit codes:
           width: terminalWidth(io),
           wide: values.wide === true,
           maxRevivals,
+          verify: values.verify === true,
         });
       } finally {
         await store.close();
       }
     }
-    // A read-only command that ends when the folder is inspected: see steady-heap.ts.
-    steadyHeap();
     const notRead: NotRead[] = [];
+    const listing: FolderListing = { folders: new Set(), claims: new Set() };
     const paths = await findTranscripts(
       positionals.length === 0 ? ['.'] : positionals,
       io.cwd,
       notRead,
+      listing,
     );
-    const roots = await inspectTree(paths, maxRevivals, io.cwd);
-    await sizeUnreadable(roots);
+    const roots = await inspectTree(paths, maxRevivals, io.cwd, {
+      verify: values.verify === true,
+      index: { env: io.env },
+      listing,
+    });
+    sizeUnreadable(roots);
     // A folder it could not read hides runs: a reason to look, like an unreadable transcript.
     const exitCode = notRead.length > 0 ? EXIT.unreadable : statusExitCode(summarize(roots));
     if (values.json === true) {
@@ -145,12 +156,18 @@ export function terminalWidth(io: Pick<CommandIo, 'env' | 'stdout'>): number {
 
 /**
  * An unreadable transcript's real size (inspect reports 0 bytes for what it could not read):
- * the file's own size, when it is a file.
+ * the file's own size, when it is a file. One lstat each, blocking: a folder can hold
+ * hundreds, and a thread-pool round trip each costs more than the call.
  */
-async function sizeUnreadable(roots: RunNode[]): Promise<void> {
+function sizeUnreadable(roots: RunNode[]): void {
   for (const node of walkTree(roots)) {
     if (node.state !== 'unreadable' || node.inspection.bytes !== 0) continue;
-    const stats = await lstat(node.path).catch(() => null);
+    let stats: Stats | undefined;
+    try {
+      stats = lstatSync(node.path, { throwIfNoEntry: false });
+    } catch {
+      stats = undefined;
+    }
     if (stats?.isFile() === true && stats.size > 0) {
       node.inspection = { ...node.inspection, bytes: stats.size };
     }

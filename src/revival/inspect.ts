@@ -1,16 +1,12 @@
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import {
-  claimPathOf,
-  heldDetail,
-  probeTreeClaim,
-  type TreeClaim,
-} from '../transcript/tree-claim.ts';
-import { describeHolder, probeWriterLock } from '../transcript/writer-lock.ts';
+import { claimPathOf, probeTreeClaim, type TreeClaim } from '../transcript/tree-claim.ts';
+import { probeWriterLock } from '../transcript/writer-lock.ts';
 import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
-import { readTailState, WINDOW_BYTES } from '../transcript/read-tail-state.ts';
+import { readTailState } from '../transcript/read-tail-state.ts';
 import { verdictDisagreement } from './verdict-agreement.ts';
 import { layoutAncestors } from './tree-root.ts';
+import { draftInspection, finishInspection, unreadableAnswer } from './inspection-verdict.ts';
 
 /**
  * What {@link inspectTranscript} is asked.
@@ -28,6 +24,13 @@ export interface InspectOptions {
    * tree is not reported `running` because of it.
    */
   treeClaim?: TreeClaim;
+  /**
+   * Also read every record from the start, checksums and all: damage anywhere is then
+   * `unreadable` (without it, only what follows the last checkpoint is read, and a revive reads
+   * only what its run's model will see), and a checkpoint whose verdict the records contradict
+   * is caught whatever the transcript's length. Costs a full read; `llm-agent status --verify`.
+   */
+  verify?: boolean;
 }
 
 /**
@@ -53,49 +56,35 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
       probeWriterLock(fileSystem, path),
       probeTreeClaims(fileSystem, path, ownClaim(options.treeClaim)),
     ]);
-    if (!read.ok) return unreadableInspection(path, maxRevivals, read.detail);
-    const context: Parameters<typeof assessTail>[1] = {
-      maxRevivals,
-      running: holder !== null || reviver !== null,
-    };
-    if (holder !== null) {
-      context.runningDetail = `a live process holds the writer lock (${describeHolder(holder)})`;
-    } else if (reviver !== null) {
-      context.runningDetail = heldDetail(reviver.root, reviver);
+    const draft = draftInspection(path, options.maxRevivals, read, holder, reviver);
+    if (!('needsFullRead' in draft)) return draft;
+    if (options.verify === true) {
+      const problem = await verifiedInFull(path, draft.inspection, draft.context, fileSystem);
+      if (problem !== null) draft.inspection = unreadableInspection(path, maxRevivals, problem);
+      return finishInspection(draft, null);
     }
-    let inspection: Inspection = { path, bytes: read.bytes, ...assessTail(read.state, context) };
-    const lie = await checkpointLie(path, read, inspection, context, fileSystem);
-    if (lie !== null) inspection = unreadableInspection(path, maxRevivals, lie);
-    if (holder === null && reviver !== null) inspection.reviver = reviver;
-    if (!validCap && inspection.reason === 'revival-cap') {
-      inspection.detail = `maxRevivals must be a non-negative integer (got ${String(options?.maxRevivals)}); treated as 0`;
-    }
-    if (inspection.detail !== undefined) inspection.detail = `${path}: ${inspection.detail}`;
-    return readingOrder(inspection);
+    const full = draft.needsFullRead
+      ? await readTailState(path, { fileSystem, strategy: 'full' })
+      : null;
+    return finishInspection(draft, full);
   } catch (error) {
     return unreadableInspection(path, maxRevivals, `${path}: cannot inspect (${String(error)})`);
   }
 }
 
 /**
- * Whether the checkpoint the fold started from tells the truth, checked where it costs no more
- * than one more read of what inspect read already: for a revivable verdict (the only one a
- * revive acts on) of a transcript that fits in the window, the records are folded from the
- * start too, and the two verdicts compared as revive compares them (verdictDisagreement).
- * A longer transcript's checkpoint is checked by revive's full read.
+ * The full check: every record read from the start; the reason the transcript is unreadable,
+ * or where the verdict read from its checkpoint disagrees with the records', or null.
  */
-async function checkpointLie(
+async function verifiedInFull(
   path: string,
-  read: Extract<Awaited<ReturnType<typeof readTailState>>, { ok: true }>,
   inspection: Inspection,
   context: Parameters<typeof assessTail>[1],
   fileSystem: FileSystem,
 ): Promise<string | null> {
-  if (!inspection.revivable || read.fromCheckpoint === null || read.bytes > WINDOW_BYTES) {
-    return null;
-  }
   const full = await readTailState(path, { fileSystem, strategy: 'full' });
-  if (!full.ok) return null;
+  if (!full.ok) return full.detail;
+  if (inspection.reason === 'unreadable') return null;
   const problem = verdictDisagreement(inspection, assessTail(full.state, context));
   return problem === null ? null : `${path}: ${problem}`;
 }
@@ -124,37 +113,6 @@ async function probeTreeClaims(
   return null;
 }
 
-const ORDER: (keyof Inspection)[] = [
-  'path',
-  'revivable',
-  'reason',
-  'detail',
-  'reviver',
-  'tail',
-  'halt',
-  'revivalsUsed',
-  'maxRevivals',
-  'agentId',
-  'agentType',
-  'label',
-  'parent',
-  'openDispatches',
-  'neverDispatched',
-  'pendingJoins',
-  'bytes',
-  'messages',
-  'estimatedTokens',
-];
-
-/** The same fields in the order a person reads them (for `--json` output and the docs). */
-function readingOrder(inspection: Inspection): Inspection {
-  const ordered: Record<string, unknown> = {};
-  for (const key of ORDER) {
-    if (inspection[key] !== undefined) ordered[key] = inspection[key];
-  }
-  return ordered as unknown as Inspection;
-}
-
 /**
  * The answer for a transcript that cannot be read: not revivable, nothing open, nothing to send.
  * `detail` should name the file, the line and the cause.
@@ -168,18 +126,5 @@ export function unreadableInspection(
   maxRevivals: number,
   detail: string,
 ): Inspection {
-  return {
-    path,
-    revivable: false,
-    reason: 'unreadable',
-    detail,
-    revivalsUsed: 0,
-    maxRevivals,
-    openDispatches: [],
-    neverDispatched: [],
-    pendingJoins: [],
-    bytes: 0,
-    messages: 0,
-    estimatedTokens: 0,
-  };
+  return unreadableAnswer(path, maxRevivals, detail);
 }

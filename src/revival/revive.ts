@@ -4,8 +4,10 @@ import { conversationView, type ViewMessage } from '../transcript/conversation-v
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
 import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
+import { scanUncompacted } from '../transcript/scan-uncompacted.ts';
+import type { TailState } from '../transcript/tail-state.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { describeError, SessionError } from '../transcript/session-error.ts';
 import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
@@ -140,7 +142,7 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     } catch (error) {
       return refused(
         'io-error',
-        `${path}: cannot check the claim of its tree (${given.path}): ${describe(error)}`,
+        `${path}: cannot check the claim of its tree (${given.path}): ${describeError(error)}`,
       );
     }
     if (!stands) {
@@ -157,7 +159,7 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
       if (!claimed.ok) return refused('running', `${path}: ${claimed.detail}`);
       claim = claimed.claim;
     } catch (error) {
-      return refused('io-error', `${path}: cannot claim its tree (${describe(error)})`);
+      return refused('io-error', `${path}: cannot claim its tree (${describeError(error)})`);
     }
   }
   let revived: Omit<Revived, 'treeClaim'> | ReviveRefused | undefined;
@@ -222,6 +224,9 @@ async function reviveClaimed(
       // A child's `*.agents` folders must be real folders: none may lead the revive elsewhere.
       realFolders: agentsFoldersOf(path),
       onRecord: (record, info) => read.add(record, info),
+      // A long run that compacted: the open reads from the last checkpoint, and the view's
+      // records are read below, never the records compactions removed.
+      startFromCompactedCheckpoint: true,
     };
     if (salvage) sessionOptions.salvageDamagedTail = true;
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
@@ -231,11 +236,19 @@ async function reviveClaimed(
       if (error.code === 'locked') return refused('running', error.message);
       if (error.code === 'unreadable') return refused('unreadable', error.message);
     }
-    return refused('io-error', `${path}: cannot open to revive (${describe(error)})`);
+    return refused('io-error', `${path}: cannot open to revive (${describeError(error)})`);
   }
   // A salvage acts on what the open cut and read, not on inspect's refusal of the damage.
   const decided = before.reason === 'unreadable' ? null : before;
-  return reviveOpen(session, options, fileSystem, read, decided);
+  // Opened from a checkpoint, the open saw only what follows it: reviveOpen reads the rest.
+  return reviveOpen(
+    session,
+    options,
+    fileSystem,
+    session.openedFromCheckpoint === null ? read : null,
+    decided,
+    true,
+  );
 }
 
 /**
@@ -244,8 +257,14 @@ async function reviveClaimed(
  * never the records themselves.
  */
 class TranscriptReading {
-  readonly lines = new ViewLineIndex();
-  readonly tail = new RunTail();
+  lines = new ViewLineIndex();
+  tail = new RunTail();
+
+  /** Take what `other` read instead of what this one holds. */
+  adopt(other: TranscriptReading): void {
+    this.lines = other.lines;
+    this.tail = other.tail;
+  }
 
   add(record: TranscriptRecord | ForeignRecord, info: LineInfo): void {
     this.lines.add(record, info);
@@ -260,10 +279,11 @@ async function reviveOpen(
   fileSystem: FileSystem,
   opened: TranscriptReading | null,
   decided: VerdictFields | null = null,
+  ownSession = opened !== null,
 ): Promise<Omit<Revived, 'treeClaim'> | ReviveRefused> {
   const path = session.path;
   const release = async (): Promise<void> => {
-    if (opened !== null) await session.close().catch(() => undefined);
+    if (ownSession) await session.close().catch(() => undefined);
   };
   let read = opened;
   if (read === null) {
@@ -271,10 +291,14 @@ async function reviveOpen(
       // A caller's session may hold appends in memory (durability 'none'): read them back too.
       await session.barrier();
       read = new TranscriptReading();
-      const failure = await streamRecords(path, fileSystem, read);
-      if (failure !== null) return refused('unreadable', failure);
+      const failure = await readRecords(path, fileSystem, session.state, read);
+      if (failure !== null) {
+        await release();
+        return refused('unreadable', failure);
+      }
     } catch (error) {
-      return refused('io-error', `${path}: cannot read to revive (${describe(error)})`);
+      await release();
+      return refused('io-error', `${path}: cannot read to revive (${describeError(error)})`);
     }
   }
   const state = session.state;
@@ -324,7 +348,7 @@ async function reviveOpen(
     await release();
     return refused(
       'io-error',
-      `${path}: a write failed while reviving (${describe(error)}); the transcript is as a crash would leave it, and the next revive completes it`,
+      `${path}: a write failed while reviving (${describeError(error)}); the transcript is as a crash would leave it, and the next revive completes it`,
     );
   }
   return {
@@ -377,6 +401,35 @@ function checkRequest(options: ReviveOptions): void {
   }
 }
 
+/**
+ * Feed `read` what a revive needs of a transcript: the records no compaction removed (the
+ * view's, and every one after the last compaction) when `state` knows the compactions, or
+ * else every record. The reason it is unreadable, or null.
+ */
+async function readRecords(
+  path: string,
+  fileSystem: FileSystem,
+  state: TailState,
+  read: TranscriptReading,
+): Promise<string | null> {
+  if ((state.compacted?.length ?? 0) > 0) {
+    const partial = new TranscriptReading();
+    const iterator = scanUncompacted(path, state, { fileSystem });
+    for (;;) {
+      const step = await iterator.next();
+      if (step.done !== true) {
+        partial.add(step.value.record, step.value.info);
+        continue;
+      }
+      if (step.value === null) break; // not located as the state says: read every record
+      if (!step.value.ok) return step.value.detail;
+      read.adopt(partial);
+      return null;
+    }
+  }
+  return streamRecords(path, fileSystem, read);
+}
+
 /** Feed a transcript's records to `read`, in constant memory; the reason it is unreadable, or null. */
 async function streamRecords(
   path: string,
@@ -401,8 +454,4 @@ function agentMismatch(path: string, found: string | undefined, asked: string): 
 
 function refused(reason: ReviveFailureReason, detail: string): ReviveRefused {
   return { ok: false, reason, detail };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

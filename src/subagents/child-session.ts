@@ -1,7 +1,7 @@
 import type { LoopMessage } from '../loop/types.ts';
 import type { Message } from '../transcript/records.ts';
 import { Session, type SessionOptions } from '../transcript/session.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { describeError, SessionError } from '../transcript/session-error.ts';
 import type { ChildRecord } from './family.ts';
 import { agentsFoldersOf, parentLinkPath } from './child-layout.ts';
 
@@ -70,23 +70,13 @@ export async function createChildSession(request: {
     return {
       ok: false,
       existing: false,
-      detail: `cannot create the transcript: ${describe(error)}`,
+      detail: `cannot create the transcript: ${describeError(error)}`,
     };
   }
   try {
     return { ok: true, session, first: await appendTask(session, request.task) };
   } catch (error) {
     await session.close().catch(() => undefined);
-    return { ok: false, existing: false, detail: `cannot write the task: ${describe(error)}` };
+    return { ok: false, existing: false, detail: `cannot write the task: ${describeError(error)}` };
   }
-}
-
-/**
- * One line about an error, for a result the model reads.
- *
- * @example
- * describe(new Error('disk full')); // 'disk full'
- */
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,7 +1,7 @@
 import { isAgentId } from '../transcript/records.ts';
 import type { AgentDefinition, AgentRegistry } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
-import { describe } from './child-session.ts';
+import { describeError } from '../transcript/session-error.ts';
 
 /**
  * What a spawn may do, decided before anything is written.
@@ -55,7 +55,7 @@ export function planSpawn(request: {
       parentAgentId: request.parentAgentId,
     });
   } catch (error) {
-    return { ok: false, refusal: `Cannot make an agent id for this call: ${describe(error)}` };
+    return { ok: false, refusal: `Cannot make an agent id for this call: ${describeError(error)}` };
   }
   if (typeof agentId !== 'string' || !isAgentId(agentId)) {
     return {

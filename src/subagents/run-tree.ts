@@ -4,7 +4,7 @@ import type { FileSystem } from '../transcript/file-system.ts';
 import { isAgentId, type JsonValue } from '../transcript/records.ts';
 import { childTranscriptPath, parentTranscriptPath } from './child-layout.ts';
 import { type ChildOutcome, outcomeOfRun } from './child-outcome.ts';
-import { describe } from './child-session.ts';
+import { describeError } from '../transcript/session-error.ts';
 import { outcomeFromTranscript } from './child-transcript.ts';
 import type { ComposerEvent } from './composer-types.ts';
 import { type ChildRecord, Family } from './family.ts';
@@ -68,7 +68,7 @@ export class RunTree {
       try {
         outcome = outcomeOfRun(await run.result);
       } catch (error) {
-        outcome = { status: 'failed', reason: 'failed', detail: describe(error) };
+        outcome = { status: 'failed', reason: 'failed', detail: describeError(error) };
       }
       await closed.catch(() => undefined);
       this.#emit({ type: 'child-end', parentPath, child, outcome });

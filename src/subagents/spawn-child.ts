@@ -12,7 +12,8 @@ import {
 } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
 import { childTranscriptPath } from './child-layout.ts';
-import { type ChildSessionResult, createChildSession, describe } from './child-session.ts';
+import { type ChildSessionResult, createChildSession } from './child-session.ts';
+import { describeError } from '../transcript/session-error.ts';
 import type { ChildRecord } from './family.ts';
 import { planSpawn } from './plan-spawn.ts';
 import type { RunTree } from './run-tree.ts';
@@ -99,7 +100,7 @@ export async function spawnChild(
   try {
     backends = backendsOf(definition, composer.resolveModel);
   } catch (error) {
-    return failure(`Cannot start a ${input.agentType}: ${describe(error)}`);
+    return failure(`Cannot start a ${input.agentType}: ${describeError(error)}`);
   }
   const child: ChildRecord = {
     ...started,
@@ -137,7 +138,7 @@ export async function spawnChild(
     run = composer.runLoop(session, definition, backends, depth + 1, [first]);
   } catch (error) {
     await session.close().catch(() => undefined);
-    return failure(`Cannot start ${agentId}: ${describe(error)}`);
+    return failure(`Cannot start ${agentId}: ${describeError(error)}`);
   }
   composer.tree.track(
     child,

@@ -5,7 +5,7 @@ import {
   type PairingViolation,
   type PairingViolationCode,
   sortByIndex,
-} from './pairing-violation.ts';
+} from './pairing-rules.ts';
 import type { Message, ToolResultPart } from './records.ts';
 
 /**

@@ -68,18 +68,30 @@ export function lastCheckpointIn(bytes: Buffer, offset: number): FoundCheckpoint
  * writtenSeq(Buffer.from('{"v":1,"seq":12,"type":"message"')); // 12
  */
 export function writtenSeq(line: Buffer): number | null {
-  if (line.length <= LINE_START.length || !line.subarray(0, LINE_START.length).equals(LINE_START)) {
-    return null;
+  return writtenSeqAt(line, 0, line.length);
+}
+
+/**
+ * {@link writtenSeq} of the line `bytes[start, end)`, read where it lies (no view of the line).
+ *
+ * @example
+ * writtenSeqAt(window, lineStart, window.indexOf(0x0a, lineStart)); // 12
+ */
+export function writtenSeqAt(bytes: Buffer, start: number, end: number): number | null {
+  if (end - start <= LINE_START.length) return null;
+  for (let index = 0; index < LINE_START.length; index++) {
+    if (bytes[start + index] !== LINE_START[index]) return null;
   }
-  let index = LINE_START.length;
+  const digits = start + LINE_START.length;
+  let index = digits;
   let value = 0;
-  while (index < line.length && index - LINE_START.length < 16) {
-    const byte = line[index] as number;
+  while (index < end && index - digits < 16) {
+    const byte = bytes[index] as number;
     if (byte < 0x30 || byte > 0x39) break;
     value = value * 10 + (byte - 0x30);
     index += 1;
   }
-  return index === LINE_START.length || line[index] !== 0x2c ? null : value;
+  return index === digits || index >= end || bytes[index] !== 0x2c ? null : value;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { crc32 } from 'node:zlib';
 import type { ForeignRecord, RecordBody, RecordHeader, TranscriptRecord } from './records.ts';
 import { type RecordProblem, validateRecord } from './validate-record.ts';
+import { checksumProblemAt } from './line-checksum.ts';
+import { describeError } from './session-error.ts';
 
 /*
  * A line is the record's JSON with a `crc` member last:
@@ -12,7 +14,6 @@ import { type RecordProblem, validateRecord } from './validate-record.ts';
 
 const CRC_SUFFIX_LENGTH = ',"crc":"00000000"}'.length;
 const CRC_PREFIX = Buffer.from(',"crc":"');
-const CLOSING_BRACE = Buffer.from('}');
 const NEWLINE = 0x0a;
 
 /**
@@ -89,7 +90,7 @@ export function decodeLine(line: Uint8Array): DecodeResult {
   try {
     value = JSON.parse(`${decoder.decode(body)}}`);
   } catch (error) {
-    return { ok: false, kind: 'parse', message: `not valid UTF-8 JSON (${describe(error)})` };
+    return { ok: false, kind: 'parse', message: `not valid UTF-8 JSON (${describeError(error)})` };
   }
   const result = validateRecord(value);
   if (!result.ok) return problemResult(result.problem);
@@ -105,43 +106,12 @@ export function decodeLine(line: Uint8Array): DecodeResult {
  * if (checksumProblem(bytes) !== null) console.log('changed or torn since it was written');
  */
 export function checksumProblem(line: Uint8Array): string | null {
-  const length = line.length;
-  if (length < CRC_SUFFIX_LENGTH + 2 || line[length - 1] !== 0x7d || line[length - 2] !== 0x22) {
-    return 'the line has no checksum';
-  }
-  const suffixStart = length - CRC_SUFFIX_LENGTH;
-  for (let index = 0; index < CRC_PREFIX.length; index++) {
-    if (line[suffixStart + index] !== CRC_PREFIX[index]) return 'the line has no checksum';
-  }
-  const stored = storedChecksum(line, suffixStart + CRC_PREFIX.length);
-  if (stored === -1) return 'the checksum is not 8 hex digits';
-  if (crc32(CLOSING_BRACE, crc32(line.subarray(0, suffixStart))) !== stored) {
-    return 'the checksum does not match the line';
-  }
-  return null;
-}
-
-/** The 8 lower-case hex digits at `from` as a number, or -1 when they are not that. */
-function storedChecksum(line: Uint8Array, from: number): number {
-  let value = 0;
-  for (let index = from; index < from + 8; index++) {
-    const byte = line[index] as number;
-    let digit: number;
-    if (byte >= 0x30 && byte <= 0x39) digit = byte - 0x30;
-    else if (byte >= 0x61 && byte <= 0x66) digit = byte - 0x57;
-    else return -1;
-    value = value * 16 + digit;
-  }
-  return value;
+  return checksumProblemAt(line, 0, line.length);
 }
 
 function problemResult(problem: RecordProblem): DecodeResult {
   const where = problem.field === '' ? '' : `field ${problem.field} `;
   return { ok: false, kind: problem.kind, message: `${where}${problem.message}`.trim() };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   type PairingViolationCode,
   resultsOf,
   sortByIndex,
-} from './pairing-violation.ts';
+} from './pairing-rules.ts';
 import type { Message } from './records.ts';
 
 /**

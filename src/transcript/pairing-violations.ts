@@ -1,12 +1,12 @@
 import { anthropicPairingViolations } from './anthropic-pairing.ts';
 import { openaiChatPairingViolations } from './openai-chat-pairing.ts';
 import { openaiResponsesPairingViolations } from './openai-responses-pairing.ts';
-import type { PairingRules, PairingViolation } from './pairing-violation.ts';
+import type { PairingRules, PairingViolation } from './pairing-rules.ts';
 import type { Message } from './records.ts';
 
 export { ANTHROPIC_TOOL_ID_MAX_LENGTH, ANTHROPIC_TOOL_ID_PATTERN } from './anthropic-pairing.ts';
 export { OPENAI_CHAT_TOOL_ID_MAX_LENGTH } from './openai-chat-pairing.ts';
-export type { PairingRules, PairingViolation, PairingViolationCode } from './pairing-violation.ts';
+export type { PairingRules, PairingViolation, PairingViolationCode } from './pairing-rules.ts';
 
 /**
  * Every breach of the tool-call pairing rules of Anthropic Messages, OpenAI Chat Completions

@@ -1,5 +1,6 @@
 import { damaged, typeMayDispatch } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
+import { checksumProblemAt } from './line-checksum.ts';
 import { checksumProblem, decodeLine } from './line-codec.ts';
 import { LineScanner } from './line-scanner.ts';
 import {
@@ -19,6 +20,7 @@ import {
   findLastCheckpoint,
   lastCheckpointIn,
   writtenSeq,
+  writtenSeqAt,
 } from './last-checkpoint.ts';
 
 /**
@@ -98,17 +100,10 @@ export async function readTailState(
   try {
     const windowBytes = Math.max(1, options.windowBytes ?? WINDOW_BYTES);
     const window = await readWindow(fileSystem, fd, windowBytes, spare);
-    const found = lastCheckpointIn(window.bytes, window.offset);
-    const damage = found === null ? null : damageBefore(path, window.bytes, window.offset, found);
-    if (damage !== null) return damage;
-    if (found !== null || window.offset === 0) {
-      const bytes =
-        found === null
-          ? window.bytes
-          : window.bytes.subarray(startOf(found).offset - window.offset);
-      const start = found === null ? undefined : startOf(found);
-      // Everything to fold is in memory: fold it without a promise per record.
-      if (window.atEnd) return foldBytes(path, bytes, start, found);
+    const next = windowStep(path, window);
+    if (next.kind === 'done') return next.read;
+    if (next.kind === 'scan') {
+      const { bytes, start, found } = next;
       return await fold(
         scanRecords(
           path,
@@ -137,6 +132,69 @@ export async function readTailState(
     // scanner copies the bytes it keeps.
     if (spareWindows.length < MAX_SPARE_WINDOWS) spareWindows.push(spare);
   }
+}
+
+/**
+ * The bytes at the end of a transcript, as {@link readTailState} reads them in one go: `bytes`
+ * start at file offset `offset`; `atEnd` says they reach the end of the file as its size was
+ * when they were read.
+ *
+ * @example
+ * const window: TailWindow = { bytes, offset: size - bytes.length, atEnd: true };
+ */
+export interface TailWindow {
+  bytes: Buffer;
+  offset: number;
+  atEnd: boolean;
+}
+
+/**
+ * {@link readTailState}'s answer from the window alone, when the window decides it: the window
+ * reaches the end of the file and holds the last checkpoint, or the whole file. Null when more
+ * must be read (no checkpoint in a window that starts past byte 0, or a file that grew while
+ * it was read): the caller then reads as {@link readTailState} does. With `full`, the answer
+ * of a read from byte 0 (`strategy: 'full'`), given only when the window is the whole file.
+ * Reads nothing itself, and keeps no reference to `window.bytes`.
+ *
+ * @example
+ * const read = tailReadOfWindow(path, { bytes, offset: 0, atEnd: true }); // a small file, whole
+ */
+export function tailReadOfWindow(
+  path: string,
+  window: TailWindow,
+  strategy: 'tail' | 'full' = 'tail',
+): TailRead | null {
+  if (strategy === 'full') {
+    return window.offset === 0 && window.atEnd
+      ? foldBytes(path, window.bytes, undefined, null)
+      : null;
+  }
+  const next = windowStep(path, window);
+  return next.kind === 'done' ? next.read : null;
+}
+
+/** What a window decides: the answer, a scan on from its bytes, or a search further back. */
+type WindowStep =
+  | { kind: 'done'; read: TailRead }
+  | {
+      kind: 'scan';
+      bytes: Buffer;
+      start: ScanStart | undefined;
+      found: FoundCheckpoint | null;
+    }
+  | { kind: 'search' };
+
+function windowStep(path: string, window: TailWindow): WindowStep {
+  const found = lastCheckpointIn(window.bytes, window.offset);
+  const damage = found === null ? null : damageBefore(path, window.bytes, window.offset, found);
+  if (damage !== null) return { kind: 'done', read: damage };
+  if (found === null && window.offset !== 0) return { kind: 'search' };
+  const bytes =
+    found === null ? window.bytes : window.bytes.subarray(startOf(found).offset - window.offset);
+  const start = found === null ? undefined : startOf(found);
+  // Everything to fold is in memory: fold it without a promise per record.
+  if (window.atEnd) return { kind: 'done', read: foldBytes(path, bytes, start, found) };
+  return { kind: 'scan', bytes, start, found };
 }
 
 /*
@@ -245,7 +303,7 @@ async function readWindow(
   fd: number,
   windowBytes: number,
   spare: Buffer,
-): Promise<{ bytes: Buffer; offset: number; atEnd: boolean }> {
+): Promise<TailWindow> {
   const size = await fileSystem.size(fd);
   const offset = Math.max(0, size - windowBytes);
   const length = size - offset;
@@ -282,6 +340,7 @@ function damageBefore(
   offset: number,
   checkpoint: FoundCheckpoint,
 ): TailRead | null {
+  if (cleanBefore(bytes, offset, checkpoint)) return null;
   const end = checkpoint.offset - offset;
   // The first whole line: the window's first byte starts one only at the file's start.
   let at = offset === 0 ? 0 : bytes.indexOf(0x0a) + 1;
@@ -336,6 +395,29 @@ function damageBefore(
     );
   }
   return null;
+}
+
+/**
+ * Whether the lines before the checkpoint are as this version writes them, with nothing to
+ * report: every checksum matches, every line begins with its seq, and the seqs run on without
+ * a gap to the checkpoint's. That is what {@link damageBefore} finds almost always, checked
+ * here in one pass over the bytes, with no view or array per line; anything else is left to
+ * it, to name.
+ */
+function cleanBefore(bytes: Buffer, offset: number, checkpoint: FoundCheckpoint): boolean {
+  const end = checkpoint.offset - offset;
+  let at = offset === 0 ? 0 : bytes.indexOf(0x0a) + 1;
+  let previous: number | null = null;
+  while (at < end) {
+    const newline = bytes.indexOf(0x0a, at);
+    if (newline === -1 || newline >= end) return false;
+    if (checksumProblemAt(bytes, at, newline) !== null) return false;
+    const seq = writtenSeqAt(bytes, at, newline);
+    if (seq === null || (previous !== null && seq !== previous + 1)) return false;
+    previous = seq;
+    at = newline + 1;
+  }
+  return previous === null || previous + 1 === checkpoint.seq;
 }
 
 function failure(result: ScanResult): TailRead {

@@ -1,3 +1,4 @@
+import { describeError } from './session-error.ts';
 import type { LineInfo, ScanResult } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { LineScanner, type ScannedRecord, type ScanStart } from './line-scanner.ts';
@@ -102,7 +103,11 @@ export async function* scanRecords(
       // Decided from fstat, before any read: a FIFO or a device is never read from.
       return { ok: false, reason: 'not-a-transcript', detail: (error as Error).message };
     }
-    return { ok: false, reason: 'io-error', detail: `${path}: cannot open (${describe(error)})` };
+    return {
+      ok: false,
+      reason: 'io-error',
+      detail: `${path}: cannot open (${describeError(error)})`,
+    };
   }
   try {
     return yield* scanOpen(fileSystem, fd, path, options);
@@ -220,10 +225,9 @@ function readFailure(path: string, error: unknown): ScanResult {
   if (code === 'EISDIR') {
     return { ok: false, reason: 'not-a-transcript', detail: `${path}: is a folder` };
   }
-  return { ok: false, reason: 'io-error', detail: `${path}: cannot read (${describe(error)})` };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return (error as NodeJS.ErrnoException).code ?? error.message;
-  return String(error);
+  return {
+    ok: false,
+    reason: 'io-error',
+    detail: `${path}: cannot read (${describeError(error)})`,
+  };
 }

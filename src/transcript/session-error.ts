@@ -103,7 +103,9 @@ export async function sessionIo<T>(
 export function describeError(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === undefined ? error.message : `${code}: ${error.message}`;
+    // Node's own file-system errors start with their code already.
+    if (code === undefined || error.message.startsWith(`${code}:`)) return error.message;
+    return `${code}: ${error.message}`;
   }
   return String(error);
 }

@@ -11,7 +11,8 @@ import {
 } from './records.ts';
 import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { repairTornTail, sidecarName } from './repair-torn-tail.ts';
-import { type LineInfo, scanTranscript } from './scan-transcript.ts';
+import { findLastCheckpoint } from './last-checkpoint.ts';
+import { type LineInfo, type ScanStart, scanTranscript } from './scan-transcript.ts';
 import {
   describeError,
   sessionIo as io,
@@ -85,6 +86,15 @@ export interface SessionOpenOptions extends SessionOptions {
    * revive, never run). Damage followed by good records is never salvaged.
    */
   salvageDamagedTail?: boolean;
+  /**
+   * Start from the last checkpoint when its state says compactions removed records from the
+   * conversation: fold from there, reading only the records after it, as a tail read does, so
+   * opening a long run costs what its end costs. The records before the checkpoint are not
+   * read: damage among them goes unseen (a full check — `llm-agent status --verify` — reads
+   * them). Without a compaction, or a checkpoint, every record is read as usual.
+   * {@link Session.openedFromCheckpoint} says which happened.
+   */
+  startFromCompactedCheckpoint?: boolean;
 }
 
 /**
@@ -96,6 +106,11 @@ export interface SessionOpenOptions extends SessionOptions {
 export type SessionMeta = Omit<SessionMetaBody, 'type'>;
 
 const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;
+/**
+ * Bytes per backward read while looking for the checkpoint an open may start from: the writer
+ * puts one every {@link DEFAULT_CHECKPOINT_BYTES}, so the first read almost always holds it.
+ */
+const CHECKPOINT_SEARCH_BYTES = 64 * 1024;
 
 /**
  * The single writer of one transcript. It holds the transcript's writer lock for its whole
@@ -132,14 +147,21 @@ export class Session {
   /** Records this session appended since the last checkpoint: whether closing should add one. */
   #recordsSinceCheckpoint = 0;
   #tailRepair: TailRepair | undefined;
+  /**
+   * The seq of the checkpoint `open` started from ({@link SessionOpenOptions.startFromCompactedCheckpoint}),
+   * or null when it read every record (or the session was created).
+   */
+  readonly openedFromCheckpoint: number | null;
 
   private constructor(init: {
     path: string;
     lock: WriterLock;
     state: TailState;
     options: SessionOptions;
+    openedFromCheckpoint?: number;
   }) {
     this.path = init.path;
+    this.openedFromCheckpoint = init.openedFromCheckpoint ?? null;
     this.#fd = init.lock.fd;
     this.#lock = init.lock;
     this.#state = init.state;
@@ -209,9 +231,19 @@ export class Session {
       await proveOwnership(lock, path);
       await refuseOtherNames(fileSystem, lock.fd, path);
       let state = emptyTailState();
+      let start: ScanStart | undefined;
+      const from =
+        options.startFromCompactedCheckpoint === true
+          ? await findLastCheckpoint(fileSystem, lock.fd, CHECKPOINT_SEARCH_BYTES)
+          : null;
+      if (from !== null && (from.state.compacted?.length ?? 0) > 0) {
+        state = foldTailState(from.state, from.record, from.length);
+        start = { offset: from.offset + from.length, seq: from.seq + 1, line: from.seq + 2 };
+      }
       const scan = await scanTranscript(path, {
         fileSystem,
         fd: lock.fd,
+        ...(start === undefined ? {} : { start }),
         onRecord: (record, info) => {
           state = foldTailState(state, record, info.length);
           options.onRecord?.(record, info);
@@ -255,7 +287,13 @@ export class Session {
       if (scan.ok && scan.state === 'clean' && scan.validBytes > 0) {
         repair = await unrecordedRepair(fileSystem, path, scan);
       }
-      const session = new Session({ path, lock, state, options });
+      const session = new Session({
+        path,
+        lock,
+        state,
+        options,
+        ...(start === undefined ? {} : { openedFromCheckpoint: start.seq - 1 }),
+      });
       if (repair !== undefined) {
         try {
           session.#tailRepair = repair;

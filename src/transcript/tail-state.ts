@@ -104,7 +104,25 @@ export interface TailState {
   messageBytes: number;
   /** Why the run stopped, when it failed or was stopped and nothing came after that. */
   halt: RunHalt | null;
+  /**
+   * The seqs every compaction so far removed from the conversation view (each one's
+   * `[fromSeq, min(toSeq, seq - 1)]`), merged into sorted, disjoint, non-touching ranges: a
+   * long run that compacts the usual way has one. What a reader of the view must read are the
+   * records outside them ({@link uncompactedRanges}). Null when unknown — a checkpoint written
+   * before the field existed, or more than {@link MAX_COMPACTED_RANGES} ranges — and a reader
+   * then reads every record.
+   */
+  compacted: [from: number, to: number][] | null;
 }
+
+/**
+ * The most ranges {@link TailState.compacted} holds; past it the field becomes null (unknown),
+ * so a checkpoint stays small whatever the compactions were.
+ *
+ * @example
+ * const known = state.compacted !== null && state.compacted.length <= MAX_COMPACTED_RANGES;
+ */
+export const MAX_COMPACTED_RANGES = 64;
 
 /**
  * The state of a transcript with no records: the start of every fold.
@@ -127,6 +145,7 @@ export function emptyTailState(): TailState {
     open: [],
     messageBytes: 0,
     halt: null,
+    compacted: [],
   };
 }
 
@@ -194,6 +213,7 @@ export function foldTailState(
           ? { ...item, turnCompacted: true }
           : item,
       );
+      next.compacted = withCompacted(state.compacted, fromSeq, Math.min(toSeq, record.seq - 1));
       return next;
     }
     case 'run-failed':
@@ -345,6 +365,54 @@ function markCall(
   };
 }
 
+/** `ranges` with `[from, to]` merged in; null when unknown or when it grows past the cap. */
+function withCompacted(
+  ranges: TailState['compacted'],
+  from: number,
+  to: number,
+): TailState['compacted'] {
+  if (ranges === null || !Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return null;
+  if (from > to) return ranges;
+  const merged: [number, number][] = [];
+  let low = from;
+  let high = to;
+  for (const [start, end] of ranges) {
+    if (end + 1 < low) merged.push([start, end]);
+    else if (high + 1 < start) {
+      merged.push([low, high]);
+      low = start;
+      high = end;
+    } else {
+      low = Math.min(low, start);
+      high = Math.max(high, end);
+    }
+  }
+  merged.push([low, high]);
+  return merged.length > MAX_COMPACTED_RANGES ? null : merged;
+}
+
+/**
+ * The seq ranges of `[0, lastSeq]` outside `compacted`, in order: where the records of the
+ * conversation view and of the run's tail can be, every other record having been compacted
+ * away. Null when `compacted` is unknown.
+ *
+ * @example
+ * uncompactedRanges({ compacted: [[2, 40]], lastSeq: 50 }); // [[0, 1], [41, 50]]
+ */
+export function uncompactedRanges(
+  state: Pick<TailState, 'compacted' | 'lastSeq'>,
+): [from: number, to: number][] | null {
+  if (state.compacted === null) return null;
+  const ranges: [number, number][] = [];
+  let next = 0;
+  for (const [from, to] of state.compacted) {
+    if (from > next) ranges.push([next, Math.min(from - 1, state.lastSeq)]);
+    next = Math.max(next, to + 1);
+  }
+  if (next <= state.lastSeq) ranges.push([next, state.lastSeq]);
+  return ranges.filter(([from, to]) => from <= to);
+}
+
 /**
  * The state as a checkpoint record stores it.
  *
@@ -360,7 +428,8 @@ export function tailStateToJson(state: TailState): JsonObject {
  * the reader falls back to a full scan.
  *
  * @example
- * const state = tailStateFromJson(checkpoint.state) ?? fullScanState;
+ * const last = records.findLast((record): record is RecordOf<'checkpoint'> => record.type === 'checkpoint');
+ * const state = last === undefined ? null : tailStateFromJson(last.state); // null: scan it all
  */
 export function tailStateFromJson(value: JsonObject): TailState | null {
   const candidate = value as unknown as TailState;
@@ -377,13 +446,32 @@ export function tailStateFromJson(value: JsonObject): TailState | null {
   ) {
     return null;
   }
+  const compacted = compactedFromJson((value as { compacted?: unknown }).compacted);
   if (candidate.halt === undefined) {
     // Written before `halt` existed: such a writer ended a failed run with an assistant turn
     // of its own, which its checkpoint cannot tell from an answer. Trusted when its last
     // message is anything else; otherwise the reader starts further back.
     const last = candidate.lastMessage;
     if (last?.role === 'assistant' && last.calls.length === 0) return null;
-    return { ...candidate, halt: null };
+    return { ...candidate, halt: null, compacted };
   }
-  return candidate;
+  return { ...candidate, compacted };
+}
+
+/**
+ * A checkpoint's `compacted`, checked as strictly as the writer makes it (sorted, disjoint,
+ * non-touching, within the cap); anything else, or its absence, is unknown (null).
+ */
+function compactedFromJson(value: unknown): TailState['compacted'] {
+  if (!Array.isArray(value) || value.length > MAX_COMPACTED_RANGES) return null;
+  let previous = -2;
+  for (const range of value) {
+    if (!Array.isArray(range) || range.length !== 2) return null;
+    const [from, to] = range as unknown[];
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return null;
+    if ((from as number) < 0 || (from as number) > (to as number)) return null;
+    if ((from as number) <= previous + 1) return null;
+    previous = to as number;
+  }
+  return value as [number, number][];
 }

@@ -1,3 +1,4 @@
+import { describeError } from './session-error.ts';
 import type { FileSystem } from './file-system.ts';
 import { decodeLine } from './line-codec.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
@@ -81,7 +82,11 @@ export class ViewLineIndex {
     try {
       fd = await fileSystem.open(path, 'read');
     } catch (error) {
-      return { ok: false, reason: 'io-error', detail: `${path}: cannot read (${describe(error)})` };
+      return {
+        ok: false,
+        reason: 'io-error',
+        detail: `${path}: cannot read (${describeError(error)})`,
+      };
     }
     try {
       for (let first = 0; first < lines.length; ) {
@@ -129,13 +134,13 @@ export class ViewLineIndex {
       }
       return { ok: true, records };
     } catch (error) {
-      return { ok: false, reason: 'io-error', detail: `${path}: cannot read (${describe(error)})` };
+      return {
+        ok: false,
+        reason: 'io-error',
+        detail: `${path}: cannot read (${describeError(error)})`,
+      };
     } finally {
       await fileSystem.close(fd).catch(() => undefined);
     }
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

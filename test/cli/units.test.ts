@@ -12,8 +12,8 @@ import {
   table,
 } from '../../src/cli/format-status.ts';
 import { main } from '../../src/cli/main.ts';
-import { planRevival } from '../../src/cli/revival-plan.ts';
-import { buildTree, type RunNode } from '../../src/cli/run-tree.ts';
+import { planTreeRevival } from '../../src/cli/tree-revival-plan.ts';
+import { buildTree, type RunNode } from '../../src/cli/inspect-tree.ts';
 import { colourEnabled, createStyle, stripColour } from '../../src/cli/terminal-style.ts';
 import {
   demoScript,
@@ -155,7 +155,7 @@ describe('the status tree and its words', () => {
 
 describe('the revival plan', () => {
   test('children first; capped and unreadable runs left alone; a live tree untouched', () => {
-    const plan = planRevival(
+    const plan = planTreeRevival(
       tree([
         [
           '/runs/a.jsonl',

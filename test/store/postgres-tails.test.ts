@@ -8,6 +8,7 @@ import { decodeLine } from '../../src/transcript/line-codec.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../src/transcript/tail-state.ts';
 import { sessionMeta, steppingClock } from '../support/transcripts.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
+import { runCli } from '../cli/support/cli-fixtures.ts';
 
 /*
  * What `status --database` reads: each run folded from its last checkpoint on, to the state a
@@ -119,6 +120,21 @@ test('tails: each run folds from its last checkpoint to the state a full read fo
     const read = await store.read('closed');
     assert.ok(!read.ok);
     assert.match(read.detail, /#closed: record 3: /);
+    // `status --database` reads what tails reads; `--verify` reads every record, as read does.
+    const statusOf = async (verify: boolean) => {
+      const args = ['status', '--database', database.url, '--schema', schema, '--json'];
+      const run = await runCli(verify ? [...args, '--verify'] : args, { cwd: process.cwd() });
+      const json = JSON.parse(run.stdout) as {
+        runs: { path: string; state: string; detail: string | null }[];
+      };
+      return { code: run.code, closed: json.runs.find((entry) => entry.path === 'closed') };
+    };
+    const plain = await statusOf(false);
+    assert.notEqual(plain.closed?.state, 'unreadable', 'status reads from the last checkpoint');
+    const verified = await statusOf(true);
+    assert.equal(verified.closed?.state, 'unreadable');
+    assert.match(verified.closed?.detail ?? '', /#closed: record 3: /);
+    assert.equal(verified.code, 4);
     await held.close().catch(() => undefined);
   } finally {
     await store.close();

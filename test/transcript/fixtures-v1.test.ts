@@ -26,6 +26,7 @@ const fixture = (name: string) => join(FIXTURES, name);
 
 const HASHES: Record<string, string> = {
   'bad-field.jsonl': '24f7e8bd45c41153514b237dcb05f9859923ace1548c2611890298ac20735245',
+  'compacted.jsonl': 'ce86d5c78c4b4e1a91f5c8a40a66c97b24b4b06bb417164fcdacac9c688f6909',
   'damaged-mid-file.jsonl': 'c701a2b8fcbb6a162674e2b15e7615f6f98ab473d667684d498cee25028bb40c',
   'failed.jsonl': '810733d7f26ddca6d725b566db0ff63a5c758a7bb6d3f3303cf80da26c4807ad',
   'legacy-failed.jsonl': 'd943bc976c0501a71780b8b163be725c86d29ce42a790ea623bbff2672a20902',

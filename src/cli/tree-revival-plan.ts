@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { RunNode } from './run-tree.ts';
-import { walkChildrenFirst, walkTree } from './run-tree.ts';
+import type { RunNode } from './inspect-tree.ts';
+import { walkChildrenFirst, walkTree } from './inspect-tree.ts';
 import { formatCount, plural } from './format-status.ts';
 import { haltAdvice, haltWhy } from './halt-text.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
@@ -16,7 +16,7 @@ import type { Style } from './terminal-style.ts';
  * One run the plan revives.
  *
  * @example
- * for (const revival of planRevival(roots).revivals) {
+ * for (const revival of planTreeRevival(roots).revivals) {
  *   console.log(revival.node.displayPath, revival.interrupt.map((call) => call.toolName));
  * }
  */
@@ -49,10 +49,10 @@ export interface LeftAlone {
  * The whole plan.
  *
  * @example
- * const plan: RevivalPlan = planRevival(await inspectTree(['runs/main.jsonl'], 3, process.cwd()));
+ * const plan: TreeRevivalPlan = planTreeRevival(await inspectTree(['runs/main.jsonl'], 3, process.cwd()));
  * process.stdout.write(planText(plan, style));
  */
-export interface RevivalPlan {
+export interface TreeRevivalPlan {
   /** Children before parents. */
   revivals: PlannedRevival[];
   leftAlone: LeftAlone[];
@@ -69,10 +69,10 @@ export interface RevivalPlan {
  * capped and empty runs are left alone (a parent waiting on one gets a failure naming it).
  *
  * @example
- * const plan = planRevival(await inspectTree(paths, 3, cwd));
+ * const plan = planTreeRevival(await inspectTree(paths, 3, cwd));
  */
-export function planRevival(roots: RunNode[]): RevivalPlan {
-  const plan: RevivalPlan = {
+export function planTreeRevival(roots: RunNode[]): TreeRevivalPlan {
+  const plan: TreeRevivalPlan = {
     revivals: [],
     leftAlone: [],
     blocked: [],
@@ -175,7 +175,7 @@ function whyLeftAlone(node: RunNode): string {
  * @example
  * process.stdout.write(planText(plan, style));
  */
-export function planText(plan: RevivalPlan, style: Style): string {
+export function planText(plan: TreeRevivalPlan, style: Style): string {
   const lines: string[] = [];
   for (const blocked of plan.blocked) {
     lines.push(

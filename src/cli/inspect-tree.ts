@@ -7,9 +7,12 @@
  */
 import { relative } from 'node:path';
 import { parentTranscriptPath } from '../subagents/child-layout.ts';
-import { inspectTranscript } from './inspect-transcript.ts';
+import { inspectRun } from './inspect-run.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
-import { lockSnapshotFileSystem } from './lock-snapshot.ts';
+import { inspectInBulk } from './bulk-pool.ts';
+import type { FolderListing } from './find-transcripts.ts';
+import { lockSnapshotFileSystem, readLockTableAsync } from './lock-snapshot.ts';
+import { MIN_INDEXED_TRANSCRIPTS, StatusIndex } from './status-index.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { layoutAncestors } from '../revival/tree-root.ts';
 
@@ -20,9 +23,9 @@ import { layoutAncestors } from '../revival/tree-root.ts';
  * taken yet.
  *
  * @example
- * const state: RunState = stateOf(inspection); // 'capped' for a run at its revival cap
+ * const state: StatusState = stateOf(inspection); // 'capped' for a run at its revival cap
  */
-export type RunState =
+export type StatusState =
   | 'running'
   | 'finished'
   | 'revivable'
@@ -45,7 +48,7 @@ export interface RunNode {
   path: string;
   /** The path as shown: relative to the working folder when inside it. */
   displayPath: string;
-  state: RunState;
+  state: StatusState;
   inspection: Inspection;
   children: RunNode[];
   /** For a run of the PostgreSQL store: who holds it, until when, and how it was left. */
@@ -74,7 +77,7 @@ export interface DatabaseHold {
  * @example
  * stateOf({ revivable: false, reason: 'revival-cap', … }); // 'capped'
  */
-export function stateOf(inspection: Inspection): RunState {
+export function stateOf(inspection: Inspection): StatusState {
   if (inspection.revivable) return inspection.halt?.state ?? 'revivable';
   switch (inspection.reason) {
     case 'running':
@@ -122,8 +125,10 @@ export function buildTree(
 }
 
 /**
- * Inspect every path (one at a time unless `concurrency` says otherwise) and arrange the
- * answers as trees.
+ * Inspect every path and arrange the answers as trees. Most are answered in bulk
+ * (bulk-pool.ts: a few system calls each, on every core, and for `status` the status index);
+ * the rest, and every path with `verify` or a claim of `treeClaims`, through `inspect` (one at a
+ * time unless `concurrency` says otherwise).
  *
  * @example
  * const roots = await inspectTree(await findTranscripts(['runs'], cwd), 3, cwd);
@@ -136,6 +141,15 @@ export async function inspectTree(
     concurrency?: number;
     /** Claims this process holds: their trees are not `running` because of them. */
     treeClaims?: readonly TreeClaim[];
+    /** Read every record of every transcript (`status --verify`): damage anywhere is found. */
+    verify?: boolean;
+    /**
+     * Use and keep the status index (status-index.ts) found through `env`, for at least
+     * `minTranscripts` paths (default {@link MIN_INDEXED_TRANSCRIPTS}); never with `verify`.
+     */
+    index?: { env: NodeJS.ProcessEnv; minTranscripts?: number };
+    /** What the walk that found `paths` listed (`findTranscripts`): fewer claim files probed. */
+    listing?: FolderListing;
   } = {},
 ): Promise<RunNode[]> {
   // The reads block (see lock-snapshot.ts): inspecting several at once would only interleave
@@ -143,7 +157,25 @@ export async function inspectTree(
   const concurrency = options.concurrency ?? 1;
   const entries: { path: string; inspection: Inspection }[] = new Array(paths.length);
   let next = 0;
-  const fileSystem = await lockSnapshotFileSystem();
+  const tableRead = readLockTableAsync();
+  const statusIndex =
+    options.verify !== true &&
+    options.index !== undefined &&
+    paths.length >= (options.index.minTranscripts ?? MIN_INDEXED_TRANSCRIPTS)
+      ? StatusIndex.open(paths, options.index.env)
+      : null;
+  const table = await tableRead;
+  const fileSystem = await lockSnapshotFileSystem(undefined, table);
+  // The common case at a few system calls on every core, the rest as `inspect` does it
+  // (bulk-inspect.ts).
+  const bulk =
+    options.verify === true
+      ? null
+      : await inspectInBulk(paths, maxRevivals, table, {
+          index: statusIndex,
+          listing: options.listing,
+        });
+  statusIndex?.save();
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const index = next;
@@ -152,9 +184,20 @@ export async function inspectTree(
       const treeClaim = options.treeClaims?.find((claim) =>
         layoutAncestors(path).includes(claim.root),
       );
+      const inspection = treeClaim === undefined ? (bulk?.[index]?.inspection ?? null) : null;
+      if (inspection !== null) {
+        entries[index] = { path, inspection };
+        continue;
+      }
       entries[index] = {
         path,
-        inspection: await inspectTranscript(path, maxRevivals, fileSystem, treeClaim),
+        inspection: await inspectRun(
+          path,
+          maxRevivals,
+          fileSystem,
+          treeClaim,
+          options.verify === true,
+        ),
       };
     }
   };

@@ -9,13 +9,14 @@ import type { InspectionView } from './inspection.ts';
  * that; this guards the promise): whatever goes wrong is an `unreadable` answer.
  *
  * @example
- * const inspection = await inspectTranscript('/runs/a.jsonl', 3);
+ * const inspection = await inspectRun('/runs/a.jsonl', 3);
  */
-export async function inspectTranscript(
+export async function inspectRun(
   path: string,
   maxRevivals: number,
   fileSystem?: FileSystem,
   treeClaim?: TreeClaim,
+  verify = false,
 ): Promise<InspectionView> {
   try {
     return await Revival.inspect({
@@ -23,6 +24,7 @@ export async function inspectTranscript(
       maxRevivals,
       ...(fileSystem === undefined ? {} : { fileSystem }),
       ...(treeClaim === undefined ? {} : { treeClaim }),
+      ...(verify ? { verify } : {}),
     });
   } catch (error) {
     return unreadableInspection(
