@@ -25,6 +25,7 @@ export const RANK: Record<string, number> = {
   demo: 3,
   fleet: 4,
   testing: 1,
+  repair: 4,
   cli: 5,
 };
 

@@ -12,11 +12,12 @@ export const EXIT = {
   failure: 1,
   /** The user's mistake: bad arguments, a missing file, `revive` without `--yes` off a terminal. */
   usage: 2,
-  /** `status`: at least one run is revivable. */
+  /** `status`: at least one run is revivable; `repair --scan`, `--dry-run`: sessions need repair. */
   revivable: 3,
   /**
    * `status`: at least one transcript is unreadable (takes precedence over 3); `revive`: nothing
-   * to revive, and a transcript is unreadable.
+   * to revive, and a transcript is unreadable; `repair`: a session was refused (unknown format
+   * or version, a shape it cannot repair).
    */
   unreadable: 4,
   /** `status`: runs stopped at their revival cap, and nothing is revivable or unreadable. */
@@ -25,7 +26,7 @@ export const EXIT = {
   declined: 6,
   /**
    * `revive`: another reviver holds a tree to revive (or revived it after the plan was made);
-   * nothing was written.
+   * `repair`: a session looks live (its client may still be writing it). Nothing was written.
    */
   claimed: 7,
   /** `run`, `revive`: stopped by Ctrl-C; the runs were aborted cleanly and stay revivable. */

@@ -79,6 +79,11 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./db-command.ts')).dbCommand,
   },
   {
+    name: 'repair',
+    summary: 'make a Claude Code, Codex or pi session cut off mid-tool resumable, honestly',
+    load: async () => (await import('./repair-command.ts')).repairCommand,
+  },
+  {
     name: 'demo',
     summary: 'the offline demo: a run SIGKILLed mid-tool-call, then revived (no API key)',
     load: async () => (await import('./demo-command.ts')).demoCommand,

@@ -1,0 +1,500 @@
+import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
+import type {
+  ForeignFormat,
+  ForeignLine,
+  FormatDetection,
+  PlanContext,
+  RepairPlan,
+  UnansweredCall,
+} from './foreign-format.ts';
+
+/*
+ * The session files of Claude Code (`@anthropic-ai/claude-code`,
+ * `~/.claude/projects/<cwd, every / and . as ->/<sessionId>.jsonl`).
+ *
+ * Every message line has an envelope: `type` (`user`, `assistant`, `attachment`, `system`),
+ * `uuid`, `parentUuid` (null at a root), `isSidechain`, `userType`, `entrypoint`, `cwd`,
+ * `sessionId`, `version` (the CLI's), `gitBranch`, `timestamp`, sometimes `slug`, `promptId`,
+ * `agentId`. Other lines (`queue-operation`, `last-prompt`, `mode`, `file-history-snapshot`,
+ * `summary`, …) carry no message. A streamed assistant message is written one line per content
+ * block, every line with the same `message.id`, each parented on the one before; a tool's result
+ * is a `user` line whose `message.content` is one `tool_result` block, with a top-level
+ * `toolUseResult` (`"Error: …"` when the tool failed) and `sourceToolAssistantUUID` (the line of
+ * the call), written when the tool finishes.
+ *
+ * When Claude Code opens a session it keeps the message lines by `uuid`, folds `progress` lines
+ * out of the chain, and takes the newest non-sidechain message as the leaf — unless a
+ * `last-prompt` line names another leaf the newest message does not descend from. It sends the
+ * `parentUuid` path from the leaf back to the root (a compaction boundary is a root), gathering
+ * the lines of each assistant message by `message.id`. A call whose result is missing is dropped
+ * from what it sends, silently: the model never learns that its call may have half-happened.
+ *
+ * The repair appends, for every call of the last assistant message on that path that has no
+ * result anywhere after it, the `user` line Claude Code writes for a failed tool, with our honest
+ * text, chained from the newest message so that it is on the path Claude Code sends.
+ */
+
+/** The Claude Code versions whose sessions were written, repaired and resumed by the real client. */
+const SUPPORTED_VERSION = /^2\.1\.\d+$/;
+
+/** The line types Claude Code keeps as messages of the conversation tree. */
+const MESSAGE_TYPES = new Set(['user', 'assistant', 'attachment', 'system']);
+
+/** Envelope fields copied, in Claude Code's own order, from the line of the call. */
+const LEADING_FIELDS = ['isSidechain', 'teamName', 'agentName'] as const;
+const TRAILING_FIELDS = [
+  'sessionKind',
+  'userType',
+  'entrypoint',
+  'cwd',
+  'sessionId',
+  'version',
+  'gitBranch',
+  'slug',
+] as const;
+
+/** How many fresh uuids may collide with the file's before the plan gives up. */
+const MAX_UUID_TRIES = 64;
+
+/** A message line and where it is. */
+interface Message {
+  value: Record<string, unknown>;
+  line: number;
+  uuid: string;
+  /** The parent after `progress` lines are folded out (null at a root). */
+  parent: string | null;
+}
+
+/**
+ * Claude Code's session format, as versions 2.1.x write it (checked with 2.1.197, which wrote
+ * the test fixtures and resumed the repaired sessions). `plan` answers every tool call of the
+ * last assistant message on the conversation path Claude Code resumes that has no result, with
+ * one `user` line per call in Claude Code's own shape for a failed tool (`is_error: true`, the
+ * text revival uses, `toolUseResult: "Error: …"`, `sourceToolAssistantUUID`), chained from the
+ * newest message. It never writes an assistant line.
+ *
+ * @example
+ * import { randomBytes } from 'node:crypto';
+ * const detected = claudeCodeFormat.detect(lines); // { format: 'claude-code', version: '2.1.197', supported: true }
+ * const plan = claudeCodeFormat.plan(lines, { now: new Date(), randomBytes });
+ * if (plan.kind === 'repair') for (const line of plan.append) console.log(line);
+ */
+export const claudeCodeFormat: ForeignFormat = {
+  name: 'claude-code',
+  detect: (lines) => {
+    try {
+      return detectClaudeCode(lines);
+    } catch {
+      return null;
+    }
+  },
+  plan: (lines, context) => {
+    try {
+      return planClaudeCode(lines, context);
+    } catch (error) {
+      return {
+        kind: 'refuse',
+        detail: `Claude Code session: could not plan a repair (${shown(String(error))})`,
+      };
+    }
+  },
+};
+
+/** A message line as Claude Code writes every one of them. */
+function hasEnvelope(value: unknown): value is Record<string, unknown> {
+  return (
+    isObject(value) &&
+    typeof value.type === 'string' &&
+    MESSAGE_TYPES.has(value.type) &&
+    typeof value.uuid === 'string' &&
+    (value.parentUuid === null || typeof value.parentUuid === 'string') &&
+    typeof value.sessionId === 'string' &&
+    typeof value.version === 'string'
+  );
+}
+
+function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null {
+  let found = false;
+  let version: string | undefined;
+  for (const line of lines) {
+    const value = line.value;
+    if (hasEnvelope(value)) found = true;
+    if (isObject(value) && typeof value.version === 'string' && typeof value.uuid === 'string') {
+      version = value.version;
+    }
+  }
+  if (!found || version === undefined) return null;
+  if (SUPPORTED_VERSION.test(version)) return { format: 'claude-code', version, supported: true };
+  return {
+    format: 'claude-code',
+    version: shownVersion(version),
+    supported: false,
+    reason:
+      'repair knows the sessions of Claude Code 2.1.x (it was tested with 2.1.197); this one was written by a version it was not tested with',
+  };
+}
+
+function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
+  const detected = detectClaudeCode(lines);
+  if (detected === null || !detected.supported) {
+    return { kind: 'refuse', detail: 'not a Claude Code session of a version repair knows' };
+  }
+
+  // Read the file as Claude Code's loader does: messages by uuid (last wins), `progress` lines
+  // folded out of the chain, the newest non-sidechain message as the leaf, `last-prompt` lines
+  // naming the leaf a session was left at.
+  const messages = new Map<string, Message>();
+  const folded = new Map<string, string | null>();
+  const used = new Set<string>();
+  let newest: Message | undefined;
+  let sidechainOnly = false;
+  let named: string | undefined;
+  let namedExplicitly = false;
+  let cleared = false;
+  for (const line of lines) {
+    if (line.value === undefined) continue; // not JSON: Claude Code skips it
+    const value = line.value;
+    if (!isObject(value)) {
+      return {
+        kind: 'refuse',
+        detail: `line ${line.number} is JSON but not an object; Claude Code itself cannot load this session`,
+      };
+    }
+    if (typeof value.uuid === 'string') used.add(value.uuid);
+    const parentField = value.parentUuid;
+    if (value.type === 'progress' && typeof value.uuid === 'string') {
+      const parent = typeof parentField === 'string' ? parentField : null;
+      folded.set(
+        value.uuid,
+        parent !== null && folded.has(parent) ? (folded.get(parent) ?? null) : parent,
+      );
+      continue;
+    }
+    if (typeof value.type === 'string' && MESSAGE_TYPES.has(value.type)) {
+      if (typeof value.uuid !== 'string' || value.uuid === '') {
+        return {
+          kind: 'refuse',
+          detail: `line ${line.number}: a ${shown(value.type)} message without a uuid, which Claude Code always writes`,
+        };
+      }
+      if (parentField !== null && parentField !== undefined && typeof parentField !== 'string') {
+        return {
+          kind: 'refuse',
+          detail: `line ${line.number}: a parentUuid that is neither a uuid nor null`,
+        };
+      }
+      let parent = typeof parentField === 'string' && parentField !== '' ? parentField : null;
+      if (parent !== null && folded.has(parent)) parent = folded.get(parent) ?? null;
+      const message: Message = { value, line: line.number, uuid: value.uuid, parent };
+      messages.set(value.uuid, message);
+      if (value.isSidechain === true) {
+        if (newest === undefined) sidechainOnly = true;
+      } else {
+        newest = message;
+        sidechainOnly = false;
+        namedExplicitly = false;
+        cleared = false;
+      }
+      if (value.type === 'system' && value.subtype === 'compact_boundary') {
+        named = undefined;
+        namedExplicitly = false;
+      }
+      continue;
+    }
+    if (value.type === 'last-prompt') {
+      if (typeof value.leafUuid === 'string' && value.leafUuid !== '') {
+        namedExplicitly = value.explicit === true || (namedExplicitly && value.leafUuid === named);
+        named = value.leafUuid;
+        cleared = false;
+      } else if (value.leafUuid === null && value.explicit === true) {
+        cleared = true;
+        named = undefined;
+        namedExplicitly = false;
+      }
+    }
+  }
+
+  if (newest === undefined) {
+    if (sidechainOnly) {
+      return {
+        kind: 'refuse',
+        detail:
+          "every message is a sidechain's (a subagent's transcript): repair the main session file, whose Agent call is answered there",
+      };
+    }
+    return { kind: 'clean', detail: 'the session has no messages yet' };
+  }
+  if (cleared) {
+    return {
+      kind: 'clean',
+      detail:
+        'the conversation was cleared after its last message: Claude Code resumes it empty, so there is no call to answer',
+    };
+  }
+
+  const { path, broken } = pathFrom(messages, newest);
+  if (named !== undefined && named !== newest.uuid && messages.has(named)) {
+    // Claude Code resumes the leaf a `last-prompt` line names unless the newest message
+    // descends from it (and always when it was named explicitly, by a rewind).
+    if (namedExplicitly || !path.some((message) => message.uuid === named)) {
+      return {
+        kind: 'refuse',
+        detail: `a last-prompt line points Claude Code at another branch (message ${shown(named)}) than the newest message (line ${newest.line}); results chained from the newest would not be on the conversation it resumes`,
+      };
+    }
+  }
+
+  // The last assistant message on the path, and what comes after it.
+  let last = -1;
+  for (let index = path.length - 1; index >= 0; index -= 1) {
+    if ((path[index] as Message).value.type === 'assistant') {
+      last = index;
+      break;
+    }
+  }
+  if (last === -1) {
+    // Above a break Claude Code guesses; only what lies below one is certain.
+    if (broken !== undefined) return { kind: 'refuse', detail: broken };
+    return {
+      kind: 'clean',
+      detail: 'no assistant message on the conversation path: no tool call to answer',
+    };
+  }
+  const assistant = path[last] as Message;
+  const body = assistant.value.message;
+  if (!isObject(body)) {
+    return {
+      kind: 'refuse',
+      detail: `line ${assistant.line}: an assistant line without a message`,
+    };
+  }
+  const messageId = body.id;
+  // Every line of that message (a crash can cut the group after any block): the same
+  // `message.id`, not a sidechain's.
+  const group =
+    typeof messageId === 'string' && messageId !== ''
+      ? [...messages.values()]
+          .filter(
+            (message) =>
+              message.value.type === 'assistant' &&
+              message.value.isSidechain !== true &&
+              isObject(message.value.message) &&
+              message.value.message.id === messageId,
+          )
+          .sort((a, b) => a.line - b.line)
+      : [assistant];
+  if (!group.includes(assistant)) group.push(assistant);
+
+  const calls: UnansweredCall[] = [];
+  const sources = new Map<string, Message>();
+  let made = 0;
+  for (const message of group) {
+    const content = (message.value.message as Record<string, unknown>).content;
+    if (typeof content === 'string') continue;
+    if (!Array.isArray(content)) {
+      return {
+        kind: 'refuse',
+        detail: `line ${message.line}: an assistant message whose content is not text or a list of blocks`,
+      };
+    }
+    for (const block of content as unknown[]) {
+      if (!isObject(block) || block.type !== 'tool_use') continue;
+      made += 1;
+      if (typeof block.id !== 'string' || block.id === '' || typeof block.name !== 'string') {
+        return {
+          kind: 'refuse',
+          detail: `line ${message.line}: a tool_use block without a string id and name`,
+        };
+      }
+      if (sources.has(block.id)) continue;
+      sources.set(block.id, message);
+      calls.push({ callId: block.id, toolName: block.name, line: message.line });
+    }
+  }
+  if (made === 0) {
+    return {
+      kind: 'clean',
+      detail: `the last assistant message (line ${assistant.line}) calls no tool`,
+    };
+  }
+
+  // Answered: a tool_result for the call anywhere after the message's first line.
+  const first = (group[0] as Message).line;
+  const answered = new Set<string>();
+  for (const line of lines) {
+    if (line.number <= first || !isObject(line.value)) continue;
+    const value = line.value;
+    if (value.type !== 'user' || value.isSidechain === true || !isObject(value.message)) continue;
+    const content = value.message.content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content as unknown[]) {
+      if (
+        isObject(block) &&
+        block.type === 'tool_result' &&
+        typeof block.tool_use_id === 'string'
+      ) {
+        answered.add(block.tool_use_id);
+      }
+    }
+  }
+  const unanswered = calls.filter((call) => !answered.has(call.callId));
+  if (unanswered.length === 0) {
+    return {
+      kind: 'clean',
+      detail: `every tool call of the last assistant message (line ${assistant.line}) has a result`,
+    };
+  }
+
+  // After the message, the path may hold its other lines, results, attachments and system
+  // lines; a user turn means the conversation went on without the results.
+  for (const message of path.slice(last + 1)) {
+    if (message.value.type !== 'user') continue;
+    if (isResultLine(message.value)) continue;
+    return {
+      kind: 'refuse',
+      detail: `${unanswered.length} tool call(s) of line ${assistant.line} have no result, but the conversation went on after them (line ${message.line}); results appended now would not follow the calls`,
+    };
+  }
+
+  const time = context.now.getTime();
+  if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  const timestamp = context.now.toISOString();
+  const promptId = promptOf(path.slice(0, last));
+  const append: string[] = [];
+  let parentUuid = newest.uuid;
+  for (const call of unanswered) {
+    const source = sources.get(call.callId) as Message;
+    const uuid = freshUuid(used, context);
+    if (uuid === null) {
+      return {
+        kind: 'refuse',
+        detail: 'no fresh uuid: the random source keeps repeating uuids of the file',
+      };
+    }
+    used.add(uuid);
+    append.push(
+      JSON.stringify(resultLine(source, call, { parentUuid, uuid, timestamp, promptId })),
+    );
+    parentUuid = uuid;
+  }
+  return { kind: 'repair', calls: unanswered, append };
+}
+
+/**
+ * The line Claude Code 2.1 writes for a tool that failed, in its key order, with our text: the
+ * envelope of the call's own line, `parentUuid` chaining it, `toolUseResult: "Error: …"`.
+ */
+function resultLine(
+  source: Message,
+  call: UnansweredCall,
+  fields: { parentUuid: string; uuid: string; timestamp: string; promptId: string | undefined },
+): Record<string, unknown> {
+  const line: Record<string, unknown> = { parentUuid: fields.parentUuid };
+  for (const key of LEADING_FIELDS) copyField(line, source.value, key);
+  if (fields.promptId !== undefined) line.promptId = fields.promptId;
+  copyField(line, source.value, 'agentId');
+  line.type = 'user';
+  line.message = {
+    role: 'user',
+    content: [
+      {
+        type: 'tool_result',
+        content: INTERRUPTED_MESSAGE,
+        is_error: true,
+        tool_use_id: call.callId,
+      },
+    ],
+  };
+  line.uuid = fields.uuid;
+  line.timestamp = fields.timestamp;
+  line.toolUseResult = `Error: ${INTERRUPTED_MESSAGE}`;
+  line.sourceToolAssistantUUID = source.uuid;
+  for (const key of TRAILING_FIELDS) copyField(line, source.value, key);
+  return line;
+}
+
+/** Copy an envelope field when it holds what Claude Code writes there (a string or boolean). */
+function copyField(target: Record<string, unknown>, from: Record<string, unknown>, key: string) {
+  const value = from[key];
+  if (typeof value === 'string' || typeof value === 'boolean') target[key] = value;
+}
+
+/** A user line that only carries tool results. */
+function isResultLine(value: Record<string, unknown>): boolean {
+  const message = value.message;
+  if (!isObject(message) || !Array.isArray(message.content)) return false;
+  const content = message.content as unknown[];
+  return (
+    content.length > 0 && content.every((block) => isObject(block) && block.type === 'tool_result')
+  );
+}
+
+/** The `promptId` of the user turn the message answers (the latest one on the path before it). */
+function promptOf(before: readonly Message[]): string | undefined {
+  for (let index = before.length - 1; index >= 0; index -= 1) {
+    const value = (before[index] as Message).value;
+    if (value.type === 'user' && typeof value.promptId === 'string') return value.promptId;
+  }
+  return undefined;
+}
+
+/**
+ * The messages Claude Code sends for `leaf`: the `parentUuid` path back to a root, oldest
+ * first. Where the path breaks (a parent that is not in the file, a loop) Claude Code guesses
+ * the rest; `broken` then says where, and `path` holds what lies below the break.
+ */
+function pathFrom(
+  messages: ReadonlyMap<string, Message>,
+  leaf: Message,
+): { path: Message[]; broken?: string } {
+  const path: Message[] = [];
+  const seen = new Set<string>();
+  let broken: string | undefined;
+  let current: Message | undefined = leaf;
+  while (current !== undefined) {
+    if (seen.has(current.uuid)) {
+      broken = `line ${current.line}: the parentUuid chain loops; Claude Code would resume part of it`;
+      break;
+    }
+    seen.add(current.uuid);
+    path.push(current);
+    if (current.parent === null) break;
+    const parent = messages.get(current.parent);
+    if (parent === undefined) {
+      broken = `line ${current.line}: its parentUuid names no message of the file; Claude Code would guess the rest of the conversation from timestamps`;
+    }
+    current = parent;
+  }
+  path.reverse();
+  return broken === undefined ? { path } : { path, broken };
+}
+
+/** A uuid v4 (RFC 9562) from the context's random bytes, not used by any line of the file. */
+function freshUuid(used: ReadonlySet<string>, context: PlanContext): string | null {
+  for (let attempt = 0; attempt < MAX_UUID_TRIES; attempt += 1) {
+    const source = context.randomBytes(16);
+    const bytes = Array.from({ length: 16 }, (_, index) => source[index] ?? 0);
+    bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+    bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+    const hex = bytes.map((byte) => byte.toString(16).padStart(2, '0')).join('');
+    const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    if (!used.has(uuid)) return uuid;
+  }
+  return null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A version string from the file, safe to show: control characters escaped, cut short. */
+function shownVersion(version: string): string {
+  const text = JSON.stringify(version).slice(1, -1);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/** An untrusted value for a message: JSON (control characters escaped), cut short. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}

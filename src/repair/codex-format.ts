@@ -1,0 +1,552 @@
+import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
+import type {
+  ForeignFormat,
+  ForeignLine,
+  FormatDetection,
+  PlanContext,
+  RepairPlan,
+  UnansweredCall,
+} from './foreign-format.ts';
+
+/*
+ * The rollout files of the Codex CLI (`@openai/codex`,
+ * `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`).
+ *
+ * Every line is `{"timestamp","ordinal"?,"type","payload","metadata"?}`; the first is
+ * `session_meta` (its `cli_version` names the writer). What the model is sent is rebuilt from the
+ * `response_item` lines in file order, a `compacted` line replacing everything before it. A tool
+ * call is a `function_call`, `custom_tool_call` (freeform tools such as apply_patch),
+ * `local_shell_call` or `tool_search_call` item; its result is the `function_call_output`
+ * (function and local shell calls), `custom_tool_call_output` or `tool_search_output` item with
+ * the same `call_id`, written when the tool finishes. `event_msg` lines are UI events
+ * (`task_started`, `exec_command_end`, `token_count`, `turn_aborted`, …), never calls or results.
+ *
+ * A crash mid-tool leaves the call without its output. Codex answers such a call in memory with
+ * the text "aborted" when it resumes the session, so the model never learns that the outcome is
+ * unknown. When the user interrupts a turn, Codex 0.171 writes, in this order, an output for every
+ * running call ("…aborted by user"), a user message `<turn_aborted>…</turn_aborted>` (the marker
+ * it recognises as an interrupted turn) and an `event_msg` `turn_aborted`. The repair writes the
+ * same three kinds of line, in the shapes Codex 0.171 writes them (the `fco_`/`msg_` ids, the
+ * `internal_chat_message_metadata_passthrough` and `metadata` objects, `ordinal`), with our
+ * honest text: the call's output is INTERRUPTED_MESSAGE, and the marker says that the process
+ * stopped — not that the user interrupted on purpose. The output format has no error flag; the
+ * text says it. Codex checks that ordinals run on without a gap, so appended lines continue
+ * from the largest one.
+ */
+
+/** The Codex versions whose rollouts were written, repaired and resumed by the real client. */
+const SUPPORTED_VERSION = /^0\.171\.\d+$/;
+
+/** The `history_mode` values Codex 0.171 knows (absent: legacy). */
+const KNOWN_HISTORY_MODES = new Set(['legacy', 'paginated']);
+
+/** The envelope types of a rollout line (any other is a line Codex skips). */
+const ROLLOUT_TYPES = new Set([
+  'session_meta',
+  'response_item',
+  'compacted',
+  'turn_context',
+  'event_msg',
+  'world_state',
+  'token_usage_record',
+]);
+
+/** Items the server runs itself: they carry their own result and need no output. */
+const SERVER_SIDE_CALLS = new Set([
+  'web_search_call',
+  'image_generation_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'mcp_call',
+]);
+
+/** The name of Codex's tool-search tool when the model calls it as a plain function. */
+const TOOL_SEARCH_TOOL = 'tool_search';
+
+/** Which output item answers a call. */
+type OutputKind = 'function_call_output' | 'custom_tool_call_output' | 'tool_search_output';
+
+/** A call found in the rollout, with the output kinds Codex accepts as its answer. */
+interface Call {
+  callId: string;
+  toolName: string;
+  line: number;
+  /** The kind written for it; `accepts` may hold more (a tool search answered either way). */
+  output: OutputKind;
+  accepts: readonly OutputKind[];
+  /** The turn the call was made in, as the item itself says (Codex 0.171 writes it). */
+  turnId?: string;
+}
+
+/** One parsed rollout line. */
+interface Item {
+  line: number;
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * The Codex CLI's rollout format, as Codex 0.171 writes it. `detect` recognises a rollout by
+ * its first line (`session_meta` in the `{timestamp, type, payload}` envelope) and supports
+ * the versions the repair was tested with; the format before that envelope, an unknown
+ * `history_mode` and a rollout without `session_meta` are refused. `plan` answers every tool
+ * call made after the last compaction that has no output with the output item Codex expects
+ * (INTERRUPTED_MESSAGE as its text), then closes the turn the way Codex closes an interrupted
+ * one: a `<turn_aborted>` user message saying the process stopped, and a `turn_aborted` event.
+ *
+ * @example
+ * import { randomBytes } from 'node:crypto';
+ * const detected = codexFormat.detect(lines); // { format: 'codex', version: '0.171.0', supported: true }
+ * const plan = codexFormat.plan(lines, { now: new Date(), randomBytes });
+ * if (plan.kind === 'repair') for (const line of plan.append) console.log(line);
+ */
+export const codexFormat: ForeignFormat = {
+  name: 'codex',
+  detect: (lines) => {
+    try {
+      return detectCodex(lines);
+    } catch {
+      return null;
+    }
+  },
+  plan: (lines, context) => {
+    try {
+      return planCodex(lines, context);
+    } catch (error) {
+      return {
+        kind: 'refuse',
+        detail: `Codex rollout: could not plan a repair (${shown(String(error))})`,
+      };
+    }
+  },
+};
+
+function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
+  const first = lines[0]?.value;
+  if (!isObject(first)) return null;
+  if (first.type === 'session_meta' && isObject(first.payload)) {
+    if (typeof first.timestamp !== 'string') return null;
+    const meta = first.payload;
+    const version = meta.cli_version;
+    if (typeof version !== 'string' || version === '') {
+      return {
+        format: 'codex',
+        version: 'unknown',
+        supported: false,
+        reason: 'its session_meta names no cli_version, so the writer is unknown',
+      };
+    }
+    const shownVersion = shownVersionOf(version);
+    if (!SUPPORTED_VERSION.test(version)) {
+      return {
+        format: 'codex',
+        version: shownVersion,
+        supported: false,
+        reason:
+          'repair was tested with the rollouts Codex 0.171 writes (written, repaired and resumed by the real client); this version it was not tested with',
+      };
+    }
+    const mode = meta.history_mode;
+    if (mode !== undefined && (typeof mode !== 'string' || !KNOWN_HISTORY_MODES.has(mode))) {
+      return {
+        format: 'codex',
+        version: shownVersion,
+        supported: false,
+        reason: `history_mode ${shown(mode)} is not one Codex 0.171 writes (legacy, paginated)`,
+      };
+    }
+    return { format: 'codex', version: shownVersion, supported: true };
+  }
+  if (isPreEnvelopeMeta(first)) {
+    const version = typeof first.cli_version === 'string' ? first.cli_version : 'unknown';
+    return {
+      format: 'codex',
+      version: `${shownVersionOf(version)} (pre-envelope rollout)`,
+      supported: false,
+      reason:
+        'the rollout format Codex wrote before the {timestamp, type, payload} envelope; repair knows only the format Codex 0.171 writes',
+    };
+  }
+  if (looksLikeRolloutLine(first)) {
+    return {
+      format: 'codex',
+      version: 'unknown',
+      supported: false,
+      reason: `its first line is a ${shown(first.type)} line, not session_meta: without it the writer and its version are unknown`,
+    };
+  }
+  return null;
+}
+
+/** The bare first line of a rollout from before the envelope (`{id, timestamp, …}`). */
+function isPreEnvelopeMeta(value: Record<string, unknown>): boolean {
+  if ('type' in value || 'payload' in value) return false;
+  if (typeof value.id !== 'string' || typeof value.timestamp !== 'string') return false;
+  return 'instructions' in value || 'git' in value || 'cli_version' in value;
+}
+
+/** A line in the rollout envelope, of a type only a rollout has. */
+function looksLikeRolloutLine(value: Record<string, unknown>): boolean {
+  return (
+    typeof value.timestamp === 'string' &&
+    typeof value.type === 'string' &&
+    value.type !== 'session_meta' &&
+    ROLLOUT_TYPES.has(value.type) &&
+    isObject(value.payload)
+  );
+}
+
+function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
+  const detected = detectCodex(lines);
+  if (detected === null || !detected.supported) {
+    return { kind: 'refuse', detail: 'not a Codex rollout of a version repair knows' };
+  }
+  // Every line Codex itself would read: an object in the envelope. Codex skips the others.
+  const items: Item[] = [];
+  let maxOrdinal: number | undefined;
+  let maxSequence: number | undefined;
+  let sampledThrough: number | undefined;
+  let passthrough = false;
+  for (const line of lines) {
+    const value = line.value;
+    if (!isObject(value)) continue;
+    if (typeof value.ordinal === 'number' && Number.isSafeInteger(value.ordinal)) {
+      maxOrdinal = Math.max(maxOrdinal ?? value.ordinal, value.ordinal);
+    }
+    if (typeof value.type !== 'string' || !isObject(value.payload)) continue;
+    items.push({ line: line.number, type: value.type, payload: value.payload });
+    if (value.type !== 'response_item') continue;
+    if (isObject(value.payload.internal_chat_message_metadata_passthrough)) passthrough = true;
+    const metadata = value.metadata;
+    if (isObject(metadata)) {
+      const sequence = metadata.history_sequence;
+      if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
+        maxSequence = Math.max(maxSequence ?? sequence, sequence);
+      }
+      const sampled = metadata.sampled_through_sequence;
+      if (typeof sampled === 'number' && Number.isSafeInteger(sampled)) sampledThrough = sampled;
+    }
+  }
+
+  // Only what comes after the last compaction is still sent to the model.
+  let start = 0;
+  items.forEach((item, index) => {
+    if (item.type === 'compacted') start = index + 1;
+  });
+  const live = items.slice(start);
+
+  // Calls in order, and every output by kind and call id.
+  const calls: Call[] = [];
+  const seen = new Set<string>();
+  const answered = new Map<OutputKind, Set<string>>([
+    ['function_call_output', new Set()],
+    ['custom_tool_call_output', new Set()],
+    ['tool_search_output', new Set()],
+  ]);
+  const unknownCalls: { type: string; callId: string; line: number }[] = [];
+  for (const item of live) {
+    if (item.type !== 'response_item') continue;
+    const payload = item.payload;
+    const kind = payload.type;
+    const callId = payload.call_id;
+    if (typeof callId === 'string' && callId !== '') {
+      if (
+        kind === 'function_call_output' ||
+        kind === 'custom_tool_call_output' ||
+        kind === 'tool_search_output'
+      ) {
+        answered.get(kind)?.add(callId);
+        continue;
+      }
+    }
+    const call = callOf(payload, item.line);
+    if (call === 'not-a-call') continue;
+    if (call === 'unknown') {
+      if (typeof callId === 'string' && callId !== '') {
+        unknownCalls.push({ type: String(kind), callId, line: item.line });
+      }
+      continue;
+    }
+    if (seen.has(call.callId)) continue;
+    seen.add(call.callId);
+    calls.push(call);
+  }
+
+  const open = calls.filter(
+    (call) => !call.accepts.some((kind) => answered.get(kind)?.has(call.callId)),
+  );
+  const strange = unknownCalls.find(
+    (call) => !calls.some((known) => known.callId === call.callId) && !answeredLater(call, live),
+  );
+  if (strange !== undefined) {
+    return {
+      kind: 'refuse',
+      detail: `line ${strange.line}: a ${shown(strange.type)} item, a kind of call repair does not know, has no output; repair does not guess what answers it`,
+    };
+  }
+  if (open.length === 0) {
+    return {
+      kind: 'clean',
+      detail:
+        calls.length === 0
+          ? 'no tool call since the last compaction: nothing to answer'
+          : `every tool call since the last compaction has its output (${calls.length} call${calls.length === 1 ? '' : 's'})`,
+    };
+  }
+
+  // The session must not have gone on after the first unanswered call: Codex answers such a call
+  // itself ("aborted", right after the call) when it rebuilds the history, and the model has
+  // already been sent that; an output appended now would land after turns that came later.
+  const first = open[0] as Call;
+  for (const item of live) {
+    if (item.line <= first.line) continue;
+    const wentOn = wentOnAt(item);
+    if (wentOn !== null) {
+      return {
+        kind: 'refuse',
+        detail: `${open.length} tool call(s) have no output (the first on line ${first.line}), but the session went on after them (line ${item.line}: ${wentOn}); Codex answers them itself ("aborted") where they stand, and outputs appended after that would answer them out of place`,
+      };
+    }
+  }
+
+  // The turn the calls were made in: the last task_started before the first of them (before
+  // the compaction too, when Codex compacted in the middle of the turn).
+  let turn: { turnId: string; rootTurnId?: string } | undefined;
+  for (const item of items) {
+    if (item.line > first.line) break;
+    if (item.type === 'event_msg' && item.payload.type === 'task_started') {
+      const turnId = item.payload.turn_id;
+      if (typeof turnId === 'string' && turnId !== '') {
+        const root = item.payload.root_turn_id;
+        turn = typeof root === 'string' && root !== '' ? { turnId, rootTurnId: root } : { turnId };
+      }
+    }
+  }
+  const turnId = turn?.turnId ?? first.turnId;
+
+  const time = context.now.getTime();
+  if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  const timestamp = context.now.toISOString();
+  const createTime = time / 1000;
+  let ordinal = maxOrdinal;
+  let sequence = maxSequence;
+  const line = (type: string, payload: Record<string, unknown>): string => {
+    const envelope: Record<string, unknown> = { timestamp };
+    if (ordinal !== undefined) {
+      ordinal += 1;
+      envelope.ordinal = ordinal;
+    }
+    envelope.type = type;
+    envelope.payload = payload;
+    if (type === 'response_item' && sequence !== undefined) {
+      sequence += 1;
+      envelope.metadata = {
+        history_sequence: sequence,
+        ...(sampledThrough === undefined ? {} : { sampled_through_sequence: sampledThrough }),
+        client_authored: false,
+        model_search_state: 'unused',
+      };
+    }
+    return JSON.stringify(envelope);
+  };
+  const passthroughOf = (callTurnId: string | undefined, extra: Record<string, unknown> = {}) => {
+    const owner = callTurnId ?? turnId;
+    if (!passthrough || owner === undefined) return {};
+    return {
+      internal_chat_message_metadata_passthrough: {
+        turn_id: owner,
+        create_time: createTime,
+        ...extra,
+      },
+    };
+  };
+
+  const append: string[] = [];
+  for (const call of open) {
+    append.push(line('response_item', outputItem(call, context, passthroughOf(call.turnId))));
+  }
+  const searches = open.some((call) => call.output === 'tool_search_output');
+  append.push(
+    line('response_item', {
+      type: 'message',
+      id: `msg_${uuidV7(context)}`,
+      role: 'user',
+      content: [{ type: 'input_text', text: turnAbortedText(searches) }],
+      ...passthroughOf(undefined, {
+        content_item_kinds: ['generic.turn_aborted'],
+        content_item_metadata: [{ provenance: { type: 'harness', hook: false } }],
+      }),
+    }),
+  );
+  if (turnId !== undefined) {
+    append.push(
+      line('event_msg', {
+        type: 'turn_aborted',
+        ...(turn?.rootTurnId === undefined ? {} : { root_turn_id: turn.rootTurnId }),
+        turn_id: turnId,
+        reason: 'interrupted',
+      }),
+    );
+  }
+  const answeredCalls: UnansweredCall[] = open.map((call) => ({
+    callId: call.callId,
+    toolName: call.toolName,
+    line: call.line,
+  }));
+  return { kind: 'repair', calls: answeredCalls, append };
+}
+
+/** What a `response_item` payload is: a call needing an output, an unknown call, or neither. */
+function callOf(payload: Record<string, unknown>, line: number): Call | 'unknown' | 'not-a-call' {
+  const kind = payload.type;
+  const callId = payload.call_id;
+  const turnId = turnOf(payload);
+  const base = (toolName: string, output: OutputKind, accepts: readonly OutputKind[]) => {
+    const call: Call = { callId: callId as string, toolName, line, output, accepts };
+    if (turnId !== undefined) call.turnId = turnId;
+    return call;
+  };
+  // Codex cannot read a call without a string call_id (function and custom calls), or needs no
+  // output for it (local shell and tool search calls): either way there is nothing to answer.
+  if (typeof callId !== 'string' || callId === '') return 'not-a-call';
+  switch (kind) {
+    case 'function_call': {
+      const name = typeof payload.name === 'string' ? payload.name : '?';
+      const namespace = payload.namespace;
+      if (name === TOOL_SEARCH_TOOL && (namespace === undefined || namespace === null)) {
+        return base(name, 'tool_search_output', ['tool_search_output', 'function_call_output']);
+      }
+      return base(name, 'function_call_output', ['function_call_output']);
+    }
+    case 'custom_tool_call': {
+      const name = typeof payload.name === 'string' ? payload.name : '?';
+      return base(name, 'custom_tool_call_output', ['custom_tool_call_output']);
+    }
+    case 'local_shell_call':
+      return base('local_shell', 'function_call_output', ['function_call_output']);
+    case 'tool_search_call':
+      return base(TOOL_SEARCH_TOOL, 'tool_search_output', ['tool_search_output']);
+    default:
+      if (typeof kind !== 'string' || SERVER_SIDE_CALLS.has(kind)) return 'not-a-call';
+      return kind.endsWith('_call') ? 'unknown' : 'not-a-call';
+  }
+}
+
+/** True when some item after `call` carries its call id (its output, of a kind we do not know). */
+function answeredLater(call: { callId: string; line: number }, items: readonly Item[]): boolean {
+  return items.some(
+    (item) =>
+      item.line > call.line &&
+      item.type === 'response_item' &&
+      item.payload.call_id === call.callId &&
+      typeof item.payload.type === 'string' &&
+      item.payload.type.endsWith('_output'),
+  );
+}
+
+/** Why a line shows the session went on after a call (a turn ended or began), or null. */
+function wentOnAt(item: Item): string | null {
+  if (item.type === 'event_msg') {
+    const type = item.payload.type;
+    if (type === 'task_started' || type === 'task_complete' || type === 'turn_aborted') {
+      return `event ${type}`;
+    }
+    return null;
+  }
+  if (item.type === 'response_item' && item.payload.type === 'message') {
+    if (item.payload.role === 'user') return 'a user message';
+  }
+  return null;
+}
+
+/** The output item that answers `call`, in the shape Codex 0.171 writes it. */
+function outputItem(
+  call: Call,
+  context: PlanContext,
+  passthrough: Record<string, unknown>,
+): Record<string, unknown> {
+  switch (call.output) {
+    case 'function_call_output':
+      return {
+        type: 'function_call_output',
+        id: `fco_${uuidV7(context)}`,
+        call_id: call.callId,
+        output: INTERRUPTED_MESSAGE,
+        ...passthrough,
+      };
+    case 'custom_tool_call_output':
+      return {
+        type: 'custom_tool_call_output',
+        id: `ctco_${uuidV7(context)}`,
+        call_id: call.callId,
+        output: INTERRUPTED_MESSAGE,
+        ...passthrough,
+      };
+    case 'tool_search_output':
+      // A tool search result is a list of tools, with no room for text: this is the output
+      // Codex itself fills in for a search without one. The marker message says what happened.
+      return {
+        type: 'tool_search_output',
+        call_id: call.callId,
+        status: 'completed',
+        execution: 'client',
+        tools: [],
+        ...passthrough,
+      };
+  }
+}
+
+/** The marker Codex recognises as an interrupted turn, saying what really happened. */
+function turnAbortedText(searches: boolean): string {
+  const search = searches
+    ? ' A tool search that was cut off is recorded as having found no tools: search again if you need them.'
+    : '';
+  return (
+    '<turn_aborted>\n' +
+    'This turn did not finish: the Codex process stopped while tools were running (it crashed ' +
+    'or was killed), and `llm-agent repair` closed the turn afterwards. Every tool call that had no result is answered as interrupted: whether it took ' +
+    'effect is unknown, and it has NOT been retried. Commands it started may have stopped with ' +
+    'the process or may still be running in the background. Check the current state before ' +
+    `retrying anything.${search}\n` +
+    '</turn_aborted>'
+  );
+}
+
+/** The turn a payload says it belongs to (`internal_chat_message_metadata_passthrough`). */
+function turnOf(payload: Record<string, unknown>): string | undefined {
+  const passthrough = payload.internal_chat_message_metadata_passthrough;
+  if (!isObject(passthrough)) return undefined;
+  const turnId = passthrough.turn_id;
+  return typeof turnId === 'string' && turnId !== '' ? turnId : undefined;
+}
+
+/** A UUID v7 (the ids Codex writes): the time in ms, then random bits. */
+function uuidV7(context: PlanContext): string {
+  const bytes = new Uint8Array(16);
+  let time = Math.max(0, Math.floor(context.now.getTime()));
+  for (let index = 5; index >= 0; index -= 1) {
+    bytes[index] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  const random = context.randomBytes(10);
+  for (let index = 0; index < 10; index += 1) bytes[6 + index] = random[index] ?? 0;
+  bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
+  bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A version string from the file, safe to show: control characters escaped, cut short. */
+function shownVersionOf(version: string): string {
+  return /^[\w.+-]{1,40}$/.test(version) ? version : shown(version);
+}
+
+/** An untrusted value for a message: JSON (control characters escaped), cut short. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}

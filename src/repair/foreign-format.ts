@@ -1,0 +1,98 @@
+/**
+ * One line of another agent's session file, as `repair` reads it: split on `\n` only (Claude
+ * Code writes raw U+2028 inside strings), never including a torn last line (the shell copies
+ * that to a sidecar and never parses it).
+ *
+ * @example
+ * const line: ForeignLine = { number: 1, text: '{"type":"session"}', value: { type: 'session' } };
+ */
+export interface ForeignLine {
+  /** 1-based line number in the file. */
+  number: number;
+  /** The line's text, without its newline. */
+  text: string;
+  /** The parsed JSON, or undefined when the line is not JSON (the owning tools skip such lines). */
+  value: unknown;
+}
+
+/**
+ * Which client wrote a session file, and whether its version is one `repair` was tested with.
+ *
+ * @example
+ * const found: FormatDetection = { format: 'pi', version: 'session v3', supported: true };
+ */
+export interface FormatDetection {
+  format: ForeignFormatName;
+  /** What the file says of its version: the client's version, or the file format's. */
+  version: string;
+  /** False for a version outside the tested ranges: `repair` then refuses, naming it. */
+  supported: boolean;
+  /** Why a version is not supported (set when `supported` is false). */
+  reason?: string;
+}
+
+/**
+ * The formats `repair` knows.
+ *
+ * @example
+ * const name: ForeignFormatName = 'claude-code';
+ */
+export type ForeignFormatName = 'claude-code' | 'codex' | 'pi';
+
+/**
+ * One tool call a crash left without a result.
+ *
+ * @example
+ * const call: UnansweredCall = { callId: 'toolu_01', toolName: 'Bash', line: 12 };
+ */
+export interface UnansweredCall {
+  callId: string;
+  toolName: string;
+  /** The line the call is on. */
+  line: number;
+}
+
+/**
+ * What a format decides for one session, purely from its lines.
+ *
+ * - `repair`: `calls` have no result; `append` are the lines (JSON, no newline) to append, in
+ *   the client's own shapes, in order.
+ * - `clean`: nothing to repair (`detail` says why: every call answered, a turn the client drops
+ *   itself, …).
+ * - `refuse`: a shape this version does not know how to repair honestly; nothing is written.
+ *
+ * @example
+ * if (plan.kind === 'repair') console.log(plan.calls.length, 'calls answered');
+ */
+export type RepairPlan =
+  | { kind: 'repair'; calls: UnansweredCall[]; append: string[] }
+  | { kind: 'clean'; detail: string }
+  | { kind: 'refuse'; detail: string };
+
+/**
+ * What a plan may use that a pure function cannot make: the time, and fresh ids (each format
+ * shapes its own from these random bytes: a UUID v4, 8 hex digits, …).
+ *
+ * @example
+ * const context: PlanContext = { now: new Date(), randomBytes: (n) => crypto.randomBytes(n) };
+ */
+export interface PlanContext {
+  now: Date;
+  randomBytes: (count: number) => Uint8Array;
+}
+
+/**
+ * One client's session format: recognising it and planning the repair of a session it wrote.
+ * Both are pure and never throw: every line is untrusted.
+ *
+ * @example
+ * const detected = format.detect(lines);
+ * if (detected?.supported) console.log(format.plan(lines, { now: new Date(), randomBytes }));
+ */
+export interface ForeignFormat {
+  name: ForeignFormatName;
+  /** The file's format and version, or null when it is not this format. */
+  detect(lines: readonly ForeignLine[]): FormatDetection | null;
+  /** The repair of a session of this format (called only when `detect` recognised it). */
+  plan(lines: readonly ForeignLine[], context: PlanContext): RepairPlan;
+}

@@ -1,0 +1,333 @@
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { describeError } from '../transcript/session-error.ts';
+import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
+import { FOREIGN_FORMATS } from './foreign-formats.ts';
+import type {
+  ForeignFormat,
+  ForeignLine,
+  FormatDetection,
+  RepairPlan,
+  UnansweredCall,
+} from './foreign-format.ts';
+import { openElsewhere } from './open-elsewhere.ts';
+
+/**
+ * What {@link repairSession} is asked.
+ *
+ * @example
+ * const options: RepairOptions = { dryRun: true };
+ */
+export interface RepairOptions {
+  /** Plan only: read, decide, report the lines that would be appended; write nothing. */
+  dryRun?: boolean;
+  /**
+   * Repair even though the file looks live (another process has it open, or it changed within
+   * {@link RepairOptions.quietMs}). The owning client, if it is still running, may append after
+   * us; the repair is still append-only and backed up.
+   */
+  force?: boolean;
+  /** How long a file must have been left alone to count as not being written (default 5 s). */
+  quietMs?: number;
+  /** Files larger than this are refused unread (default 512 MiB). */
+  maxBytes?: number;
+  fileSystem?: FileSystem;
+  clock?: () => Date;
+  randomBytes?: (count: number) => Uint8Array;
+  /** The formats to recognise (default: Claude Code, Codex, pi). */
+  formats?: readonly ForeignFormat[];
+}
+
+/**
+ * Why a session was not repaired.
+ *
+ * @example
+ * if (outcome.status === 'refused' && outcome.reason === 'live') console.log('still running?');
+ */
+export type RepairRefusal =
+  | 'missing'
+  | 'not-a-file'
+  | 'too-large'
+  | 'unknown-format'
+  | 'unsupported-version'
+  | 'live'
+  | 'shape'
+  | 'io-error';
+
+/**
+ * What {@link repairSession} did with one file.
+ *
+ * - `repaired`: `calls` were answered by the appended lines; `backup` holds the bytes before.
+ * - `planned`: a dry run; `append` are the lines a repair would append.
+ * - `clean`: nothing needed (`detail` says why); nothing written.
+ * - `refused`: nothing written; `detail` says why, naming the file.
+ *
+ * @example
+ * const outcome = await repairSession('session.jsonl');
+ * if (outcome.status === 'repaired') console.log(`answered ${outcome.calls.length} calls`);
+ */
+export type RepairOutcome =
+  | {
+      path: string;
+      status: 'repaired';
+      detection: FormatDetection;
+      calls: UnansweredCall[];
+      appended: number;
+      backup: string;
+      /** Where a torn last line was copied, when there was one. */
+      sidecar?: string;
+    }
+  | {
+      path: string;
+      status: 'planned';
+      detection: FormatDetection;
+      calls: UnansweredCall[];
+      append: string[];
+      /** Bytes of a torn last line that a repair would copy to a sidecar and leave in place. */
+      tornBytes: number;
+    }
+  | { path: string; status: 'clean'; detection: FormatDetection; detail: string }
+  | {
+      path: string;
+      status: 'refused';
+      reason: RepairRefusal;
+      detail: string;
+      detection?: FormatDetection;
+    };
+
+/** A file read whole, split on `\n` only; a last line without its newline is torn, not data. */
+interface ReadSession {
+  bytes: Buffer;
+  lines: ForeignLine[];
+  /** Offset where a torn last line starts, or null when the file ends with a newline. */
+  tornAt: number | null;
+}
+
+/**
+ * Repair another agent's session that a crash cut off mid-tool, honestly: every tool call
+ * without a result is answered in the client's own result shape, marked as an error, with the
+ * text revival uses (the outcome is unknown, it was NOT retried, check before assuming). The
+ * repair only appends: the original bytes stay a prefix of the file, and a byte-exact backup
+ * (`<file>.bak-<time>`, created exclusively) is written and synced before the first write. A
+ * torn last line is copied to a sidecar and never parsed; a newline is appended first so that
+ * nothing new is glued onto it (the clients skip a line they cannot parse).
+ *
+ * Refuses, writing nothing: an unknown format or an untested version (never guessing), a file
+ * that looks live (another process has it open, or it changed in the last few seconds) unless
+ * `force`, a file that changed while it was read. A session that needs nothing is `clean`, and
+ * a second repair of a repaired session is too. Never throws: failures are outcomes.
+ *
+ * @example
+ * const outcome = await repairSession('~/.pi/agent/sessions/--home-me--/s.jsonl', { dryRun: true });
+ * if (outcome.status === 'planned') for (const line of outcome.append) console.log(line);
+ */
+export async function repairSession(
+  path: string,
+  options: RepairOptions = {},
+): Promise<RepairOutcome> {
+  const fileSystem = options.fileSystem ?? nodeFileSystem;
+  const clock = options.clock ?? (() => new Date());
+  const refused = (reason: RepairRefusal, detail: string, detection?: FormatDetection) =>
+    detection === undefined
+      ? ({ path, status: 'refused', reason, detail: `${path}: ${detail}` } as const)
+      : ({ path, status: 'refused', reason, detail: `${path}: ${detail}`, detection } as const);
+  try {
+    const before = await fileSystem.identityOf(path);
+    if (before === null) return refused('missing', 'no such file');
+    if (before.kind !== 'file') return refused('not-a-file', `not a regular file (${before.kind})`);
+    const read = await readSession(fileSystem, path, options.maxBytes ?? 512 * 1024 * 1024);
+    if (typeof read === 'string') return refused('too-large', read);
+    const formats = options.formats ?? FOREIGN_FORMATS;
+    let format: ForeignFormat | undefined;
+    let detection: FormatDetection | null = null;
+    for (const candidate of formats) {
+      detection = candidate.detect(read.lines);
+      if (detection !== null) {
+        format = candidate;
+        break;
+      }
+    }
+    if (format === undefined || detection === null) {
+      return refused(
+        'unknown-format',
+        `not a session of ${formats.map((known) => known.name).join(', ')} that this version recognises`,
+      );
+    }
+    if (!detection.supported) {
+      return refused(
+        'unsupported-version',
+        `${detection.format} ${detection.version}: ${detection.reason ?? 'not a tested version'}`,
+        detection,
+      );
+    }
+    const plan: RepairPlan = format.plan(read.lines, {
+      now: clock(),
+      randomBytes: options.randomBytes ?? ((count) => cryptoRandomBytes(count)),
+    });
+    if (plan.kind === 'refuse') return refused('shape', plan.detail, detection);
+    if (plan.kind === 'clean') return { path, status: 'clean', detection, detail: plan.detail };
+    const tornBytes = read.tornAt === null ? 0 : read.bytes.length - read.tornAt;
+    if (options.dryRun === true) {
+      return {
+        path,
+        status: 'planned',
+        detection,
+        calls: plan.calls,
+        append: plan.append,
+        tornBytes,
+      };
+    }
+    if (options.force !== true) {
+      const live = await liveness(path, options.quietMs ?? 5000, clock());
+      if (live !== null) return refused('live', `${live}; --force repairs it anyway`, detection);
+    }
+    return await commit(fileSystem, path, read, plan, detection, clock());
+  } catch (error) {
+    return refused('io-error', describeError(error));
+  }
+}
+
+/** Read the whole file (bounded), split on `\n` only, keeping a torn last line out of the data. */
+async function readSession(
+  fileSystem: FileSystem,
+  path: string,
+  maxBytes: number,
+): Promise<ReadSession | string> {
+  const fd = await fileSystem.open(path, 'read');
+  try {
+    const size = await fileSystem.size(fd);
+    if (size > maxBytes) return `${size} bytes, over the ${maxBytes}-byte limit of repair`;
+    const bytes = Buffer.alloc(size);
+    let filled = 0;
+    while (filled < size) {
+      const got = await fileSystem.read(fd, bytes.subarray(filled), filled);
+      if (got === 0) break;
+      filled += got;
+    }
+    const data = bytes.subarray(0, filled);
+    const lastNewline = data.lastIndexOf(0x0a);
+    const tornAt = lastNewline === data.length - 1 ? null : lastNewline + 1;
+    const lines: ForeignLine[] = [];
+    let number = 0;
+    for (let start = 0; start < (tornAt ?? data.length); ) {
+      const end = data.indexOf(0x0a, start);
+      number += 1;
+      const text = data.toString('utf8', start, end);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = undefined;
+      }
+      lines.push({ number, text, value });
+      start = end + 1;
+    }
+    return { bytes: data, lines, tornAt };
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
+  }
+}
+
+/** Why the file looks as if its client is still writing it, or null. */
+async function liveness(path: string, quietMs: number, now: Date): Promise<string | null> {
+  const holders = await openElsewhere(path);
+  if (holders.length > 0) {
+    return `open in another process (${holders.map((holder) => `pid ${holder.pid} ${holder.command}`).join(', ')})`;
+  }
+  const changed = (await lstat(path)).mtimeMs;
+  const age = now.getTime() - changed;
+  if (age < quietMs) {
+    return `changed ${Math.max(0, Math.round(age))} ms ago: its client may still be writing it`;
+  }
+  return null;
+}
+
+/** Back up, keep the torn bytes, append; everything synced. */
+async function commit(
+  fileSystem: FileSystem,
+  path: string,
+  read: ReadSession,
+  plan: Extract<RepairPlan, { kind: 'repair' }>,
+  detection: FormatDetection,
+  now: Date,
+): Promise<RepairOutcome> {
+  const stamp = now.toISOString().replace(/[:.]/g, '-');
+  const backup = `${path}.bak-${stamp}`;
+  await writeNewFile(fileSystem, backup, read.bytes);
+  let sidecar: string | undefined;
+  if (read.tornAt !== null) {
+    sidecar = `${path}.torn-${read.tornAt}`;
+    await writeNewFile(fileSystem, sidecar, read.bytes.subarray(read.tornAt));
+  }
+  await fileSystem.syncFolder(dirname(path));
+  const fd = await fileSystem.open(path, 'append');
+  try {
+    const opened = await fileSystem.identity(fd);
+    const atPath = await fileSystem.identityOf(path);
+    if (opened.kind !== 'file' || atPath === null || !sameFile(opened, atPath)) {
+      return {
+        path,
+        status: 'refused',
+        reason: 'live',
+        detail: `${path}: the file was replaced while it was read; nothing appended (backup ${basename(backup)})`,
+        detection,
+      };
+    }
+    const size = await fileSystem.size(fd);
+    if (size !== read.bytes.length) {
+      return {
+        path,
+        status: 'refused',
+        reason: 'live',
+        detail: `${path}: it grew from ${read.bytes.length} to ${size} bytes while it was read (its client is writing it); nothing appended`,
+        detection,
+      };
+    }
+    const text = `${read.tornAt === null ? '' : '\n'}${plan.append.map((line) => `${line}\n`).join('')}`;
+    await writeAll(fileSystem, fd, Buffer.from(text, 'utf8'));
+    await fileSystem.sync(fd);
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
+  }
+  const outcome: RepairOutcome = {
+    path,
+    status: 'repaired',
+    detection,
+    calls: plan.calls,
+    appended: plan.append.length,
+    backup,
+  };
+  if (sidecar !== undefined) outcome.sidecar = sidecar;
+  return outcome;
+}
+
+/**
+ * Create `path` exclusively (never through a link) with `bytes`, synced. One already there with
+ * exactly these bytes is kept (an earlier repair stopped after writing it); any other is an error.
+ */
+async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer): Promise<void> {
+  let fd: number;
+  try {
+    fd = await fileSystem.open(path, 'create');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const existing = await readSession(fileSystem, path, bytes.length);
+    if (typeof existing !== 'string' && existing.bytes.equals(bytes)) return;
+    throw new Error(`${path} exists and holds other bytes; move it away to repair`);
+  }
+  try {
+    await writeAll(fileSystem, fd, bytes);
+    await fileSystem.sync(fd);
+  } finally {
+    await fileSystem.close(fd).catch(() => undefined);
+  }
+}
+
+async function writeAll(fileSystem: FileSystem, fd: number, bytes: Buffer): Promise<void> {
+  for (let written = 0; written < bytes.length; ) {
+    const count = await fileSystem.write(fd, bytes.subarray(written));
+    if (count <= 0) throw new Error(`a write of ${bytes.length - written} bytes wrote nothing`);
+    written += count;
+  }
+}

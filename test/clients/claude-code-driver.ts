@@ -1,0 +1,382 @@
+/*
+ * Driving the real Claude Code (`@anthropic-ai/claude-code`, the pinned devDependency) offline,
+ * for test/clients/claude-code.test.ts and the fixture recorder of
+ * test/fixtures/foreign/claude-code/: a throwaway HOME, an API key and ANTHROPIC_BASE_URL naming
+ * a strict scripted Anthropic Messages server on 127.0.0.1, `claude -p` started detached, and a
+ * kill that reaches every descendant. Claude Code's Bash tool starts each command in a session
+ * of its own, so killing Claude Code's group is not enough: the whole tree is frozen (SIGSTOP,
+ * so nothing forks or is re-parented meanwhile), then killed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { anthropicPairingError } from '../../src/testing/provider-servers.ts';
+
+const PACKAGE = fileURLToPath(
+  new URL('../../node_modules/@anthropic-ai/claude-code/', import.meta.url),
+);
+
+/** The claude executable the pinned package installs (a native binary). */
+export const CLAUDE_BIN = realpathSync(join(PACKAGE, 'bin', 'claude.exe'));
+
+/** The installed Claude Code version. */
+export const CLAUDE_VERSION = (
+  JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+/** The model name passed to claude (the scripted server answers any). */
+export const CLAUDE_MODEL = 'claude-sonnet-4-5';
+
+/** A throwaway HOME for Claude Code, and the folder it works in. */
+export interface ClaudeHome {
+  root: string;
+  home: string;
+  work: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A fresh HOME for Claude Code (its model server is named by {@link useModelServer}). */
+export async function makeClaudeHome(name = 'claude-client-'): Promise<ClaudeHome> {
+  const root = await mkdtemp(join(tmpdir(), name));
+  const home = join(root, 'home');
+  const work = join(root, 'work');
+  await mkdir(home, { recursive: true });
+  await mkdir(work, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    ANTHROPIC_API_KEY: 'test',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  return { root, home, work, env };
+}
+
+/** Make Claude Code talk to the scripted model server at `url` (`http://127.0.0.1:PORT`). */
+export function useModelServer(home: ClaudeHome, url: string): void {
+  home.env.ANTHROPIC_BASE_URL = url;
+}
+
+/** The arguments of a print-mode run that starts session `sessionId` with `prompt`. */
+export function startArgs(sessionId: string, prompt: string): string[] {
+  return [
+    '-p',
+    prompt,
+    '--session-id',
+    sessionId,
+    '--allowedTools',
+    'Bash',
+    '--model',
+    CLAUDE_MODEL,
+  ];
+}
+
+/** The arguments of a print-mode run that resumes session `sessionId` with `prompt`. */
+export function resumeArgs(sessionId: string, prompt = 'continue'): string[] {
+  return ['--resume', sessionId, '-p', prompt, '--allowedTools', 'Bash', '--model', CLAUDE_MODEL];
+}
+
+/** A claude process started detached (its own process group), stdin closed, output collected. */
+export interface RunningClaude {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Start claude in `home.work` with `args`. */
+export function startClaude(home: ClaudeHome, args: readonly string[]): RunningClaude {
+  const child = spawn(CLAUDE_BIN, args, {
+    cwd: home.work,
+    env: home.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+    child.on('error', () => resolve({ code: null, signal: null }));
+  });
+  return { child, output: () => output, exited };
+}
+
+/** Run claude to its end, killed (with its tree) if it takes longer than `timeoutMs`. */
+export async function runClaude(
+  home: ClaudeHome,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  const running = startClaude(home, args);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  const result = await Promise.race([running.exited, timeout]);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    if (running.child.pid !== undefined) killTree(running.child.pid);
+    await running.exited;
+    throw new Error(`claude did not finish within ${timeoutMs} ms; output:\n${running.output()}`);
+  }
+  return { ...result, output: running.output() };
+}
+
+/** The session file Claude Code writes for `sessionId` under `home`, once it exists. */
+export function sessionFile(home: ClaudeHome, sessionId: string): string | null {
+  const projects = join(home.home, '.claude', 'projects');
+  if (!existsSync(projects)) return null;
+  for (const project of readdirSync(projects)) {
+    const file = join(projects, project, `${sessionId}.jsonl`);
+    if (existsSync(file)) return file;
+  }
+  return null;
+}
+
+/** A long command that leaves `started-N` when it starts and `marker-N` when it ends. */
+export function longCommand(work: string, n: number): string {
+  return `echo started > ${work}/started-${n}; sleep 60; echo done > ${work}/marker-${n}`;
+}
+
+/** Poll `check` every 50 ms until it holds; throw, naming `what`, after `timeoutMs`. */
+export async function waitFor(
+  check: () => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+interface ProcessEntry {
+  parent: number;
+  state: string;
+  command: string;
+}
+
+/** Every live process, from /proc (Linux). */
+function processTable(): Map<number, ProcessEntry> {
+  const table = new Map<number, ProcessEntry>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    let command: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    table.set(Number(name), { parent: Number(fields[1]), state: fields[0] ?? '?', command });
+  }
+  return table;
+}
+
+/** `root` and every process descended from it. */
+export function processTree(root: number): number[] {
+  const table = processTable();
+  const tree = [root];
+  for (let index = 0; index < tree.length; index += 1) {
+    for (const [pid, entry] of table) if (entry.parent === tree[index]) tree.push(pid);
+  }
+  return tree;
+}
+
+/** Live (not zombie) processes whose command line mentions `text`. */
+export function processesMentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const [pid, entry] of processTable()) {
+    if (pid !== process.pid && entry.state !== 'Z' && entry.command.includes(text)) found.push(pid);
+  }
+  return found;
+}
+
+/** True when a live `sleep 60` runs below `root`: the long command really runs. */
+export function sleepRunsBelow(root: number): boolean {
+  const table = processTable();
+  return processTree(root).some((pid) => {
+    const entry = table.get(pid);
+    return entry !== undefined && entry.state !== 'Z' && entry.command.startsWith('sleep 60');
+  });
+}
+
+/** True while `pid` exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * SIGKILL `root`, its process group and every descendant (whatever group it is in): the tree is
+ * frozen first, round by round until no new process appears, so that none escapes by forking or
+ * being re-parented. Returns the pids killed.
+ */
+export function killTree(root: number): number[] {
+  const frozen = new Set<number>();
+  for (let round = 0; round < 20; round += 1) {
+    const fresh = processTree(root).filter((pid) => !frozen.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) {
+      signal(pid, 'SIGSTOP');
+      frozen.add(pid);
+    }
+  }
+  signal(-root, 'SIGKILL');
+  for (const pid of frozen) signal(pid, 'SIGKILL');
+  return [...frozen];
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+// ─── The scripted model ─────────────────────────────────────────────────────────────────────
+
+/** One scripted model turn: text, then tool calls (Claude Code's Bash takes `command`). */
+export interface ModelTurn {
+  text?: string;
+  calls?: { id: string; name: string; input: Record<string, unknown> }[];
+}
+
+/** A running scripted Anthropic Messages server. */
+export interface ModelServer {
+  /** The base URL (`http://127.0.0.1:PORT`, what ANTHROPIC_BASE_URL takes). */
+  url: string;
+  /** Every `POST /v1/messages` body, parsed, in order. */
+  requests: Record<string, unknown>[];
+  /** Every 400 sent for a request that breaks Anthropic's tool_use/tool_result pairing. */
+  rejections: string[];
+  remaining(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * A strict scripted Anthropic Messages server: each `POST /v1/messages` is checked against
+ * Anthropic's pairing rules ({@link anthropicPairingError}: a 400 in Anthropic's words if it
+ * breaks them) and answered with the next turn of the script, streamed as Claude Code asks, with
+ * a fresh `msg_…` id per answer as the real API gives. Anything else (Claude Code's `HEAD /`
+ * probe) is a 404.
+ */
+export async function startModelServer(script: readonly ModelTurn[]): Promise<ModelServer> {
+  const steps = [...script];
+  const requests: Record<string, unknown>[] = [];
+  const rejections: string[] = [];
+  let answered = 0;
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const json = (status: number, body: unknown) => {
+        response.writeHead(status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(body));
+      };
+      if (request.method !== 'POST' || !(request.url ?? '').startsWith('/v1/messages')) {
+        json(404, { type: 'error', error: { type: 'not_found_error', message: 'no route' } });
+        return;
+      }
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad json' } });
+        return;
+      }
+      requests.push(body);
+      const problem = anthropicPairingError(
+        (body.messages ?? []) as Parameters<typeof anthropicPairingError>[0],
+        new Map(),
+      );
+      if (problem !== null) {
+        rejections.push(problem);
+        json(400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
+        return;
+      }
+      const step = steps.shift();
+      if (step === undefined) {
+        json(500, { type: 'error', error: { type: 'api_error', message: 'script exhausted' } });
+        return;
+      }
+      answered += 1;
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const send = (event: string, data: Record<string, unknown>) =>
+        response.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+      send('message_start', {
+        message: {
+          id: `msg_scripted_${process.pid}_${answered}_${Date.now()}`,
+          type: 'message',
+          role: 'assistant',
+          model: typeof body.model === 'string' ? body.model : CLAUDE_MODEL,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 12, output_tokens: 1 },
+        },
+      });
+      let index = 0;
+      if (step.text !== undefined) {
+        send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        send('content_block_delta', { index, delta: { type: 'text_delta', text: step.text } });
+        send('content_block_stop', { index });
+        index += 1;
+      }
+      for (const call of step.calls ?? []) {
+        send('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+        });
+        send('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) },
+        });
+        send('content_block_stop', { index });
+        index += 1;
+      }
+      const calls = (step.calls ?? []).length > 0;
+      send('message_delta', {
+        delta: { stop_reason: calls ? 'tool_use' : 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 5 },
+      });
+      send('message_stop', {});
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    rejections,
+    remaining: () => steps.length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

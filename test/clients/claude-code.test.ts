@@ -1,0 +1,342 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, rm, stat, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import {
+  alive,
+  CLAUDE_BIN,
+  CLAUDE_VERSION,
+  type ClaudeHome,
+  killTree,
+  longCommand,
+  type ModelServer,
+  makeClaudeHome,
+  processesMentioning,
+  resumeArgs,
+  runClaude,
+  sessionFile,
+  sleepRunsBelow,
+  startArgs,
+  startClaude,
+  startModelServer,
+  useModelServer,
+  waitFor,
+} from './claude-code-driver.ts';
+
+/*
+ * `llm-agent repair` against the REAL Claude Code (the pinned devDependency
+ * @anthropic-ai/claude-code), offline: Claude Code talks to a strict scripted Anthropic Messages
+ * server on 127.0.0.1 (which refuses a tool_use without its tool_result, or a tool_result
+ * without its tool_use, with Anthropic's 400), in a throwaway HOME. The model has Claude Code
+ * run a long Bash command (`sleep 60; echo done > marker`) — once alone, once as two tool_use
+ * blocks of one assistant message; once the command really runs, Claude Code and every process
+ * below it are SIGKILLed. That is the fault: no marker is ever written, and the session file
+ * ends with tool_use blocks that have no tool_result (resumed as it is, Claude Code would drop
+ * them without a word to the model). The repair appends the results, and `claude --resume`
+ * must then send the model every cut-off tool_use followed by our INTERRUPTED_MESSAGE, marked
+ * as an error, in a request the strict server accepts.
+ *
+ * Run by `npm run test:clients`. It fails, never skips, when Claude Code cannot run.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = join(ROOT, 'src', 'cli', 'main.ts');
+/** How long Claude Code may take to reach the running tool, and to resume. */
+const START_TIMEOUT_MS = 90_000;
+const RESUME_TIMEOUT_MS = 120_000;
+
+const progress = (message: string) => console.log(`[claude-code ${CLAUDE_VERSION}] ${message}`);
+
+const homes: ClaudeHome[] = [];
+const servers: ModelServer[] = [];
+after(async () => {
+  for (const server of servers) await server.close();
+  for (const home of homes) await rm(home.root, { recursive: true, force: true });
+});
+
+describe('repair of a Claude Code session cut off mid-tool, with the real client', () => {
+  test('one Bash call cut off by SIGKILL: the resumed request carries our result', {
+    timeout: 300_000,
+  }, async () => {
+    await scenario('one', 1);
+  });
+
+  test('two tool_use blocks of one message cut off by SIGKILL: both are answered', {
+    timeout: 300_000,
+  }, async () => {
+    await scenario('two', 2);
+  });
+});
+
+let checked: Promise<void> | undefined;
+/** The pinned client runs here: a test fails (never skips) when it does not. */
+function clientRuns(): Promise<void> {
+  checked ??= (async () => {
+    assert.ok(existsSync(CLAUDE_BIN), `no Claude Code binary at ${CLAUDE_BIN}`);
+    const home = await makeClaudeHome('claude-version-');
+    homes.push(home);
+    const version = await runClaude(home, ['--version'], 60_000);
+    assert.equal(version.code, 0, `claude --version failed: ${version.output}`);
+    assert.match(
+      version.output,
+      new RegExp(`^${CLAUDE_VERSION.replaceAll('.', '\\.')} \\(Claude Code\\)`),
+    );
+    progress(`client: ${version.output.trim()}`);
+  })();
+  return checked;
+}
+
+/** Drive Claude Code into `count` long Bash calls of one message, kill it, repair, resume, check. */
+async function scenario(name: string, count: number): Promise<void> {
+  await clientRuns();
+  const home = await makeClaudeHome(`claude-client-${name}-`);
+  homes.push(home);
+  const sessionId = randomUUID();
+  const ids = Array.from({ length: count }, (_, index) => `toolu_${name}_${index + 1}`);
+  const markers = ids.map((_, index) => join(home.work, `marker-${index + 1}`));
+  const server = await startModelServer([
+    {
+      text: 'Running the commands.',
+      calls: ids.map((id, index) => ({
+        id,
+        name: 'Bash',
+        input: {
+          command: longCommand(home.work, index + 1),
+          description: `Long command ${index + 1}`,
+        },
+      })),
+    },
+    { text: 'Resumed: I will check the markers before running anything again.' },
+  ]);
+  servers.push(server);
+  useModelServer(home, server.url);
+
+  // 1. The fault.
+  progress(
+    `${name}: starting claude -p (${count} long Bash call${count === 1 ? '' : 's'} in one message)`,
+  );
+  const claude = startClaude(home, startArgs(sessionId, 'Run the long commands.'));
+  const pid = claude.child.pid;
+  assert.ok(pid !== undefined, `claude did not start: ${claude.output()}`);
+  const found: { file: string | null } = { file: null };
+  try {
+    await waitFor(
+      () => {
+        found.file ??= sessionFile(home, sessionId);
+        const text = found.file === null ? '' : readFileSyncSafe(found.file);
+        return (
+          existsSync(join(home.work, 'started-1')) &&
+          sleepRunsBelow(pid) &&
+          ids.every((id) => text.includes(`"id":"${id}"`))
+        );
+      },
+      START_TIMEOUT_MS,
+      'the first command to run and every tool_use to be in the session file',
+    );
+  } catch (error) {
+    killTree(pid);
+    await claude.exited;
+    throw new Error(`${String(error)}\nclaude output:\n${claude.output()}`);
+  }
+  const session = found.file as string;
+  progress(
+    `${name}: a command runs (sleep 60 below pid ${pid}); SIGKILL to claude and every descendant`,
+  );
+  const killed = killTree(pid);
+  const exit = await claude.exited;
+  assert.equal(
+    exit.signal,
+    'SIGKILL',
+    `claude ended by ${exit.signal ?? exit.code}, not by the kill`,
+  );
+  await waitFor(
+    () => killed.every((each) => !alive(each)),
+    10_000,
+    'every killed process to be gone',
+  );
+  progress(`${name}: killed ${killed.length} processes (${killed.join(', ')}); all gone`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  for (const marker of markers) assert.ok(!existsSync(marker), `${marker} was written`);
+  assert.deepEqual(
+    processesMentioning(home.work),
+    [],
+    'a command that could write a marker lives on',
+  );
+
+  const original = await readFile(session);
+  const lines = original
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const messages = lines.filter((line) => typeof line.uuid === 'string');
+  const lastMessage = messages.at(-1) as { type?: unknown; message?: { content?: unknown } };
+  assert.equal(lastMessage.type, 'assistant', 'the session ends with the assistant message');
+  const uses = messages.flatMap((line) =>
+    line.type === 'assistant'
+      ? ((line.message as { content: { type: string; id?: string }[] }).content ?? [])
+          .filter((block) => block.type === 'tool_use')
+          .map((block) => block.id)
+      : [],
+  );
+  assert.deepEqual(uses, ids, 'the session holds the cut-off tool_use blocks');
+  assert.ok(!original.toString('utf8').includes('"tool_result"'), 'no tool_result was written');
+  const started = ids.filter((_, index) => existsSync(join(home.work, `started-${index + 1}`)));
+  progress(
+    `${name}: fault proven: no marker, ${session} ends with unanswered ${ids.join(', ')} (${started.length} of them had started; Claude Code runs Bash calls that write one after another)`,
+  );
+
+  // 2. The repair: listed by --scan; refused while the file looks live; done with --force.
+  const scan = await repairCli(['--scan', join(home.home, '.claude', 'projects'), '--json']);
+  assert.equal(scan.code, 3, `repair --scan: ${scan.stdout}${scan.stderr}`);
+  const scanned = JSON.parse(scan.stdout) as { sessions: { path: string; status: string }[] };
+  assert.deepEqual(
+    scanned.sessions.map((outcome) => [outcome.path, outcome.status]),
+    [[session, 'planned']],
+  );
+  const age = Date.now() - (await stat(session)).mtimeMs;
+  if (age > 3000) {
+    // A slow machine: make it "just changed" again, as a live client would.
+    await utimes(session, new Date(), new Date());
+  }
+  const refused = await repairCli([session, '--json']);
+  assert.equal(refused.code, 7, `repair without --force: ${refused.stdout}${refused.stderr}`);
+  const [live] = JSON.parse(refused.stdout) as { status: string; reason: string }[];
+  assert.equal(live?.status, 'refused');
+  assert.equal(live?.reason, 'live');
+  assert.ok((await readFile(session)).equals(original), 'a refused repair wrote nothing');
+  progress(`${name}: without --force: refused as live (changed ${Math.round(age)} ms ago)`);
+
+  const repaired = await repairCli([session, '--force', '--json']);
+  assert.equal(repaired.code, 0, `repair --force: ${repaired.stdout}${repaired.stderr}`);
+  const [outcome] = JSON.parse(repaired.stdout) as {
+    status: string;
+    detection: { format: string; version: string };
+    calls: { callId: string }[];
+    backup: string;
+  }[];
+  assert.equal(outcome?.status, 'repaired');
+  assert.deepEqual(outcome.detection, {
+    format: 'claude-code',
+    version: CLAUDE_VERSION,
+    supported: true,
+  });
+  assert.deepEqual(
+    outcome.calls.map((call) => call.callId),
+    ids,
+  );
+  const repairedBytes = await readFile(session);
+  assert.ok(
+    repairedBytes.subarray(0, original.length).equals(original),
+    'the original is a prefix',
+  );
+  assert.ok((await readFile(outcome.backup)).equals(original), 'the backup is the original');
+  const again = await repairCli([session, '--force', '--json']);
+  assert.equal(again.code, 0);
+  assert.equal((JSON.parse(again.stdout) as { status: string }[])[0]?.status, 'clean');
+  assert.ok((await readFile(session)).equals(repairedBytes), 'a second repair wrote nothing');
+  progress(`${name}: repaired (${count} result line(s)); a second repair: clean`);
+
+  // 3. The real client resumes the repaired session.
+  const before = server.requests.length;
+  progress(`${name}: claude --resume ${sessionId} -p continue`);
+  const resumed = await runClaude(home, resumeArgs(sessionId), RESUME_TIMEOUT_MS);
+  assert.equal(resumed.code, 0, `claude --resume failed:\n${resumed.output}`);
+  assert.match(resumed.output, /Resumed: I will check the markers/);
+  assert.equal(server.requests.length, before + 1, 'the resume sent one request');
+  assertResumedRequest(server, ids);
+  assert.equal(server.remaining(), 0, 'the script ran to its end');
+  for (const marker of markers) assert.ok(!existsSync(marker), `${marker} was written on resume`);
+  progress(
+    `${name}: resumed; the request carried INTERRUPTED_MESSAGE (is_error) for ${ids.join(', ')}`,
+  );
+}
+
+interface Block {
+  type: string;
+  id?: string;
+  tool_use_id?: string;
+  content?: unknown;
+  is_error?: unknown;
+}
+
+/** The resumed request: each cut-off tool_use, then our result first in the next message; no 400. */
+function assertResumedRequest(server: ModelServer, ids: readonly string[]): void {
+  assert.deepEqual(server.rejections, [], 'the strict server refused a request');
+  const request = server.requests.at(-1) as { messages?: { role: string; content: unknown }[] };
+  const messages = request.messages ?? [];
+  const blocks = (index: number): Block[] => {
+    const content = messages[index]?.content;
+    return Array.isArray(content) ? (content as Block[]) : [];
+  };
+  const owner = messages.findIndex(
+    (message, index) =>
+      message.role === 'assistant' && blocks(index).some((block) => block.id === ids[0]),
+  );
+  assert.ok(owner >= 0, `the resumed request lacks the tool_use ${ids[0]}`);
+  assert.deepEqual(
+    blocks(owner)
+      .filter((block) => block.type === 'tool_use')
+      .map((block) => block.id),
+    ids,
+    'every cut-off tool_use is sent, in one assistant message',
+  );
+  assert.equal(messages[owner + 1]?.role, 'user');
+  const results = blocks(owner + 1).slice(0, ids.length);
+  assert.deepEqual(
+    results.map((block) => [block.type, block.tool_use_id, block.content, block.is_error]),
+    ids.map((id) => ['tool_result', id, INTERRUPTED_MESSAGE, true]),
+    'the next message opens with our results',
+  );
+  const all = JSON.stringify(messages);
+  for (const id of ids) {
+    assert.equal(all.split(`"tool_use_id":"${id}"`).length - 1, 1, `${id}: exactly one result`);
+  }
+}
+
+function readFileSyncSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Run to completion with stdin at /dev/null, bounded in time. */
+function run(
+  file: string,
+  args: readonly string[],
+  options: { env: Record<string, string>; timeoutMs: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      file,
+      args,
+      {
+        cwd: ROOT,
+        env: options.env,
+        timeout: options.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    child.stdin?.end();
+  });
+}
+
+/** `llm-agent repair …` as a user runs it. */
+function repairCli(args: readonly string[]) {
+  return run(process.execPath, [CLI, 'repair', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: ROOT },
+    timeoutMs: 60_000,
+  });
+}

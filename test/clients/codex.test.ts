@@ -1,0 +1,434 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import { type ResponsesServer, startResponsesServer } from '../../src/testing/index.ts';
+
+/*
+ * `llm-agent repair` against the REAL Codex CLI (the pinned devDependency @openai/codex), offline:
+ * Codex talks to a strict scripted OpenAI Responses server on 127.0.0.1 (which refuses a call
+ * without its output, or an output without its call, with OpenAI's 400), in a throwaway HOME and
+ * CODEX_HOME. The model makes Codex run a long shell command (`sleep 60; echo done > marker`);
+ * once the command really runs, Codex and every process it started are SIGKILLed. That is the
+ * fault: the marker is never written, and the rollout ends with a call that has no output. The
+ * repair appends the outputs (and closes the turn), and `codex exec resume` must then send the
+ * model every cut-off call with our INTERRUPTED_MESSAGE as its output — where Codex today would
+ * send "aborted" — in a request the strict server accepts.
+ *
+ * Run by `npm run test:clients`. It fails, never skips, when Codex cannot run.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CODEX_JS = join(ROOT, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
+const CLI = join(ROOT, 'src', 'cli', 'main.ts');
+const CODEX_VERSION = '0.171.0';
+/** How long Codex may take to reach the running tool, and to resume. */
+const START_TIMEOUT_MS = 60_000;
+const RESUME_TIMEOUT_MS = 90_000;
+
+const progress = (message: string) => console.log(`[codex] ${message}`);
+
+let folder: string;
+before(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'llm-agent-codex-'));
+});
+after(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe('repair of a Codex rollout cut off mid-tool, with the real client', () => {
+  test('one shell call cut off by SIGKILL: the resumed request carries our output', {
+    timeout: 240_000,
+  }, async () => {
+    await scenario('one', 1);
+  });
+
+  test('two parallel shell calls cut off by SIGKILL: both are answered', {
+    timeout: 240_000,
+  }, async () => {
+    await scenario('two', 2);
+  });
+});
+
+let checked: Promise<void> | undefined;
+/** The pinned client runs here: a test fails (never skips) when it does not. */
+function clientRuns(): Promise<void> {
+  checked ??= (async () => {
+    const version = await run(process.execPath, [CODEX_JS, '--version'], {
+      env: { PATH: process.env.PATH ?? '', HOME: folder },
+      timeoutMs: 30_000,
+    });
+    assert.equal(version.code, 0, `codex --version failed: ${version.stderr}`);
+    assert.match(version.stdout, new RegExp(`codex-cli ${CODEX_VERSION.replaceAll('.', '\\.')}`));
+    progress(`client: ${version.stdout.trim()}`);
+  })();
+  return checked;
+}
+
+/** Drive Codex into `count` parallel long shell calls, kill it, repair, resume, check. */
+async function scenario(name: string, count: number): Promise<void> {
+  await clientRuns();
+  const base = join(folder, name);
+  const home = join(base, 'home');
+  const codexHome = join(base, 'codex-home');
+  const work = join(base, 'work');
+  await Promise.all([home, codexHome, work].map((path) => mkdir(path, { recursive: true })));
+  const markers = Array.from({ length: count }, (_, index) => join(work, `marker-${index + 1}`));
+  const calls = markers.map((marker, index) => ({
+    id: `call_${name}_${index + 1}`,
+    name: 'exec_command',
+    // yield_time_ms: exec_command answers a still-running command after this long (default
+    // 10 s, at most 30 s); the kill comes well before.
+    input: { cmd: `sleep 60; echo done > ${marker}`, yield_time_ms: 30_000 },
+  }));
+  const server = await startResponsesServer([
+    { calls },
+    { text: 'Resumed: I will check the markers before running anything again.' },
+  ]);
+  try {
+    await writeFile(join(codexHome, 'config.toml'), configToml(server.url));
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      CODEX_HOME: codexHome,
+      FAKE_MODEL_KEY: 'test-key',
+      RUST_LOG: 'warn',
+    };
+
+    // 1. The fault.
+    progress(`${name}: starting codex exec (${count} long shell call${count === 1 ? '' : 's'})`);
+    const codex = spawn(
+      process.execPath,
+      [CODEX_JS, 'exec', '--skip-git-repo-check', 'Run the commands.'],
+      { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const output = collect(codex);
+    const exited = new Promise<void>((resolve) => codex.once('exit', () => resolve()));
+    let rollout: string;
+    try {
+      rollout = await waitFor(`the ${count} command(s) to run`, START_TIMEOUT_MS, async () => {
+        const file = await findRollout(codexHome);
+        if (file === null) return null;
+        const running = commandsRunning(codex.pid as number, markers);
+        return running === count ? file : null;
+      });
+    } catch (error) {
+      killTree(codex.pid as number);
+      throw new Error(`${String(error)}\ncodex stderr:\n${output.stderr()}`);
+    }
+    progress(`${name}: ${count} command(s) running; SIGKILL to codex and every descendant`);
+    const killed = killTree(codex.pid as number);
+    await exited;
+    await waitFor('every killed process to be gone', 10_000, async () =>
+      killed.every((pid) => !alive(pid)) ? true : null,
+    );
+    progress(`${name}: killed ${killed.length} processes (${killed.join(', ')}); all gone`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const marker of markers) assert.ok(!existsSync(marker), `${marker} was written`);
+    assert.equal(commandsRunning(null, markers), 0, 'a command that could write a marker lives on');
+
+    const original = await readFile(rollout);
+    const items = rolloutItems(original.toString('utf8'));
+    const ids = calls.map((call) => call.id);
+    const responseItems = items.filter((item) => item.type === 'response_item');
+    assert.deepEqual(
+      responseItems.slice(-count).map((item) => [item.payload.type, item.payload.call_id]),
+      ids.map((id) => ['function_call', id]),
+      'the rollout ends (in what the model is sent) with the cut-off calls',
+    );
+    assert.ok(
+      !items.some((item) => ids.includes(String(item.payload.call_id)) && isOutput(item)),
+      'no output was written for a cut-off call',
+    );
+    progress(`${name}: fault proven: no marker, ${rollout} ends with unanswered ${ids.join(', ')}`);
+
+    // 2. The repair: refused while the file looks live, done with --force (the client is dead).
+    const age = Date.now() - (await stat(rollout)).mtimeMs;
+    if (age > 3000) {
+      // A slow machine: make it "just changed" again, as a live client would.
+      await utimes(rollout, new Date(), new Date());
+    }
+    const refused = await repairCli([rollout, '--json']);
+    assert.equal(refused.code, 7, `repair without --force: ${refused.stdout}${refused.stderr}`);
+    const [live] = JSON.parse(refused.stdout) as { status: string; reason: string }[];
+    assert.equal(live?.status, 'refused');
+    assert.equal(live?.reason, 'live');
+    assert.ok((await readFile(rollout)).equals(original), 'a refused repair wrote nothing');
+    progress(`${name}: without --force: refused as live (changed ${Math.round(age)} ms ago)`);
+
+    const repaired = await repairCli([rollout, '--force', '--json']);
+    assert.equal(repaired.code, 0, `repair --force: ${repaired.stdout}${repaired.stderr}`);
+    const [outcome] = JSON.parse(repaired.stdout) as {
+      status: string;
+      calls: { callId: string }[];
+      backup: string;
+    }[];
+    assert.equal(outcome?.status, 'repaired');
+    assert.deepEqual(
+      outcome.calls.map((call) => call.callId),
+      ids,
+    );
+    const after = await readFile(rollout);
+    assert.ok(after.subarray(0, original.length).equals(original), 'the original is a prefix');
+    assert.ok((await readFile(outcome.backup)).equals(original), 'the backup is the original');
+    const again = await repairCli([rollout, '--force', '--json']);
+    assert.equal(again.code, 0);
+    assert.equal((JSON.parse(again.stdout) as { status: string }[])[0]?.status, 'clean');
+    assert.ok((await readFile(rollout)).equals(after), 'a second repair wrote nothing');
+    progress(`${name}: repaired (${count} output(s) + turn_aborted); a second repair: clean`);
+
+    // 3. The real client resumes the repaired session.
+    const sessionId = items[0]?.payload.id;
+    assert.equal(typeof sessionId, 'string');
+    const before = server.requests.length;
+    progress(`${name}: codex exec resume ${String(sessionId)} continue`);
+    const resumed = await run(
+      process.execPath,
+      [CODEX_JS, 'exec', '--skip-git-repo-check', 'resume', String(sessionId), 'continue'],
+      { cwd: work, env, timeoutMs: RESUME_TIMEOUT_MS },
+    );
+    assert.equal(resumed.code, 0, `codex exec resume failed:\n${resumed.stderr}`);
+    assert.equal(server.requests.length, before + 1, 'the resume sent one request');
+    assertResumedRequest(server, ids);
+    // Codex read every appended line (it warns about a line it cannot read or an ordinal gap).
+    assert.doesNotMatch(resumed.stderr, /skipping (unknown rollout line|missing rollout ordinal)/);
+    assert.equal(server.remaining(), 0, 'the script ran to its end');
+    progress(`${name}: resumed; the request carried INTERRUPTED_MESSAGE for ${ids.join(', ')}`);
+  } finally {
+    await server.close();
+  }
+}
+
+/** The resumed request: every cut-off call, then its output with our text; the strict server said yes. */
+function assertResumedRequest(server: ResponsesServer, ids: readonly string[]): void {
+  assert.deepEqual(server.rejections, [], 'the strict server refused a request');
+  const request = server.requests.at(-1) as { input?: Record<string, unknown>[] };
+  const input = request.input ?? [];
+  for (const id of ids) {
+    const call = input.findIndex((item) => item.type === 'function_call' && item.call_id === id);
+    assert.ok(call >= 0, `the resumed request lacks the call ${id}`);
+    const outputs = input.filter(
+      (item) => item.type === 'function_call_output' && item.call_id === id,
+    );
+    assert.equal(outputs.length, 1, `${id}: one output`);
+    assert.equal(outputs[0]?.output, INTERRUPTED_MESSAGE, `${id}: our text, not "aborted"`);
+    assert.ok(
+      input.indexOf(outputs[0] as Record<string, unknown>) > call,
+      `${id}: output after call`,
+    );
+  }
+  const texts = input.flatMap((item) =>
+    item.type === 'message' && item.role === 'user' && Array.isArray(item.content)
+      ? (item.content as { text?: unknown }[]).map((part) => String(part.text))
+      : [],
+  );
+  const marker = texts.find((text) => text.startsWith('<turn_aborted>'));
+  assert.ok(marker !== undefined, 'the turn_aborted marker was sent');
+  assert.match(marker, /the Codex process stopped/);
+  assert.ok(!JSON.stringify(input).includes('"output":"aborted"'), 'Codex filled in "aborted"');
+}
+
+/** Codex's config: a custom provider on the local server, no retries, no approvals, no sandbox. */
+function configToml(url: string): string {
+  return [
+    'model = "gpt-5"',
+    'model_provider = "fake"',
+    'approval_policy = "never"',
+    'sandbox_mode = "danger-full-access"',
+    '',
+    '[model_providers.fake]',
+    'name = "fake"',
+    `base_url = "${url}"`,
+    'env_key = "FAKE_MODEL_KEY"',
+    'wire_api = "responses"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
+}
+
+interface RolloutItem {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+function rolloutItems(text: string): RolloutItem[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as RolloutItem);
+}
+
+function isOutput(item: RolloutItem): boolean {
+  return item.type === 'response_item' && String(item.payload.type).endsWith('_output');
+}
+
+/** The rollout file under CODEX_HOME/sessions, once Codex has written its calls. */
+async function findRollout(codexHome: string): Promise<string | null> {
+  const sessions = join(codexHome, 'sessions');
+  if (!existsSync(sessions)) return null;
+  const entries = await readdir(sessions, { recursive: true });
+  const files = entries.filter((entry) => /rollout-.*\.jsonl$/.test(entry));
+  return files.length === 1 ? join(sessions, files[0] as string) : null;
+}
+
+/** The parent of every process on the machine (from /proc). */
+function processTable(): Map<number, { parent: number; state: string; command: string }> {
+  const table = new Map<number, { parent: number; state: string; command: string }>();
+  for (const entry of readdirSyncSafe('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const statText = readFileSyncSafe(`/proc/${entry}/stat`);
+    if (statText === null) continue;
+    // pid (comm) state ppid …; comm may hold spaces and parentheses.
+    const fields = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
+    const command = (readFileSyncSafe(`/proc/${entry}/cmdline`) ?? '').replaceAll('\0', ' ');
+    table.set(Number(entry), {
+      parent: Number(fields[1]),
+      state: fields[0] ?? '?',
+      command,
+    });
+  }
+  return table;
+}
+
+/** Every descendant of `root` (not `root` itself). */
+function descendants(root: number): number[] {
+  const table = processTable();
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const parent = queue.shift() as number;
+    for (const [pid, entry] of table) {
+      if (entry.parent === parent && !found.includes(pid)) {
+        found.push(pid);
+        queue.push(pid);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * How many live processes would write one of `markers`: below `root`, the shells Codex started
+ * whose `sleep` runs; anywhere (`root` null), any process whose command line writes one.
+ */
+function commandsRunning(root: number | null, markers: readonly string[]): number {
+  const table = processTable();
+  const pids = root === null ? [...table.keys()] : descendants(root);
+  return pids.filter((pid) => {
+    const entry = table.get(pid);
+    if (entry === undefined || entry.state === 'Z') return false;
+    if (!markers.some((marker) => entry.command.includes(`> ${marker}`))) return false;
+    if (root === null) return true;
+    // Below Codex: the shell it started, once that shell is in its `sleep`.
+    return [...table.values()].some(
+      (child) =>
+        child.parent === pid && child.state !== 'Z' && child.command.startsWith('sleep 60'),
+    );
+  }).length;
+}
+
+/**
+ * SIGKILL `root`'s process group and every descendant. Codex starts each command in a session
+ * of its own, so killing the group alone would leave the commands running.
+ */
+function killTree(root: number): number[] {
+  const pids = new Set<number>([root]);
+  for (let pass = 0; pass < 3; pass += 1) for (const pid of descendants(root)) pids.add(pid);
+  try {
+    process.kill(-root, 'SIGKILL');
+  } catch {}
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  return [...pids];
+}
+
+/** True while `pid` exists and is not a zombie. */
+function alive(pid: number): boolean {
+  const statText = readFileSyncSafe(`/proc/${pid}/stat`);
+  if (statText === null) return false;
+  return statText.slice(statText.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+}
+
+function readFileSyncSafe(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function readdirSyncSafe(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
+
+/** Poll `check` until it gives a value, or fail after `timeoutMs`. */
+async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | null>) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Keep a child's output. */
+function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
+/** Run to completion with stdin at /dev/null, bounded in time. */
+function run(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; env: Record<string, string>; timeoutMs: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      file,
+      args,
+      {
+        cwd: options.cwd ?? ROOT,
+        env: options.env,
+        timeout: options.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    child.stdin?.end();
+  });
+}
+
+/** `llm-agent repair …` as a user runs it. */
+function repairCli(args: readonly string[]) {
+  return run(process.execPath, [CLI, 'repair', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: folder },
+    timeoutMs: 30_000,
+  });
+}

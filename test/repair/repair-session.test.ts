@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { ForeignFormat, ForeignLine } from '../../src/repair/foreign-format.ts';
+import { openElsewhere } from '../../src/repair/open-elsewhere.ts';
+import { repairSession } from '../../src/repair/repair-session.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { nodeFileSystem } from '../../src/transcript/file-system.ts';
+
+/*
+ * The shell every format shares (src/repair/repair-session.ts), on a toy format: `{"toy":V}`
+ * first, then `{"call":ID}` and `{"result":ID}` lines. What it promises: append-only, a
+ * byte-exact backup before the first write, a torn last line kept out of the data (sidecar,
+ * then a newline first), refusals that write nothing, idempotence.
+ */
+
+const toyFormat: ForeignFormat = {
+  name: 'pi',
+  detect(lines: readonly ForeignLine[]) {
+    const first = lines[0]?.value as { toy?: unknown } | undefined;
+    if (typeof first?.toy !== 'number') return null;
+    return first.toy === 1
+      ? { format: 'pi', version: `toy ${first.toy}`, supported: true }
+      : { format: 'pi', version: `toy ${first.toy}`, supported: false, reason: 'untested' };
+  },
+  plan(lines) {
+    const calls = lines.flatMap((line) => {
+      const value = line.value as { call?: string } | undefined;
+      return typeof value?.call === 'string' ? [{ callId: value.call, line: line.number }] : [];
+    });
+    const answered = new Set(
+      lines.map((line) => (line.value as { result?: string } | undefined)?.result),
+    );
+    const open = calls.filter((call) => !answered.has(call.callId));
+    if (open.length === 0) return { kind: 'clean', detail: 'every call has its result' };
+    return {
+      kind: 'repair',
+      calls: open.map((call) => ({ ...call, toolName: 'toy' })),
+      append: open.map((call) => JSON.stringify({ result: call.callId, interrupted: true })),
+    };
+  },
+};
+const formats = [toyFormat];
+const OLD = new Date(Date.now() - 60_000);
+
+let folder: string;
+before(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'llm-agent-repair-'));
+});
+after(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+let counter = 0;
+/** A session file with these bytes, last changed a minute ago (not live). */
+async function session(text: string): Promise<string> {
+  const path = join(folder, `s${counter++}.jsonl`);
+  await writeFile(path, text, { mode: 0o600 });
+  await utimes(path, OLD, OLD);
+  return path;
+}
+
+describe('repairSession (the shell, on a toy format)', () => {
+  test('append-only, with a byte-exact backup; a second repair changes nothing', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n{"result":"a"}\n{"call":"b"}\n{"call":"c"}\n';
+    const path = await session(original);
+    const outcome = await repairSession(path, { formats });
+    assert.equal(outcome.status, 'repaired');
+    assert.ok(outcome.status === 'repaired');
+    assert.deepEqual(
+      outcome.calls.map((call) => call.callId),
+      ['b', 'c'],
+    );
+    const after = await readFile(path, 'utf8');
+    assert.ok(after.startsWith(original), 'the original bytes are a prefix');
+    assert.equal(
+      after.slice(original.length),
+      '{"result":"b","interrupted":true}\n{"result":"c","interrupted":true}\n',
+    );
+    assert.equal(await readFile(outcome.backup, 'utf8'), original, 'the backup is byte-exact');
+    await utimes(path, OLD, OLD);
+    const again = await repairSession(path, { formats });
+    assert.equal(again.status, 'clean');
+    assert.equal(
+      await readFile(path, 'utf8'),
+      after,
+      'idempotent: nothing written the second time',
+    );
+  });
+
+  test('a torn last line goes to a sidecar, is never parsed, and a newline comes first', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n{"result":"a","tr';
+    const path = await session(original);
+    const outcome = await repairSession(path, { formats });
+    assert.ok(outcome.status === 'repaired', JSON.stringify(outcome));
+    // The torn result is not data: call a is still unanswered, and answered by the repair.
+    assert.deepEqual(
+      outcome.calls.map((call) => call.callId),
+      ['a'],
+    );
+    assert.equal(await readFile(outcome.sidecar as string, 'utf8'), '{"result":"a","tr');
+    assert.equal(await readFile(path, 'utf8'), `${original}\n{"result":"a","interrupted":true}\n`);
+  });
+
+  test('--dry-run plans and writes nothing; refusals write nothing', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const planned = await repairSession(path, { formats, dryRun: true });
+    assert.ok(planned.status === 'planned');
+    assert.deepEqual(planned.append, ['{"result":"a","interrupted":true}']);
+
+    const untested = await session('{"toy":2}\n{"call":"a"}\n');
+    const refusedVersion = await repairSession(untested, { formats });
+    assert.ok(refusedVersion.status === 'refused');
+    assert.equal(refusedVersion.reason, 'unsupported-version');
+    assert.match(refusedVersion.detail, /toy 2: untested/);
+
+    const unknown = await session('{"something":"else"}\n');
+    const refusedFormat = await repairSession(unknown, { formats });
+    assert.ok(refusedFormat.status === 'refused');
+    assert.equal(refusedFormat.reason, 'unknown-format');
+
+    assert.equal(await readFile(path, 'utf8'), original);
+    assert.equal(await readFile(untested, 'utf8'), '{"toy":2}\n{"call":"a"}\n');
+    const names = await readdir(folder);
+    for (const file of [path, untested, unknown]) {
+      const backups = names.filter((name) => name.startsWith(`${basename(file)}.bak-`));
+      assert.deepEqual(backups, [], `no backup of ${file}: nothing was written`);
+    }
+  });
+
+  test('a file changed seconds ago, or open in another process, is live: refused unless --force', async () => {
+    const recent = join(folder, 'recent.jsonl');
+    await writeFile(recent, '{"toy":1}\n{"call":"a"}\n');
+    const refused = await repairSession(recent, { formats });
+    assert.ok(refused.status === 'refused');
+    assert.equal(refused.reason, 'live');
+    assert.match(refused.detail, /changed \d+ ms ago/);
+    assert.equal(await readFile(recent, 'utf8'), '{"toy":1}\n{"call":"a"}\n');
+    const forced = await repairSession(recent, { formats, force: true });
+    assert.equal(forced.status, 'repaired');
+
+    const held = await session('{"toy":1}\n{"call":"a"}\n');
+    const holder = spawn(
+      process.execPath,
+      ['-e', `require('fs').openSync(${JSON.stringify(held)}, 'a'); setInterval(() => {}, 1000)`],
+      { stdio: 'ignore' },
+    );
+    try {
+      // The fault is real: the other process has the file open before the repair looks.
+      for (let tries = 0; (await openElsewhere(held)).length === 0; tries += 1) {
+        assert.ok(tries < 200, 'the holder never opened the file');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const open = await repairSession(held, { formats });
+      assert.ok(open.status === 'refused');
+      assert.equal(open.reason, 'live');
+      assert.match(open.detail, new RegExp(`open in another process \\(pid ${holder.pid}`));
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  test('a write that fails leaves the original bytes and the backup; the next repair completes', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const faulty = new FaultyFileSystem(nodeFileSystem, {
+      rules: [{ operation: 'write', path, fault: { kind: 'error', code: 'ENOSPC' } }],
+    });
+    const failed = await repairSession(path, { formats, fileSystem: faulty });
+    assert.equal(faulty.fired.length, 1, 'the fault fired');
+    assert.ok(failed.status === 'refused');
+    assert.equal(failed.reason, 'io-error');
+    assert.equal(await readFile(path, 'utf8'), original);
+    const retried = await repairSession(path, { formats });
+    assert.ok(retried.status === 'repaired');
+    assert.equal(await readFile(path, 'utf8'), `${original}{"result":"a","interrupted":true}\n`);
+  });
+});
