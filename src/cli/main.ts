@@ -94,7 +94,7 @@ export const COMMANDS: CommandEntry[] = [
  * The package's version, read from its package.json (one folder above src/ and dist/).
  *
  * @example
- * packageVersion(); // '0.2.0'
+ * packageVersion(); // '0.3.0'
  */
 export function packageVersion(): string {
   const url = new URL('../../package.json', import.meta.url);

@@ -1,12 +1,14 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
-import type {
-  ForeignFormat,
-  ForeignLine,
-  FormatDetection,
-  PlanContext,
-  RepairPlan,
-  UnansweredCall,
+import {
+  type ForeignFormat,
+  type ForeignLine,
+  type FormatDetection,
+  type PlanContext,
+  type RepairPlan,
+  type UnansweredCall,
+  neverThrowingFormat,
 } from './foreign-format.ts';
+import { isObject, shown } from './untrusted-value.ts';
 
 /*
  * The session files of Claude Code (`@anthropic-ai/claude-code`,
@@ -79,26 +81,12 @@ interface Message {
  * const plan = claudeCodeFormat.plan(lines, { now: new Date(), randomBytes });
  * if (plan.kind === 'repair') for (const line of plan.append) console.log(line);
  */
-export const claudeCodeFormat: ForeignFormat = {
-  name: 'claude-code',
-  detect: (lines) => {
-    try {
-      return detectClaudeCode(lines);
-    } catch {
-      return null;
-    }
-  },
-  plan: (lines, context) => {
-    try {
-      return planClaudeCode(lines, context);
-    } catch (error) {
-      return {
-        kind: 'refuse',
-        detail: `Claude Code session: could not plan a repair (${shown(String(error))})`,
-      };
-    }
-  },
-};
+export const claudeCodeFormat: ForeignFormat = neverThrowingFormat(
+  'claude-code',
+  'Claude Code session',
+  detectClaudeCode,
+  planClaudeCode,
+);
 
 /** A message line as Claude Code writes every one of them. */
 function hasEnvelope(value: unknown): value is Record<string, unknown> {
@@ -483,18 +471,8 @@ function freshUuid(used: ReadonlySet<string>, context: PlanContext): string | nu
   return null;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A version string from the file, safe to show: control characters escaped, cut short. */
 function shownVersion(version: string): string {
   const text = JSON.stringify(version).slice(1, -1);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
-}
-
-/** An untrusted value for a message: JSON (control characters escaped), cut short. */
-function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }

@@ -1,12 +1,14 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
-import type {
-  ForeignFormat,
-  ForeignLine,
-  FormatDetection,
-  PlanContext,
-  RepairPlan,
-  UnansweredCall,
+import {
+  type ForeignFormat,
+  type ForeignLine,
+  type FormatDetection,
+  type PlanContext,
+  type RepairPlan,
+  type UnansweredCall,
+  neverThrowingFormat,
 } from './foreign-format.ts';
+import { isObject, shown } from './untrusted-value.ts';
 
 /*
  * The rollout files of the Codex CLI (`@openai/codex`,
@@ -100,26 +102,12 @@ interface Item {
  * const plan = codexFormat.plan(lines, { now: new Date(), randomBytes });
  * if (plan.kind === 'repair') for (const line of plan.append) console.log(line);
  */
-export const codexFormat: ForeignFormat = {
-  name: 'codex',
-  detect: (lines) => {
-    try {
-      return detectCodex(lines);
-    } catch {
-      return null;
-    }
-  },
-  plan: (lines, context) => {
-    try {
-      return planCodex(lines, context);
-    } catch (error) {
-      return {
-        kind: 'refuse',
-        detail: `Codex rollout: could not plan a repair (${shown(String(error))})`,
-      };
-    }
-  },
-};
+export const codexFormat: ForeignFormat = neverThrowingFormat(
+  'codex',
+  'Codex rollout',
+  detectCodex,
+  planCodex,
+);
 
 function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
   const first = lines[0]?.value;
@@ -536,17 +524,7 @@ function uuidV7(context: PlanContext): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A version string from the file, safe to show: control characters escaped, cut short. */
 function shownVersionOf(version: string): string {
   return /^[\w.+-]{1,40}$/.test(version) ? version : shown(version);
-}
-
-/** An untrusted value for a message: JSON (control characters escaped), cut short. */
-function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }

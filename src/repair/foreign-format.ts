@@ -96,3 +96,37 @@ export interface ForeignFormat {
   /** The repair of a session of this format (called only when `detect` recognised it). */
   plan(lines: readonly ForeignLine[], context: PlanContext): RepairPlan;
 }
+
+/**
+ * A {@link ForeignFormat} from a format's detect and plan, made never to throw whatever the
+ * lines hold: an exception while detecting is "not this format", one while planning a refusal
+ * naming `label` — a shape the format's code did not foresee is never repaired by a guess.
+ *
+ * @example
+ * export const piFormat = neverThrowingFormat('pi', 'pi session', detectPi, planPi);
+ */
+export function neverThrowingFormat(
+  name: ForeignFormatName,
+  label: string,
+  detect: ForeignFormat['detect'],
+  plan: ForeignFormat['plan'],
+): ForeignFormat {
+  return {
+    name,
+    detect: (lines) => {
+      try {
+        return detect(lines);
+      } catch {
+        return null;
+      }
+    },
+    plan: (lines, context) => {
+      try {
+        return plan(lines, context);
+      } catch (error) {
+        const reason = JSON.stringify(String(error)).slice(0, 200);
+        return { kind: 'refuse', detail: `${label}: could not plan a repair (${reason})` };
+      }
+    },
+  };
+}

@@ -1,12 +1,14 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
-import type {
-  ForeignFormat,
-  ForeignLine,
-  FormatDetection,
-  PlanContext,
-  RepairPlan,
-  UnansweredCall,
+import {
+  type ForeignFormat,
+  type ForeignLine,
+  type FormatDetection,
+  type PlanContext,
+  type RepairPlan,
+  type UnansweredCall,
+  neverThrowingFormat,
 } from './foreign-format.ts';
+import { isObject, shown } from './untrusted-value.ts';
 
 /*
  * The session files of the pi coding agent (`@mariozechner/pi-coding-agent`,
@@ -58,23 +60,7 @@ interface Entry {
  * const plan = piFormat.plan(lines, { now: new Date(), randomBytes });
  * if (plan.kind === 'repair') for (const line of plan.append) console.log(line);
  */
-export const piFormat: ForeignFormat = {
-  name: 'pi',
-  detect: (lines) => {
-    try {
-      return detectPi(lines);
-    } catch {
-      return null;
-    }
-  },
-  plan: (lines, context) => {
-    try {
-      return planPi(lines, context);
-    } catch (error) {
-      return { kind: 'refuse', detail: `pi session: could not plan a repair (${String(error)})` };
-    }
-  },
-};
+export const piFormat: ForeignFormat = neverThrowingFormat('pi', 'pi session', detectPi, planPi);
 
 function detectPi(lines: readonly ForeignLine[]): FormatDetection | null {
   const header = lines[0]?.value;
@@ -280,14 +266,4 @@ function freshId(used: ReadonlySet<string>, context: PlanContext): string {
     if (!used.has(id)) return id;
     value = (value + 1) % 0x1_0000_0000;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** An untrusted value for a message: JSON (control characters escaped), cut short. */
-function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
