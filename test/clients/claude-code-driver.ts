@@ -7,7 +7,6 @@
  * of its own, so killing Claude Code's group is not enough: the whole tree is frozen (SIGSTOP,
  * so nothing forks or is re-parented meanwhile), then killed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -16,6 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { anthropicPairingError } from '../../src/testing/provider-servers.ts';
+import { finishWithin, type RunningChild, startDetached } from './support/client-run.ts';
+import { processTable, processTree } from './support/process-tree.ts';
+
+// What the fixture recorder (test/fixtures/foreign/claude-code/record.ts) takes from here.
+export { waitFor } from './support/client-run.ts';
+export { killTree, processesMentioning } from './support/process-tree.ts';
 
 const PACKAGE = fileURLToPath(
   new URL('../../node_modules/@anthropic-ai/claude-code/', import.meta.url),
@@ -85,53 +90,20 @@ export function resumeArgs(sessionId: string, prompt = 'continue'): string[] {
 }
 
 /** A claude process started detached (its own process group), stdin closed, output collected. */
-export interface RunningClaude {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export type RunningClaude = RunningChild;
 
 /** Start claude in `home.work` with `args`. */
 export function startClaude(home: ClaudeHome, args: readonly string[]): RunningClaude {
-  const child = spawn(CLAUDE_BIN, args, {
-    cwd: home.work,
-    env: home.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-    child.on('error', () => resolve({ code: null, signal: null }));
-  });
-  return { child, output: () => output, exited };
+  return startDetached(CLAUDE_BIN, args, { cwd: home.work, env: home.env });
 }
 
 /** Run claude to its end, killed (with its tree) if it takes longer than `timeoutMs`. */
-export async function runClaude(
+export function runClaude(
   home: ClaudeHome,
   args: readonly string[],
   timeoutMs: number,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
-  const running = startClaude(home, args);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  const result = await Promise.race([running.exited, timeout]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
-    if (running.child.pid !== undefined) killTree(running.child.pid);
-    await running.exited;
-    throw new Error(`claude did not finish within ${timeoutMs} ms; output:\n${running.output()}`);
-  }
-  return { ...result, output: running.output() };
+  return finishWithin(startClaude(home, args), timeoutMs, 'claude');
 }
 
 /** The session file Claude Code writes for `sessionId` under `home`, once it exists. */
@@ -150,65 +122,6 @@ export function longCommand(work: string, n: number): string {
   return `echo started > ${work}/started-${n}; sleep 60; echo done > ${work}/marker-${n}`;
 }
 
-/** Poll `check` every 50 ms until it holds; throw, naming `what`, after `timeoutMs`. */
-export async function waitFor(
-  check: () => boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-interface ProcessEntry {
-  parent: number;
-  state: string;
-  command: string;
-}
-
-/** Every live process, from /proc (Linux). */
-function processTable(): Map<number, ProcessEntry> {
-  const table = new Map<number, ProcessEntry>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    let command: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // pid (comm) state ppid …: comm may hold spaces and parentheses, so split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    table.set(Number(name), { parent: Number(fields[1]), state: fields[0] ?? '?', command });
-  }
-  return table;
-}
-
-/** `root` and every process descended from it. */
-export function processTree(root: number): number[] {
-  const table = processTable();
-  const tree = [root];
-  for (let index = 0; index < tree.length; index += 1) {
-    for (const [pid, entry] of table) if (entry.parent === tree[index]) tree.push(pid);
-  }
-  return tree;
-}
-
-/** Live (not zombie) processes whose command line mentions `text`. */
-export function processesMentioning(text: string): number[] {
-  const found: number[] = [];
-  for (const [pid, entry] of processTable()) {
-    if (pid !== process.pid && entry.state !== 'Z' && entry.command.includes(text)) found.push(pid);
-  }
-  return found;
-}
-
 /** True when a live `sleep 60` runs below `root`: the long command really runs. */
 export function sleepRunsBelow(root: number): boolean {
   const table = processTable();
@@ -216,44 +129,6 @@ export function sleepRunsBelow(root: number): boolean {
     const entry = table.get(pid);
     return entry !== undefined && entry.state !== 'Z' && entry.command.startsWith('sleep 60');
   });
-}
-
-/** True while `pid` exists and is not a zombie. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/**
- * SIGKILL `root`, its process group and every descendant (whatever group it is in): the tree is
- * frozen first, round by round until no new process appears, so that none escapes by forking or
- * being re-parented. Returns the pids killed.
- */
-export function killTree(root: number): number[] {
-  const frozen = new Set<number>();
-  for (let round = 0; round < 20; round += 1) {
-    const fresh = processTree(root).filter((pid) => !frozen.has(pid));
-    if (fresh.length === 0) break;
-    for (const pid of fresh) {
-      signal(pid, 'SIGSTOP');
-      frozen.add(pid);
-    }
-  }
-  signal(-root, 'SIGKILL');
-  for (const pid of frozen) signal(pid, 'SIGKILL');
-  return [...frozen];
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
 }
 
 // ─── The scripted model ─────────────────────────────────────────────────────────────────────

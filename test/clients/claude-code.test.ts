@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import {
-  alive,
   CLAUDE_BIN,
   CLAUDE_VERSION,
   type ClaudeHome,
-  killTree,
   longCommand,
   type ModelServer,
   makeClaudeHome,
-  processesMentioning,
   resumeArgs,
   runClaude,
   sessionFile,
@@ -25,8 +20,9 @@ import {
   startClaude,
   startModelServer,
   useModelServer,
-  waitFor,
 } from './claude-code-driver.ts';
+import { readFileSafe, repairCli, waitFor } from './support/client-run.ts';
+import { alive, killTree, processesMentioning } from './support/process-tree.ts';
 
 /*
  * `llm-agent repair` against the REAL Claude Code (the pinned devDependency
@@ -44,8 +40,6 @@ import {
  * Run by `npm run test:clients`. It fails, never skips, when Claude Code cannot run.
  */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 /** How long Claude Code may take to reach the running tool, and to resume. */
 const START_TIMEOUT_MS = 90_000;
 const RESUME_TIMEOUT_MS = 120_000;
@@ -128,7 +122,7 @@ async function scenario(name: string, count: number): Promise<void> {
     await waitFor(
       () => {
         found.file ??= sessionFile(home, sessionId);
-        const text = found.file === null ? '' : readFileSyncSafe(found.file);
+        const text = (found.file === null ? null : readFileSafe(found.file)) ?? '';
         return (
           existsSync(join(home.work, 'started-1')) &&
           sleepRunsBelow(pid) &&
@@ -297,46 +291,4 @@ function assertResumedRequest(server: ModelServer, ids: readonly string[]): void
   for (const id of ids) {
     assert.equal(all.split(`"tool_use_id":"${id}"`).length - 1, 1, `${id}: exactly one result`);
   }
-}
-
-function readFileSyncSafe(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** Run to completion with stdin at /dev/null, bounded in time. */
-function run(
-  file: string,
-  args: readonly string[],
-  options: { env: Record<string, string>; timeoutMs: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      file,
-      args,
-      {
-        cwd: ROOT,
-        env: options.env,
-        timeout: options.timeoutMs,
-        killSignal: 'SIGKILL',
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-        resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end();
-  });
-}
-
-/** `llm-agent repair …` as a user runs it. */
-function repairCli(args: readonly string[]) {
-  return run(process.execPath, [CLI, 'repair', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: ROOT },
-    timeoutMs: 60_000,
-  });
 }

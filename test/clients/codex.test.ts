@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { type ResponsesServer, startResponsesServer } from '../../src/testing/index.ts';
+import { ROOT, repairCli, run, startDetached, waitFor } from './support/client-run.ts';
+import { alive, killTree, processTable, processTree } from './support/process-tree.ts';
 
 /*
  * `llm-agent repair` against the REAL Codex CLI (the pinned devDependency @openai/codex), offline:
@@ -23,9 +23,7 @@ import { type ResponsesServer, startResponsesServer } from '../../src/testing/in
  * Run by `npm run test:clients`. It fails, never skips, when Codex cannot run.
  */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CODEX_JS = join(ROOT, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
-const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 const CODEX_VERSION = '0.171.0';
 /** How long Codex may take to reach the running tool, and to resume. */
 const START_TIMEOUT_MS = 60_000;
@@ -102,30 +100,35 @@ async function scenario(name: string, count: number): Promise<void> {
 
     // 1. The fault.
     progress(`${name}: starting codex exec (${count} long shell call${count === 1 ? '' : 's'})`);
-    const codex = spawn(
+    const codex = startDetached(
       process.execPath,
       [CODEX_JS, 'exec', '--skip-git-repo-check', 'Run the commands.'],
-      { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: work, env },
     );
-    const output = collect(codex);
-    const exited = new Promise<void>((resolve) => codex.once('exit', () => resolve()));
+    const pid = codex.child.pid as number;
     let rollout: string;
     try {
-      rollout = await waitFor(`the ${count} command(s) to run`, START_TIMEOUT_MS, async () => {
-        const file = await findRollout(codexHome);
-        if (file === null) return null;
-        const running = commandsRunning(codex.pid as number, markers);
-        return running === count ? file : null;
-      });
+      rollout = await waitFor(
+        async () => {
+          const file = await findRollout(codexHome);
+          if (file === null) return null;
+          const running = commandsRunning(pid, markers);
+          return running === count ? file : null;
+        },
+        START_TIMEOUT_MS,
+        `the ${count} command(s) to run`,
+      );
     } catch (error) {
-      killTree(codex.pid as number);
-      throw new Error(`${String(error)}\ncodex stderr:\n${output.stderr()}`);
+      killTree(pid);
+      throw new Error(`${String(error)}\ncodex stderr:\n${codex.stderr()}`);
     }
     progress(`${name}: ${count} command(s) running; SIGKILL to codex and every descendant`);
-    const killed = killTree(codex.pid as number);
-    await exited;
-    await waitFor('every killed process to be gone', 10_000, async () =>
-      killed.every((pid) => !alive(pid)) ? true : null,
+    const killed = killTree(pid);
+    await codex.exited;
+    await waitFor(
+      () => killed.every((each) => !alive(each)),
+      10_000,
+      'every killed process to be gone',
     );
     progress(`${name}: killed ${killed.length} processes (${killed.join(', ')}); all gone`);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -153,7 +156,7 @@ async function scenario(name: string, count: number): Promise<void> {
       // A slow machine: make it "just changed" again, as a live client would.
       await utimes(rollout, new Date(), new Date());
     }
-    const refused = await repairCli([rollout, '--json']);
+    const refused = await repair([rollout, '--json']);
     assert.equal(refused.code, 7, `repair without --force: ${refused.stdout}${refused.stderr}`);
     const [live] = JSON.parse(refused.stdout) as { status: string; reason: string }[];
     assert.equal(live?.status, 'refused');
@@ -161,7 +164,7 @@ async function scenario(name: string, count: number): Promise<void> {
     assert.ok((await readFile(rollout)).equals(original), 'a refused repair wrote nothing');
     progress(`${name}: without --force: refused as live (changed ${Math.round(age)} ms ago)`);
 
-    const repaired = await repairCli([rollout, '--force', '--json']);
+    const repaired = await repair([rollout, '--force', '--json']);
     assert.equal(repaired.code, 0, `repair --force: ${repaired.stdout}${repaired.stderr}`);
     const [outcome] = JSON.parse(repaired.stdout) as {
       status: string;
@@ -176,7 +179,7 @@ async function scenario(name: string, count: number): Promise<void> {
     const after = await readFile(rollout);
     assert.ok(after.subarray(0, original.length).equals(original), 'the original is a prefix');
     assert.ok((await readFile(outcome.backup)).equals(original), 'the backup is the original');
-    const again = await repairCli([rollout, '--force', '--json']);
+    const again = await repair([rollout, '--force', '--json']);
     assert.equal(again.code, 0);
     assert.equal((JSON.parse(again.stdout) as { status: string }[])[0]?.status, 'clean');
     assert.ok((await readFile(rollout)).equals(after), 'a second repair wrote nothing');
@@ -277,49 +280,13 @@ async function findRollout(codexHome: string): Promise<string | null> {
   return files.length === 1 ? join(sessions, files[0] as string) : null;
 }
 
-/** The parent of every process on the machine (from /proc). */
-function processTable(): Map<number, { parent: number; state: string; command: string }> {
-  const table = new Map<number, { parent: number; state: string; command: string }>();
-  for (const entry of readdirSyncSafe('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const statText = readFileSyncSafe(`/proc/${entry}/stat`);
-    if (statText === null) continue;
-    // pid (comm) state ppid …; comm may hold spaces and parentheses.
-    const fields = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
-    const command = (readFileSyncSafe(`/proc/${entry}/cmdline`) ?? '').replaceAll('\0', ' ');
-    table.set(Number(entry), {
-      parent: Number(fields[1]),
-      state: fields[0] ?? '?',
-      command,
-    });
-  }
-  return table;
-}
-
-/** Every descendant of `root` (not `root` itself). */
-function descendants(root: number): number[] {
-  const table = processTable();
-  const found: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const parent = queue.shift() as number;
-    for (const [pid, entry] of table) {
-      if (entry.parent === parent && !found.includes(pid)) {
-        found.push(pid);
-        queue.push(pid);
-      }
-    }
-  }
-  return found;
-}
-
 /**
  * How many live processes would write one of `markers`: below `root`, the shells Codex started
  * whose `sleep` runs; anywhere (`root` null), any process whose command line writes one.
  */
 function commandsRunning(root: number | null, markers: readonly string[]): number {
   const table = processTable();
-  const pids = root === null ? [...table.keys()] : descendants(root);
+  const pids = root === null ? [...table.keys()] : processTree(root).slice(1);
   return pids.filter((pid) => {
     const entry = table.get(pid);
     if (entry === undefined || entry.state === 'Z') return false;
@@ -333,102 +300,7 @@ function commandsRunning(root: number | null, markers: readonly string[]): numbe
   }).length;
 }
 
-/**
- * SIGKILL `root`'s process group and every descendant. Codex starts each command in a session
- * of its own, so killing the group alone would leave the commands running.
- */
-function killTree(root: number): number[] {
-  const pids = new Set<number>([root]);
-  for (let pass = 0; pass < 3; pass += 1) for (const pid of descendants(root)) pids.add(pid);
-  try {
-    process.kill(-root, 'SIGKILL');
-  } catch {}
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
-  return [...pids];
-}
-
-/** True while `pid` exists and is not a zombie. */
-function alive(pid: number): boolean {
-  const statText = readFileSyncSafe(`/proc/${pid}/stat`);
-  if (statText === null) return false;
-  return statText.slice(statText.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
-}
-
-function readFileSyncSafe(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-function readdirSyncSafe(path: string): string[] {
-  try {
-    return readdirSync(path);
-  } catch {
-    return [];
-  }
-}
-
-/** Poll `check` until it gives a value, or fail after `timeoutMs`. */
-async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | null>) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** Keep a child's output. */
-function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  return { stdout: () => stdout, stderr: () => stderr };
-}
-
-/** Run to completion with stdin at /dev/null, bounded in time. */
-function run(
-  file: string,
-  args: readonly string[],
-  options: { cwd?: string; env: Record<string, string>; timeoutMs: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      file,
-      args,
-      {
-        cwd: options.cwd ?? ROOT,
-        env: options.env,
-        timeout: options.timeoutMs,
-        killSignal: 'SIGKILL',
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-        resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end();
-  });
-}
-
-/** `llm-agent repair …` as a user runs it. */
-function repairCli(args: readonly string[]) {
-  return run(process.execPath, [CLI, 'repair', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: folder },
-    timeoutMs: 30_000,
-  });
+/** `llm-agent repair …` as a user runs it, with HOME in this test's folder. */
+function repair(args: readonly string[]) {
+  return repairCli(args, { home: folder, timeoutMs: 30_000 });
 }

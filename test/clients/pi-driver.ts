@@ -7,12 +7,16 @@
  * so killing pi's group is not enough: the whole tree is frozen (SIGSTOP, so nothing forks or
  * is re-parented meanwhile), then killed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { finishWithin, type RunningChild, startDetached } from './support/client-run.ts';
+
+// What the fixture recorder (test/fixtures/foreign/pi/record.ts) takes from here.
+export { waitFor } from './support/client-run.ts';
+export { killTree, processesMentioning } from './support/process-tree.ts';
 
 const PACKAGE = fileURLToPath(
   new URL('../../node_modules/@mariozechner/pi-coding-agent/', import.meta.url),
@@ -85,139 +89,20 @@ export function piArgs(prompt: string, ...extra: string[]): string[] {
 }
 
 /** A pi process started detached (its own process group), stdin closed, output collected. */
-export interface RunningPi {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export type RunningPi = RunningChild;
 
 /** Start pi in `home.work` with `args`. */
 export function startPi(home: PiHome, args: readonly string[]): RunningPi {
-  const child = spawn(process.execPath, [PI_CLI, ...args], {
-    cwd: home.work,
-    env: home.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  return { child, output: () => output, exited };
+  return startDetached(process.execPath, [PI_CLI, ...args], { cwd: home.work, env: home.env });
 }
 
 /** Run pi to its end, killed (with its tree) if it takes longer than `timeoutMs`. */
-export async function runPi(
+export function runPi(
   home: PiHome,
   args: readonly string[],
   timeoutMs: number,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
-  const running = startPi(home, args);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  const result = await Promise.race([running.exited, timeout]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
-    killTree(running.child.pid as number);
-    await running.exited;
-    throw new Error(`pi did not finish within ${timeoutMs} ms; output:\n${running.output()}`);
-  }
-  return { ...result, output: running.output() };
-}
-
-/** Poll `check` every 50 ms until it holds; throw, naming `what`, after `timeoutMs`. */
-export async function waitFor(
-  check: () => boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Parent of every live process, from /proc (Linux). */
-function parents(): Map<number, number> {
-  const parentOf = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // pid (comm) state ppid …: comm may hold spaces and parentheses, so split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    parentOf.set(Number(name), Number(fields[1]));
-  }
-  return parentOf;
-}
-
-/** `root` and every process descended from it. */
-export function processTree(root: number): number[] {
-  const parentOf = parents();
-  const tree = [root];
-  for (let index = 0; index < tree.length; index += 1) {
-    for (const [pid, parent] of parentOf) if (parent === tree[index]) tree.push(pid);
-  }
-  return tree;
-}
-
-/**
- * SIGKILL `root`, its process group and every descendant (whatever group it is in): the tree is
- * frozen first, round by round until no new process appears, so that none escapes by forking or
- * being re-parented. Returns the pids killed.
- */
-export function killTree(root: number): number[] {
-  const frozen = new Set<number>();
-  for (let round = 0; round < 20; round += 1) {
-    const fresh = processTree(root).filter((pid) => !frozen.has(pid));
-    if (fresh.length === 0) break;
-    for (const pid of fresh) {
-      signal(pid, 'SIGSTOP');
-      frozen.add(pid);
-    }
-  }
-  signal(-root, 'SIGKILL');
-  for (const pid of frozen) signal(pid, 'SIGKILL');
-  return [...frozen];
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-/** Pids of live processes (zombies excluded) whose command line contains `text`. */
-export function processesMentioning(text: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      const command = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (command.includes(text)) found.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
+  return finishWithin(startPi(home, args), timeoutMs, 'pi');
 }
 
 /** The session files pi wrote below `home`. */

@@ -1,29 +1,25 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { piFormat } from '../../src/repair/pi-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { type ScriptedServer, startChatServer } from '../../src/testing/provider-servers.ts';
 import {
-  killTree,
   makePiHome,
   PI_CLI,
   PI_VERSION,
   type PiHome,
   piArgs,
-  processesMentioning,
-  processTree,
   runPi,
   serveModelsFrom,
   sessionFiles,
   startPi,
-  waitFor,
 } from './pi-driver.ts';
+import { repairCli, waitFor } from './support/client-run.ts';
+import { killTree, processesMentioning, processTree } from './support/process-tree.ts';
 
 /*
  * The real pi coding agent (the pinned `@mariozechner/pi-coding-agent`), offline against a
@@ -35,8 +31,6 @@ import {
  * accept the request. Nothing here is skipped: if pi cannot run, the test fails.
  */
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(REPO, 'src', 'cli', 'main.ts');
 const progress = (text: string) => console.log(`[pi ${PI_VERSION}] ${text}`);
 
 const homes: PiHome[] = [];
@@ -63,21 +57,9 @@ function toolMessages(request: Record<string, unknown> | undefined): Map<string,
   );
 }
 
-/** Run `llm-agent repair …` (the CLI, from source); its exit code and parsed JSON output. */
+/** Run `llm-agent repair … --json` (the CLI, from source); its exit code and parsed JSON output. */
 async function cli(...args: string[]): Promise<{ code: number | null; outcomes: unknown[] }> {
-  const child = spawn(process.execPath, [MAIN, 'repair', ...args, '--json'], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const { code, stdout, stderr } = await repairCli([...args, '--json']);
   try {
     return { code, outcomes: JSON.parse(stdout) as unknown[] };
   } catch {
