@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
@@ -9,6 +9,10 @@ import { connectStore, databaseUrl } from './database-store.ts';
 import { jsonText } from './json-text.ts';
 import { EXIT } from './exit-codes.ts';
 import { conversationText } from './format-conversation.ts';
+import { type RunRecords, runTreeHtml } from './conversation-html.ts';
+import { findTranscripts } from './find-transcripts.ts';
+import { inspectTree, walkTree } from './inspect-tree.ts';
+import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { haltSentence } from './halt-text.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { terminalSafe } from './terminal-safe.ts';
@@ -25,6 +29,7 @@ import { UserError } from './user-error.ts';
 export const showCommand: Command = {
   name: 'show',
   help: `Usage: llm-agent show PATH [--envelopes] [--json] [--full]
+       llm-agent show PATH --html [--envelopes] > run.html
        llm-agent show RUN --database URL [--schema NAME] [--envelopes] [--json] [--full]
 
 Print the conversation recorded in the transcript PATH as the model sees it: compactions
@@ -41,6 +46,11 @@ Options:
                checkpoint, compaction)
   --json       print { path, messages[, envelopes] } as JSON
   --full       do not cut long tool inputs and outputs (cut at 400 characters otherwise)
+  --html       print one self-contained, offline HTML page of the run tree (PATH and
+               its children in PATH-without-.jsonl.agents/, as status shows it): the
+               tree with each run's state, then every run's conversation, its crash
+               history and interrupted calls marked; long values fold. No script, no
+               request: every string from a transcript is escaped (files only)
   --database URL  show the run RUN of the PostgreSQL store instead of a file
   --schema NAME   the store's schema (default llm_agent)
   -h, --help   show this help
@@ -53,6 +63,7 @@ transcript (the line and reason are printed).
       envelopes: { type: 'boolean' },
       json: { type: 'boolean' },
       full: { type: 'boolean' },
+      html: { type: 'boolean' },
       database: { type: 'string' },
       schema: { type: 'string' },
     });
@@ -65,6 +76,15 @@ transcript (the line and reason are printed).
     }
     const given = positionals[0] as string;
     const url = databaseUrl(values.database);
+    if (values.html === true) {
+      if (url !== undefined) {
+        throw new UserError(
+          'show: --html reads transcript files; it cannot be used with --database',
+        );
+      }
+      if (values.json === true) throw new UserError('show: give --html or --json, not both');
+      return showHtml(given, io, values.envelopes === true);
+    }
     const read =
       url === undefined ? await readFile(given, io) : await readRun(given, url, values.schema);
     const messages = conversationView(read.records);
@@ -99,6 +119,39 @@ transcript (the line and reason are printed).
     return EXIT.ok;
   },
 };
+
+/**
+ * `show --html`: the tree below the transcript `given` (as `status` finds and inspects it),
+ * each run read in full, as one HTML page on stdout. A run below it that cannot be read is
+ * said to be so on the page; the transcript named must be readable.
+ */
+async function showHtml(given: string, io: CommandIo, envelopes: boolean): Promise<number> {
+  const shown = await readFile(given, io);
+  const rootPath = await realpath(resolve(io.cwd, given));
+  const roots = await inspectTree(
+    await findTranscripts([given], io.cwd),
+    DEFAULT_MAX_REVIVALS,
+    io.cwd,
+  );
+  const read = new Map<string, RunRecords>();
+  for (const node of walkTree(roots)) {
+    if (node.path === rootPath) {
+      read.set(node.path, shown);
+      continue;
+    }
+    const peeked = await peek(node.path);
+    read.set(
+      node.path,
+      !peeked.ok
+        ? { error: peeked.detail }
+        : peeked.torn === undefined
+          ? { records: peeked.records }
+          : { records: peeked.records, torn: peeked.torn },
+    );
+  }
+  io.stdout.write(runTreeHtml(roots, read, { envelopes, generatedAt: new Date().toISOString() }));
+  return EXIT.ok;
+}
 
 /** What `show` shows: the records, and a file's torn tail. */
 interface ShownRecords {

@@ -1,0 +1,402 @@
+/**
+ * `show --html` output: a run tree and each run's conversation as one self-contained, offline
+ * HTML page, for attaching to a bug report. Pure: data in, a string out.
+ *
+ * Every string taken from a transcript (text, tool names, ids, inputs, outputs, labels, paths,
+ * errors) is untrusted. It only ever reaches the page through {@link escapeHtml}, as element
+ * text: never as a tag, an attribute name or value, a URL or a style. Control and invisible
+ * format characters (bidi overrides and isolates among them) are shown escaped (`\u202e`), as
+ * `show` does for a terminal. The page carries a Content-Security-Policy that allows no script,
+ * no image and no request at all (`default-src 'none'`); its one style sheet is inline, and
+ * long values fold with `<details>`, which needs no JavaScript.
+ *
+ * @module
+ */
+import { INTERRUPTED_MESSAGE } from '../revival/index.ts';
+import type { TornTail } from '../transcript/classify-tail.ts';
+import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
+import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/records.ts';
+import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
+import { envelopeLine, MAX_VALUE_DEPTH } from './format-conversation.ts';
+import { openCalls, whyOf } from './format-status.ts';
+import { haltSentence } from './halt-text.ts';
+import { type RunNode, walkTree } from './inspect-tree.ts';
+import { serializeJson } from './json-text.ts';
+import { terminalSafeLines } from './terminal-safe.ts';
+
+/**
+ * What was read of one run of the tree: its records (and a torn tail), or why it could not be
+ * read.
+ *
+ * @example
+ * const read: RunRecords = { records: (await peek(path)).records };
+ * const failed: RunRecords = { error: 'line 3: checksum mismatch' };
+ */
+export type RunRecords =
+  | { records: (TranscriptRecord | ForeignRecord)[]; torn?: TornTail }
+  | { error: string };
+
+/**
+ * Options of {@link runTreeHtml}.
+ *
+ * @example
+ * runTreeHtml(roots, read, { envelopes: true, generatedAt: new Date().toISOString() });
+ */
+export interface RunTreeHtmlOptions {
+  /** Interleave every envelope (dispatches, settles, checkpoints…), not only revivals and halts. */
+  envelopes?: boolean;
+  /** When the page was made, shown in its header. */
+  generatedAt?: string;
+  /** Values longer than this many characters (or 12 lines) fold into `<details>` (default 400). */
+  foldAt?: number;
+}
+
+/** The envelopes shown inline even without `envelopes`: the crash history and the halts. */
+const MARKED_ENVELOPES = new Set(['run-revived', 'run-failed', 'run-stopped', 'compaction']);
+
+/** The page's policy: nothing may load or run; only the inline style sheet applies. */
+const CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'";
+
+const STYLE = `
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;color:#1d1d1f;background:#fff}
+h1{font-size:1.3rem}h2{font-size:1.1rem;margin:0 0 .4rem}
+code,pre,.v{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.2rem 0}
+nav ul{list-style:none;padding-left:1.2rem;margin:.2rem 0}nav>ul{padding-left:0}
+nav li{margin:.15rem 0}
+.state{display:inline-block;padding:0 .4rem;border-radius:.3rem;font-weight:600;background:#eee}
+.state-finished{background:#d8f3dc}.state-revivable,.state-stopped{background:#fff3bf}
+.state-failed,.state-unreadable,.state-capped{background:#ffd6d6}.state-running{background:#d0ebff}
+.meta{color:#555}
+section.run{border-top:2px solid #ccc;margin-top:1.5rem;padding-top:.8rem}
+.facts{margin:.3rem 0 .8rem;padding:0;list-style:none}.facts li{margin:.1rem 0}
+.msg{border-left:4px solid #bbb;margin:.6rem 0;padding:.2rem .7rem;background:#fafafa}
+.role-user{border-color:#2b8a3e}.role-assistant{border-color:#1971c2}.role-tool{border-color:#e8a400}
+.system{border-color:#9c36b5;background:#f8f0fc}
+.head{font-weight:600}.seq{color:#777;font-weight:400}
+.badge{display:inline-block;margin-left:.4rem;padding:0 .4rem;border-radius:.3rem;font-size:12px;font-weight:600;background:#9c36b5;color:#fff}
+.badge.warn{background:#c92a2a}.badge.open{background:#e8590c}
+.part{margin:.3rem 0}.call{color:#1864ab}.result{color:#2b8a3e}.error{color:#c92a2a}
+.interrupted{outline:2px solid #c92a2a;outline-offset:2px;background:#fff5f5}
+.envelope{color:#666;font-size:12.5px;margin:.3rem 0}
+.revival{border:2px dashed #c92a2a;padding:.4rem .7rem;margin:.8rem 0;background:#fff5f5;color:#1d1d1f;font-size:14px}
+.halt{border:2px solid #e8590c;padding:.4rem .7rem;margin:.8rem 0;background:#fff4e6}
+details>summary{cursor:pointer;color:#555}
+`;
+
+/**
+ * Text from a transcript as HTML element text: control and invisible format characters shown
+ * escaped (as {@link terminalSafeLines} does: newlines and tabs kept), then `& < > " '` as
+ * character references. The one way any transcript string reaches the page.
+ *
+ * @example
+ * escapeHtml('<img src=x onerror="a()">\u202e'); // '&lt;img src=x onerror=&quot;a()&quot;&gt;\\u202e'
+ */
+export function escapeHtml(text: string): string {
+  return terminalSafeLines(text).replace(/[&<>"']/g, (char) => ENTITIES[char] as string);
+}
+
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/**
+ * The whole page: a header with the tree of runs (state, why, revivals used and the cap, open
+ * calls), each linking to its run's section; then per run its crash history (each revival,
+ * the calls it answered as interrupted) and its conversation as the model sees it, turns the
+ * system wrote marked, interrupted answers and resume notices flagged, calls still in flight
+ * when the process died flagged, and how the run halted.
+ *
+ * @example
+ * const roots = await inspectTree(await findTranscripts(['runs/main.jsonl'], cwd), 3, cwd);
+ * const read = new Map(paths.map((path) => [path, { records: peeked(path) }]));
+ * process.stdout.write(runTreeHtml(roots, read));
+ */
+export function runTreeHtml(
+  roots: RunNode[],
+  read: ReadonlyMap<string, RunRecords>,
+  options: RunTreeHtmlOptions = {},
+): string {
+  const nodes = [...walkTree(roots)];
+  const anchors = new Map(nodes.map((node, index) => [node, `run-${index}`]));
+  const title = roots[0] === undefined ? 'no runs' : roots[0].displayPath;
+  const out: string[] = [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`,
+    '<meta name="referrer" content="no-referrer">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>llm-agent runs: ${escapeHtml(title)}</title>`,
+    `<style>${STYLE}</style>`,
+    '</head>',
+    '<body>',
+    '<header>',
+    `<h1>Run tree: ${escapeHtml(title)}</h1>`,
+    `<p class="meta">${nodes.length} run${nodes.length === 1 ? '' : 's'}${
+      options.generatedAt === undefined ? '' : ` · made ${escapeHtml(options.generatedAt)}`
+    } · by llm-agent show --html</p>`,
+    '<nav aria-label="runs">',
+    treeList(roots, anchors),
+    '</nav>',
+    '</header>',
+    '<main>',
+  ];
+  for (const node of nodes) {
+    out.push(runSection(node, anchors.get(node) as string, read.get(node.path), options));
+  }
+  out.push('</main>', '</body>', '</html>', '');
+  return out.join('\n');
+}
+
+function treeList(nodes: RunNode[], anchors: Map<RunNode, string>): string {
+  if (nodes.length === 0) return '<p>No runs.</p>';
+  const items = nodes.map(
+    (node) =>
+      `<li><a href="#${anchors.get(node)}">${escapeHtml(runName(node))}</a> ${runFacts(node)}${
+        node.children.length === 0 ? '' : `\n${treeList(node.children, anchors)}`
+      }</li>`,
+  );
+  return `<ul>\n${items.join('\n')}\n</ul>`;
+}
+
+function runName(node: RunNode): string {
+  const inspection = node.inspection;
+  const label = inspection.label === undefined ? '' : ` “${inspection.label}”`;
+  return `${inspection.agentId ?? node.displayPath}${label}`;
+}
+
+/** State, why, revivals used of the cap, open calls: the columns of `status` that matter here. */
+function runFacts(node: RunNode): string {
+  const inspection = node.inspection;
+  const quiet = node.state === 'finished' || node.state === 'running';
+  return [
+    `<span class="state state-${node.state}">${node.state}</span>`,
+    quiet ? '' : ` · ${escapeHtml(whyOf(node))}`,
+    ` · revivals ${inspection.revivalsUsed}/${inspection.maxRevivals}`,
+    ` · open calls ${openCalls(node)}`,
+  ].join('');
+}
+
+function runSection(
+  node: RunNode,
+  anchor: string,
+  read: RunRecords | undefined,
+  options: RunTreeHtmlOptions,
+): string {
+  const inspection = node.inspection;
+  const out: string[] = [`<section class="run" id="${anchor}">`];
+  out.push(`<h2>${escapeHtml(runName(node))} ${runFacts(node)}</h2>`);
+  out.push('<ul class="facts">');
+  out.push(`<li>transcript <code>${escapeHtml(node.displayPath)}</code></li>`);
+  if (inspection.agentType !== undefined) {
+    out.push(`<li>agent type <code>${escapeHtml(inspection.agentType)}</code></li>`);
+  }
+  out.push('</ul>');
+  if (read === undefined || 'error' in read) {
+    const why = read === undefined ? 'not read' : read.error;
+    out.push(`<p class="halt">The conversation could not be read: ${escapeHtml(why)}</p>`);
+    out.push('</section>');
+    return out.join('\n');
+  }
+  out.push(crashHistory(node, read.records));
+  out.push(conversationHtml(read.records, node, options));
+  let state = emptyTailState();
+  for (const record of read.records) state = foldTailState(state, record, 0);
+  if (state.halt !== null) {
+    out.push(`<p class="halt">The run ${escapeHtml(haltSentence(state.halt))}</p>`);
+  }
+  if (read.torn !== undefined) {
+    out.push(
+      `<p class="envelope">torn tail: ${read.torn.tornBytes} bytes after the last record (${escapeHtml(
+        read.torn.reason,
+      )}); opening the transcript for writing repairs it</p>`,
+    );
+  }
+  out.push('</section>');
+  return out.join('\n');
+}
+
+/** Each revival counted, with what it answered; and, for a run that died since, what is open. */
+function crashHistory(node: RunNode, records: (TranscriptRecord | ForeignRecord)[]): string {
+  const lines: string[] = [];
+  for (const record of records) {
+    if ('unknown' in record || record.type !== 'run-revived') continue;
+    lines.push(
+      `<li>revival #${record.ordinal} of ${record.maxRevivals}: the process died after seq ${record.afterSeq}${idList(
+        '; answered as interrupted (outcome unknown, not retried)',
+        record.interrupted,
+      )}${idList('; completed, result not persisted', record.completedUnpersisted)}${idList(
+        '; orphaned',
+        record.orphaned,
+      )}</li>`,
+    );
+  }
+  const inspection = node.inspection;
+  if (node.state === 'revivable' || node.state === 'capped') {
+    const open = inspection.openDispatches.map((call) => call.callId);
+    lines.push(
+      `<li>the process died${idList('; in flight', open)}${idList(
+        '; never started',
+        inspection.neverDispatched.map((call) => call.callId),
+      )}</li>`,
+    );
+  }
+  if (lines.length === 0) return '';
+  return `<div class="revival"><strong>Crash history</strong> (${inspection.revivalsUsed} revival${
+    inspection.revivalsUsed === 1 ? '' : 's'
+  } used of ${inspection.maxRevivals})<ul>\n${lines.join('\n')}\n</ul></div>`;
+}
+
+function idList(label: string, ids: string[]): string {
+  return ids.length === 0
+    ? ''
+    : `${label}: ${ids.map((id) => `<code>${escapeHtml(id)}</code>`).join(', ')}`;
+}
+
+/** The conversation view of one run, envelopes interleaved by seq. */
+function conversationHtml(
+  records: (TranscriptRecord | ForeignRecord)[],
+  node: RunNode,
+  options: RunTreeHtmlOptions,
+): string {
+  const messages = conversationView(records);
+  const envelopes = records
+    .filter((record) => record.type !== 'message')
+    .filter((record) => options.envelopes === true || MARKED_ENVELOPES.has(record.type))
+    .sort((left, right) => left.seq - right.seq);
+  // Calls the process died in (a run not revived since): flagged beside their call.
+  const died = node.state === 'revivable' || node.state === 'capped';
+  const joins = new Set(died ? node.inspection.pendingJoins.map((join) => join.callId) : []);
+  const inFlight = new Map(
+    (died ? node.inspection.openDispatches : []).map((call) => [
+      call.callId,
+      joins.has(call.callId)
+        ? 'waiting on its children when the process died'
+        : 'in flight when the process died: no result',
+    ]),
+  );
+  const neverStarted = new Set(
+    died ? node.inspection.neverDispatched.map((call) => call.callId) : [],
+  );
+  const out: string[] = [];
+  let next = 0;
+  const flush = (beforeSeq: number): void => {
+    while (next < envelopes.length) {
+      const envelope = envelopes[next] as TranscriptRecord | ForeignRecord;
+      if (envelope.seq >= beforeSeq) break;
+      const revived = envelope.type === 'run-revived';
+      out.push(
+        `<div class="${revived ? 'revival' : 'envelope'}">${
+          revived ? '<strong>⟲ revived here</strong> ' : '· '
+        }${escapeHtml(envelopeLine(envelope))}</div>`,
+      );
+      next += 1;
+    }
+  };
+  const fold = options.foldAt ?? 400;
+  for (const message of messages) {
+    flush(message.seq);
+    out.push(messageHtml(message, fold, inFlight, neverStarted));
+  }
+  flush(Number.POSITIVE_INFINITY);
+  if (messages.length === 0) out.push('<p class="meta">No messages.</p>');
+  return out.join('\n');
+}
+
+function messageHtml(
+  message: ViewMessage,
+  fold: number,
+  inFlight: Map<string, string>,
+  neverStarted: Set<string>,
+): string {
+  const injected = message.extras?.injected;
+  const interrupted = message.content.some(
+    (part) => part.type === 'tool-result' && part.isError && part.output === INTERRUPTED_MESSAGE,
+  );
+  const badges: string[] = [];
+  if (injected !== undefined) {
+    badges.push(`<span class="badge">written by the system (${escapeHtml(injected)})</span>`);
+  }
+  if (injected === 'revival' && message.role === 'user') {
+    badges.push('<span class="badge warn">resume notice</span>');
+  }
+  if (interrupted)
+    badges.push('<span class="badge warn">interrupted: answered by a revival</span>');
+  const classes = ['msg', `role-${roleClass(message.role)}`];
+  if (injected !== undefined) classes.push('system');
+  const out = [
+    `<article class="${classes.join(' ')}">`,
+    `<div class="head">${escapeHtml(message.role)} <span class="seq">[seq ${message.seq}]</span>${badges.join('')}</div>`,
+  ];
+  for (const part of message.content) {
+    switch (part.type) {
+      case 'text':
+        out.push(`<div class="part">${folded(part.text, fold)}</div>`);
+        break;
+      case 'reasoning':
+        out.push(`<details class="part"><summary>reasoning</summary>${block(part.text)}</details>`);
+        break;
+      case 'tool-call': {
+        const open = inFlight.get(part.callId);
+        const flag =
+          open !== undefined
+            ? `<span class="badge open">${open}</span>`
+            : neverStarted.has(part.callId)
+              ? '<span class="badge open">never started</span>'
+              : '';
+        out.push(
+          `<div class="part call${flag === '' ? '' : ' interrupted'}">→ call <strong>${escapeHtml(
+            part.toolName,
+          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${folded(render(part.input), fold)}</div>`,
+        );
+        break;
+      }
+      case 'tool-result': {
+        const wasInterrupted = part.isError && part.output === INTERRUPTED_MESSAGE;
+        const kind = part.isError ? 'error' : 'result';
+        out.push(
+          `<div class="part ${kind}${wasInterrupted ? ' interrupted' : ''}">${
+            part.isError ? '← error' : '← result'
+          } <strong>${escapeHtml(part.toolName)}</strong> <code>${escapeHtml(part.callId)}</code>${
+            wasInterrupted ? '<span class="badge warn">interrupted, outcome unknown</span>' : ''
+          }${folded(typeof part.output === 'string' ? part.output : render(part.output), fold)}</div>`,
+        );
+        break;
+      }
+    }
+  }
+  out.push('</article>');
+  return out.join('\n');
+}
+
+/** A class name of our own for a role (a transcript's role never becomes one as it is). */
+function roleClass(role: string): string {
+  return role === 'user' || role === 'assistant' || role === 'tool' || role === 'system'
+    ? role
+    : 'other';
+}
+
+function block(text: string): string {
+  return `<pre>${escapeHtml(text)}</pre>`;
+}
+
+/** A value whole, or folded into `<details>` with its start as the summary when long. */
+function folded(text: string, limit: number): string {
+  const lines = text.split('\n').length;
+  if (text.length <= limit && lines <= 12) return block(text);
+  const start = text.slice(0, Math.min(limit, 160)).split('\n').slice(0, 2).join('\n');
+  const end = /[\ud800-\udbff]/.test(start.charAt(start.length - 1)) ? start.length - 1 : undefined;
+  return `<details><summary><span class="v">${escapeHtml(start.slice(0, end))}</span>… (${text.length} characters, ${lines} line${
+    lines === 1 ? '' : 's'
+  }: open to read)</summary>${block(text)}</details>`;
+}
+
+function render(value: JsonValue): string {
+  return serializeJson(value, { maxDepth: MAX_VALUE_DEPTH, indent: 2 });
+}
