@@ -27,6 +27,7 @@
 import {
   closeSync,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -143,7 +144,21 @@ function cacheFolder(env: NodeJS.ProcessEnv): string | null {
   if (base === '' || base === join(sep, '.cache')) return null;
   const folder = join(base, 'llm-agent', 'status');
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  return folder;
+  // Another user must not be able to plant an index that status would believe.
+  return privateToUs(lstatSync(folder)) ? folder : null;
+}
+
+/**
+ * A file or folder only this user can change: owned by us, not writable by group or others,
+ * and not a symbolic link (lstat).
+ */
+function privateToUs(stats: { uid: number; mode: number; isSymbolicLink(): boolean }): boolean {
+  const uid = process.getuid?.();
+  return (
+    !stats.isSymbolicLink() &&
+    (uid === undefined || stats.uid === uid) &&
+    (stats.mode & 0o022) === 0
+  );
 }
 
 /** The deepest folder that holds every path. */
@@ -193,10 +208,13 @@ function readIndex(path: string, code: string): Map<string, ReadOfFile> {
   const kept = new Map<string, ReadOfFile>();
   let text: string;
   try {
-    const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const fd = openSync(
+      path,
+      constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0),
+    );
     try {
       const stats = fstatSync(fd);
-      if (!stats.isFile() || stats.size > MAX_INDEX_BYTES) return kept;
+      if (!stats.isFile() || stats.size > MAX_INDEX_BYTES || !privateToUs(stats)) return kept;
       const bytes = Buffer.allocUnsafe(stats.size);
       let filled = 0;
       while (filled < bytes.length) {

@@ -1,6 +1,6 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { dirname } from 'node:path';
 import { describeError } from '../transcript/session-error.ts';
 import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
 import { FOREIGN_FORMATS } from './foreign-formats.ts';
@@ -30,7 +30,7 @@ export interface RepairOptions {
   force?: boolean;
   /** How long a file must have been left alone to count as not being written (default 5 s). */
   quietMs?: number;
-  /** Files larger than this are refused unread (default 512 MiB). */
+  /** Files larger than this are refused unread (default 256 MiB): a repair holds the file whole. */
   maxBytes?: number;
   fileSystem?: FileSystem;
   clock?: () => Date;
@@ -100,8 +100,10 @@ export type RepairOutcome =
 interface ReadSession {
   bytes: Buffer;
   lines: ForeignLine[];
-  /** Offset where a torn last line starts, or null when the file ends with a newline. */
+  /** Offset where a torn last line starts (not data), or null when there is none. */
   tornAt: number | null;
+  /** True when the last line is a whole record without its newline (read as data). */
+  unterminated: boolean;
 }
 
 /**
@@ -136,7 +138,7 @@ export async function repairSession(
     const before = await fileSystem.identityOf(path);
     if (before === null) return refused('missing', 'no such file');
     if (before.kind !== 'file') return refused('not-a-file', `not a regular file (${before.kind})`);
-    const read = await readSession(fileSystem, path, options.maxBytes ?? 512 * 1024 * 1024);
+    const read = await readSession(fileSystem, path, options.maxBytes ?? 256 * 1024 * 1024);
     if (typeof read === 'string') return refused('too-large', read);
     const formats = options.formats ?? FOREIGN_FORMATS;
     let format: ForeignFormat | undefined;
@@ -207,11 +209,27 @@ async function readSession(
     }
     const data = bytes.subarray(0, filled);
     const lastNewline = data.lastIndexOf(0x0a);
-    const tornAt = lastNewline === data.length - 1 ? null : lastNewline + 1;
+    let tornAt: number | null = lastNewline === data.length - 1 ? null : lastNewline + 1;
+    let unterminated = false;
+    if (tornAt !== null) {
+      // A whole record whose newline was never written (the process died between the two) is
+      // a record: the clients read it, and answering its call again would answer it twice.
+      let value: unknown;
+      try {
+        value = JSON.parse(data.toString('utf8', tornAt));
+      } catch {
+        value = undefined;
+      }
+      if (typeof value === 'object' && value !== null) {
+        unterminated = true;
+        tornAt = null;
+      }
+    }
     const lines: ForeignLine[] = [];
     let number = 0;
-    for (let start = 0; start < (tornAt ?? data.length); ) {
-      const end = data.indexOf(0x0a, start);
+    for (let start = 0; start < data.length && (tornAt === null || start < tornAt); ) {
+      const found = data.indexOf(0x0a, start);
+      const end = found === -1 ? data.length : found;
       number += 1;
       const text = data.toString('utf8', start, end);
       let value: unknown;
@@ -223,7 +241,7 @@ async function readSession(
       lines.push({ number, text, value });
       start = end + 1;
     }
-    return { bytes: data, lines, tornAt };
+    return { bytes: data, lines, tornAt, unterminated };
   } finally {
     await fileSystem.close(fd).catch(() => undefined);
   }
@@ -254,37 +272,46 @@ async function commit(
 ): Promise<RepairOutcome> {
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const backup = `${path}.bak-${stamp}`;
-  await writeNewFile(fileSystem, backup, read.bytes);
   let sidecar: string | undefined;
-  if (read.tornAt !== null) {
-    sidecar = `${path}.torn-${read.tornAt}`;
-    await writeNewFile(fileSystem, sidecar, read.bytes.subarray(read.tornAt));
-  }
-  await fileSystem.syncFolder(dirname(path));
+  const changed = (why: string): RepairOutcome => ({
+    path,
+    status: 'refused',
+    reason: 'live',
+    detail: `${path}: ${why}; nothing written`,
+    detection,
+  });
   const fd = await fileSystem.open(path, 'append');
   try {
+    // One repair at a time: a second one waits for nothing and refuses, so no call is answered
+    // twice. The clients take no lock; the byte comparison below is what guards against them.
+    if (!fileSystem.tryLock(fd)) return changed('another repair of this file is running');
     const opened = await fileSystem.identity(fd);
     const atPath = await fileSystem.identityOf(path);
     if (opened.kind !== 'file' || atPath === null || !sameFile(opened, atPath)) {
-      return {
-        path,
-        status: 'refused',
-        reason: 'live',
-        detail: `${path}: the file was replaced while it was read; nothing appended (backup ${basename(backup)})`,
-        detection,
-      };
+      return changed('the file was replaced after it was read');
     }
-    const size = await fileSystem.size(fd);
-    if (size !== read.bytes.length) {
-      return {
-        path,
-        status: 'refused',
-        reason: 'live',
-        detail: `${path}: it grew from ${read.bytes.length} to ${size} bytes while it was read (its client is writing it); nothing appended`,
-        detection,
-      };
+    // The plan was made from `read.bytes`: append only to exactly those bytes.
+    const current = Buffer.alloc(read.bytes.length + 1);
+    let filled = 0;
+    for (;;) {
+      const got = await fileSystem.read(fd, current.subarray(filled), filled);
+      if (got === 0 || filled + got >= current.length) {
+        filled += got;
+        break;
+      }
+      filled += got;
     }
-    const text = `${read.tornAt === null ? '' : '\n'}${plan.append.map((line) => `${line}\n`).join('')}`;
+    if (filled !== read.bytes.length || !current.subarray(0, filled).equals(read.bytes)) {
+      return changed('the file changed after it was read (its client may be writing it)');
+    }
+    await writeNewFile(fileSystem, backup, read.bytes);
+    if (read.tornAt !== null) {
+      sidecar = `${path}.torn-${read.tornAt}`;
+      await writeNewFile(fileSystem, sidecar, read.bytes.subarray(read.tornAt));
+    }
+    await fileSystem.syncFolder(dirname(path));
+    const newlineFirst = read.tornAt !== null || read.unterminated;
+    const text = `${newlineFirst ? '\n' : ''}${plan.append.map((line) => `${line}\n`).join('')}`;
     await writeAll(fileSystem, fd, Buffer.from(text, 'utf8'));
     await fileSystem.sync(fd);
   } finally {
@@ -312,6 +339,9 @@ async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer)
     fd = await fileSystem.open(path, 'create');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Never accept what a link there points to as the backup: only a regular file of ours.
+    const there = await fileSystem.identityOf(path);
+    if (there?.kind !== 'file') throw new Error(`${path} exists and is not a regular file`);
     const existing = await readSession(fileSystem, path, bytes.length);
     if (typeof existing !== 'string' && existing.bytes.equals(bytes)) return;
     throw new Error(`${path} exists and holds other bytes; move it away to repair`);

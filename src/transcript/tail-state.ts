@@ -446,7 +446,12 @@ export function tailStateFromJson(value: JsonObject): TailState | null {
   ) {
     return null;
   }
-  const compacted = compactedFromJson((value as { compacted?: unknown }).compacted);
+  // A range reaching past the checkpoint would hide records written after it: not one the
+  // writer made (a compaction only reaches records before it), so it is unknown.
+  const compacted = compactedFromJson(
+    (value as { compacted?: unknown }).compacted,
+    candidate.lastSeq,
+  );
   if (candidate.halt === undefined) {
     // Written before `halt` existed: such a writer ended a failed run with an assistant turn
     // of its own, which its checkpoint cannot tell from an answer. Trusted when its last
@@ -462,7 +467,7 @@ export function tailStateFromJson(value: JsonObject): TailState | null {
  * A checkpoint's `compacted`, checked as strictly as the writer makes it (sorted, disjoint,
  * non-touching, within the cap); anything else, or its absence, is unknown (null).
  */
-function compactedFromJson(value: unknown): TailState['compacted'] {
+function compactedFromJson(value: unknown, lastSeq: number): TailState['compacted'] {
   if (!Array.isArray(value) || value.length > MAX_COMPACTED_RANGES) return null;
   let previous = -2;
   for (const range of value) {
@@ -470,7 +475,7 @@ function compactedFromJson(value: unknown): TailState['compacted'] {
     const [from, to] = range as unknown[];
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return null;
     if ((from as number) < 0 || (from as number) > (to as number)) return null;
-    if ((from as number) <= previous + 1) return null;
+    if ((from as number) <= previous + 1 || (to as number) > lastSeq) return null;
     previous = to as number;
   }
   return value as [number, number][];

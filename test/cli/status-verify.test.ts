@@ -71,6 +71,10 @@ describe('status --verify reads every record', () => {
 
     const plain = await status(path, false);
     assert.equal(plain.run?.state, 'capped', 'status reads the checkpoint');
+    // revive of a run that compacted starts from that checkpoint too: it refuses, capped.
+    const revived = await Revival.revive({ path, agentId: META.agentId, maxRevivals: 3 });
+    assert.equal(revived.ok, false);
+    assert.equal(revived.ok ? '' : revived.reason, 'revival-cap');
     const verified = await status(path, true);
     assert.equal(verified.run?.state, 'unreadable');
     assert.match(

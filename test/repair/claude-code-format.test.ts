@@ -650,6 +650,8 @@ describe('mutated sessions never throw', () => {
       claudeCodeFormat.detect(parsed);
       const result = claudeCodeFormat.plan(parsed, context());
       assert.ok(['repair', 'clean', 'refuse'].includes(result.kind));
+      // The wrapper's safety net (a refusal naming an exception) must never be needed.
+      assert.doesNotMatch(JSON.stringify(result), /could not plan a repair/);
     }
   });
 });

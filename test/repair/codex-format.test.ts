@@ -389,6 +389,7 @@ describe('codexFormat.plan on rollouts the real client wrote', () => {
         if (detected?.supported !== true) continue;
         const plan = codexFormat.plan(linesOf(prefix), context());
         assert.ok(['clean', 'repair', 'refuse'].includes(plan.kind), `${name} cut ${cut}`);
+        assert.doesNotMatch(JSON.stringify(plan), /could not plan a repair/, `${name} cut ${cut}`);
         if (plan.kind !== 'repair') continue;
         const again = codexFormat.plan(linesOf(appended(prefix, plan)), context());
         assert.equal(again.kind, 'clean', `${name} cut ${cut}: ${JSON.stringify(again)}`);

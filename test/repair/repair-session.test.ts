@@ -135,7 +135,8 @@ describe('repairSession (the shell, on a toy format)', () => {
   test('a file changed seconds ago, or open in another process, is live: refused unless --force', async () => {
     const recent = join(folder, 'recent.jsonl');
     await writeFile(recent, '{"toy":1}\n{"call":"a"}\n');
-    const refused = await repairSession(recent, { formats });
+    // Written just now: well inside a ten-minute quiet window, however slow the machine.
+    const refused = await repairSession(recent, { formats, quietMs: 600_000 });
     assert.ok(refused.status === 'refused');
     assert.equal(refused.reason, 'live');
     assert.match(refused.detail, /changed \d+ ms ago/);
@@ -178,5 +179,61 @@ describe('repairSession (the shell, on a toy format)', () => {
     const retried = await repairSession(path, { formats });
     assert.ok(retried.status === 'repaired');
     assert.equal(await readFile(path, 'utf8'), `${original}{"result":"a","interrupted":true}\n`);
+  });
+
+  test('a whole last record without its newline is data: its call is not answered twice', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n{"result":"a"}\n{"call":"b"}';
+    const path = await session(original);
+    const outcome = await repairSession(path, { formats });
+    assert.ok(outcome.status === 'repaired', JSON.stringify(outcome));
+    assert.deepEqual(
+      outcome.calls.map((call) => call.callId),
+      ['b'],
+    );
+    assert.equal(outcome.sidecar, undefined, 'nothing torn to keep aside');
+    assert.equal(await readFile(path, 'utf8'), `${original}\n{"result":"b","interrupted":true}\n`);
+  });
+
+  test('a file changed after it was read (same size) is not appended to, and nothing is written', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const rewritten = '{"toy":1}\n{"call":"z"}\n';
+    assert.equal(rewritten.length, original.length);
+    let changed = false;
+    const faulty = new FaultyFileSystem(nodeFileSystem, {
+      beforeCall: async (call) => {
+        // Between the read and the append, the client rewrites the file in place.
+        if (call.operation === 'open' && call.mode === 'append' && call.path === path) {
+          await writeFile(path, rewritten);
+          changed = true;
+        }
+      },
+    });
+    const outcome = await repairSession(path, { formats, fileSystem: faulty });
+    assert.ok(changed, 'the file really changed between the read and the append');
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'live');
+    assert.match(outcome.detail, /changed after it was read/);
+    assert.equal(await readFile(path, 'utf8'), rewritten);
+    const backups = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
+    assert.deepEqual(backups, [], 'no backup, no sidecar');
+  });
+
+  test('while another repair holds the file, a second one refuses', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    let asked = 0;
+    const locked = {
+      ...nodeFileSystem,
+      tryLock: () => {
+        asked += 1;
+        return false;
+      },
+    };
+    const outcome = await repairSession(path, { formats, fileSystem: locked });
+    assert.equal(asked, 1, 'the lock was asked for');
+    assert.ok(outcome.status === 'refused');
+    assert.match(outcome.detail, /another repair of this file is running/);
+    assert.equal(await readFile(path, 'utf8'), original);
   });
 });

@@ -67,3 +67,17 @@ test('a checkpoint written before 0.3 has no `compacted`: unknown, so a revive r
   };
   assert.equal(tailStateFromJson(checkpoint.state)?.compacted, null);
 });
+
+test('a checkpoint whose `compacted` reaches past itself is not believed: unknown, so a revive reads every record', async () => {
+  const read = await peek(join(FIXTURES, 'compacted.jsonl'));
+  assert.ok(read.ok);
+  const last = read.records.filter((record) => record.type === 'checkpoint').at(-1) as {
+    state: Parameters<typeof tailStateFromJson>[0];
+  };
+  const state = tailStateFromJson(last.state);
+  assert.ok(state !== null && state.compacted !== null);
+  const reaching = { ...last.state, compacted: [[1, state.lastSeq + 2]] };
+  assert.equal(tailStateFromJson(reaching as typeof last.state)?.compacted, null);
+  const within = { ...last.state, compacted: [[1, state.lastSeq]] };
+  assert.deepEqual(tailStateFromJson(within as typeof last.state)?.compacted, [[1, state.lastSeq]]);
+});

@@ -122,12 +122,18 @@ describe('revive of a run that compacted', () => {
           `revive read ${counted.read()} bytes of ${size}; it should read a small part`,
         );
 
-        // Damage a line after the last compaction: the model would see it, revive refuses.
+        // Damage a line the model will see and inspect does not read (the first, the
+        // session-meta): inspect says revivable; revive's own read refuses, naming the line.
         const seen = join(folder, 'damaged-seen.jsonl');
-        await writeDamaged(path, seen, lines, lines.length - 3);
+        await writeDamaged(path, seen, lines, 0);
+        const inspected = await Revival.inspect({ path: seen, maxRevivals: 2 });
+        assert.equal(inspected.revivable, true, 'the damage is outside what inspect reads');
+        const before = await readFile(seen);
         const refused = await Revival.revive({ path: seen, agentId: META.agentId, maxRevivals: 2 });
         assert.equal(refused.ok, false);
         assert.equal(refused.ok ? '' : refused.reason, 'unreadable');
+        assert.match(refused.ok ? '' : refused.detail, /damaged-seen\.jsonl:1: /);
+        assert.ok((await readFile(seen)).equals(before), 'nothing written');
       } finally {
         await rm(folder, { recursive: true, force: true });
       }
