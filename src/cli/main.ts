@@ -54,6 +54,11 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./show-command.ts')).showCommand,
   },
   {
+    name: 'ui',
+    summary: 'a local web view of the runs: tree, conversations, the revival plan and Confirm',
+    load: async () => (await import('./ui-command.ts')).uiCommand,
+  },
+  {
     name: 'run',
     summary: 'start a run from an agent-definition module and run it to the end',
     load: async () => (await import('./run-command.ts')).runCommand,

@@ -35,7 +35,7 @@ describe('llm-agent --help and --version', () => {
     assert.equal(result.code, 2);
     assert.equal(
       result.stderr,
-      'llm-agent: unknown command "frobnicate" (commands: status, revive, show, run, worker, export, import, db, repair, demo; see llm-agent --help)\n',
+      'llm-agent: unknown command "frobnicate" (commands: status, revive, show, ui, run, worker, export, import, db, repair, demo; see llm-agent --help)\n',
     );
     assert.equal(hasStackTrace(result.stderr), false);
   });

@@ -1,0 +1,295 @@
+/*
+ * `llm-agent ui`: a local web view of a crashed tree, served by the real CLI in a child
+ * process. Without the token nothing is served; a POST /revive without the token header, or
+ * from a foreign origin, is refused and writes nothing. In Chromium: the tree, the call in
+ * flight and the plan are shown; Confirm revives the tree, the log streams the revive, and
+ * the page shows the runs finished — every request to the server itself, no console error.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { findTranscripts } from '../../src/cli/find-transcripts.ts';
+import {
+  FIXTURE,
+  REPO,
+  temporaryFolder,
+  writeFixtureAgents,
+  writeFixtureTree,
+} from './support/cli-fixtures.ts';
+
+const OUTPUT = join(REPO, 'test-output', 'ui');
+const NODE = join(REPO, 'node_modules/.bin/node');
+const MAIN = join(REPO, 'src/cli/main.ts');
+
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+function progress(text: string): void {
+  process.stderr.write(`# ui.test: ${text}\n`);
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTP request with exactly the headers given (Origin and Host included). */
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  return new Promise((done, fail) => {
+    const req = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers ?? {}, timeout: 5000 },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () =>
+          done({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`timed out: ${url}`)));
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Every transcript below the folder, with its bytes. */
+async function snapshot(folder: string): Promise<Map<string, string>> {
+  const bytes = new Map<string, string>();
+  for (const path of await findTranscripts(['runs'], folder)) {
+    bytes.set(path, (await readFile(path)).toString('base64'));
+  }
+  return bytes;
+}
+
+/** Chromium through playwright-core, or a failure that says how to get it (never a skip). */
+async function launchChromium() {
+  try {
+    const { chromium } = await import('playwright-core');
+    return await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      timeout: 30_000,
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-default-apps',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+  } catch (error) {
+    assert.fail(
+      `Chromium could not start (${String(error).split('\n')[0]}): apt-get install chromium (and npm ci for playwright-core)`,
+    );
+  }
+}
+
+describe('llm-agent ui', { timeout: 120_000 }, () => {
+  let folder = '';
+  let child: ChildProcess | undefined;
+  let url = '';
+  let base = '';
+  let token = '';
+  let stderr = '';
+  let exited: Promise<number | null> = Promise.resolve(null);
+
+  before(async () => {
+    folder = await temporaryFolder();
+    await mkdir(OUTPUT, { recursive: true });
+    await writeFixtureTree(folder);
+    // The fixture's runs record model test:none: reviving them needs the fixture's agents.
+    await writeFixtureAgents(folder);
+    const env: Record<string, string | undefined> = { ...process.env };
+    delete env.FORCE_COLOR;
+    delete env.LLM_AGENT_DEBUG;
+    progress('starting llm-agent ui runs --agents agents.ts');
+    const started = spawn(NODE, [MAIN, 'ui', 'runs', '--agents', 'agents.ts'], {
+      cwd: folder,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = started;
+    exited = new Promise((done) => started.on('exit', (code) => done(code)));
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    url = await new Promise<string>((done, fail) => {
+      let out = '';
+      const timer = setTimeout(() => fail(new Error(`no URL in 15 s; stderr: ${stderr}`)), 15_000);
+      started.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        const line = out.split('\n')[0] as string;
+        if (out.includes('\n')) {
+          clearTimeout(timer);
+          done(line);
+        }
+      });
+      started.on('exit', (code) => fail(new Error(`ui exited ${code}: ${stderr}`)));
+    });
+    progress(`serving at ${url}`);
+    const match = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{64})$/.exec(url);
+    assert.ok(match, `the URL printed: ${url}`);
+    base = `http://127.0.0.1:${match[1]}`;
+    token = match[2] as string;
+  });
+
+  after(async () => {
+    if (child !== undefined && child.exitCode === null) child.kill('SIGKILL');
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  test('without the token, or with a wrong one, nothing is served (403)', async () => {
+    for (const path of ['/', '/app.js', '/events', '/?token=', `/?token=${'0'.repeat(64)}`]) {
+      const reply = await send(`${base}${path}`);
+      assert.equal(reply.status, 403, path);
+      assert.equal(reply.headers['content-security-policy'], CSP, path);
+      assert.equal(reply.headers['x-content-type-options'], 'nosniff');
+      assert.equal(reply.headers['referrer-policy'], 'no-referrer');
+      assert.doesNotMatch(reply.body, /worker-call_s2|<html/);
+    }
+    const wrongCookie = await send(`${base}/`, {
+      headers: { Cookie: `llm_agent_ui_${new URL(base).port}=${'a'.repeat(64)}` },
+    });
+    assert.equal(wrongCookie.status, 403);
+    // Another host name resolving to us (DNS rebinding) is refused even with the token.
+    const rebound = await send(url, { headers: { Host: `evil.example:${new URL(base).port}` } });
+    assert.equal(rebound.status, 403);
+
+    const page = await send(url);
+    assert.equal(page.status, 200);
+    assert.equal(page.headers['content-security-policy'], CSP);
+    assert.equal(page.headers['x-content-type-options'], 'nosniff');
+    assert.equal(page.headers['referrer-policy'], 'no-referrer');
+    const cookie = String(page.headers['set-cookie']);
+    assert.match(cookie, new RegExp(`=${token}; HttpOnly; SameSite=Strict`));
+    assert.doesNotMatch(page.body, /<script>|<script [^>]*src="(?!\/app\.js")/);
+    assert.doesNotMatch(page.body, /http-equiv="Content-Security-Policy"/);
+    // The cookie alone is enough after the first visit.
+    const again = await send(`${base}/`, { headers: { Cookie: cookie.split(';')[0] as string } });
+    assert.equal(again.status, 200);
+    assert.match(again.body, /worker-call_s2/);
+  });
+
+  test('POST /revive without the token header, or from a foreign origin, is 403 and writes nothing', async () => {
+    const before = await snapshot(folder);
+    const cookie = `llm_agent_ui_${new URL(base).port}=${token}`;
+    const refused: [string, Record<string, string>][] = [
+      ['query token, no header', {}],
+      ['cookie, no header', { Cookie: cookie }],
+      ['wrong header', { 'X-LLM-Agent-Token': 'f'.repeat(64), Cookie: cookie }],
+      ['foreign origin', { 'X-LLM-Agent-Token': token, Origin: 'http://evil.example' }],
+      ['other port', { 'X-LLM-Agent-Token': token, Origin: 'http://127.0.0.1:1' }],
+      ['null origin', { 'X-LLM-Agent-Token': token, Origin: 'null' }],
+    ];
+    for (const [what, headers] of refused) {
+      const reply = await send(`${base}/revive?token=${token}`, { method: 'POST', headers });
+      assert.equal(reply.status, 403, what);
+    }
+    const get = await send(`${base}/revive?token=${token}`);
+    assert.notEqual(get.status, 202, 'a GET revives nothing');
+    await new Promise((done) => setTimeout(done, 1500));
+    assert.deepEqual(await snapshot(folder), before, 'the transcripts are byte for byte the same');
+    // Nothing was started: the page still offers the revive, its button enabled.
+    const page = await send(url);
+    assert.match(page.body, /<button id="confirm" type="button">Confirm: revive 2 runs<\/button>/);
+  });
+
+  test('in Chromium: the tree and the plan; Confirm revives, the log streams, the tree refreshes', async () => {
+    const browser = await launchChromium();
+    const requests: string[] = [];
+    const consoleLines: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(20_000);
+      page.on('request', (request) => requests.push(request.url()));
+      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
+      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
+      progress('opening the page');
+      await page.goto(url);
+      await page.waitForSelector('body[data-events="open"]');
+
+      const nav = (await page.locator('nav').textContent()) ?? '';
+      assert.match(nav, /main “Main run” revivable · waiting on 2 children/);
+      assert.match(nav, /worker-call_s2 “B” revivable · 1 call in flight/);
+      const call = page.locator('.part.call.interrupted', { hasText: 'write_file' });
+      assert.match(
+        (await call.textContent()) ?? '',
+        new RegExp(`${FIXTURE.writeCall}in flight when the process died`),
+      );
+      const plan = (await page.locator('#plan').textContent()) ?? '';
+      assert.match(plan, /1\. revive worker-call_s2 \(worker\)/);
+      assert.match(plan, /2\. revive main \(main\)/);
+      assert.match(
+        plan,
+        /answer write_file call_x \(side-effect\) as interrupted, outcome unknown — NOT retried/,
+      );
+      assert.match(plan, /Total: 2 runs to revive, about \d+ tokens/);
+      await page.screenshot({ path: join(OUTPUT, 'before.png'), fullPage: true });
+
+      progress('clicking Confirm');
+      await page.click('#confirm');
+      await page
+        .locator('#revive-status', { hasText: /revive ended/ })
+        .waitFor({ timeout: 60_000 });
+      const status = (await page.locator('#revive-status').textContent()) ?? '';
+      assert.match(status, /revive ended \(exit code 0\)/);
+      const log = (await page.locator('#log').textContent()) ?? '';
+      assert.match(log, /\[worker-call_s2\] says: B checked after the interruption/);
+      assert.match(log, /\[main\] finished/);
+      assert.match(log, /revive ended: exit code 0/);
+      progress('revive ended; waiting for the tree to refresh');
+      await page.locator('nav', { hasText: /main “Main run” finished/ }).waitFor();
+      const after = (await page.locator('nav').textContent()) ?? '';
+      assert.match(after, /worker-call_s2 “B” finished · revivals 1\/3/);
+      assert.doesNotMatch(after, /revivable/);
+      assert.equal(await page.locator('#confirm').count(), 0, 'nothing left to confirm');
+      assert.match((await page.locator('#plan').textContent()) ?? '', /Nothing to revive\./);
+      // The log survived the refresh.
+      assert.match((await page.locator('#log').textContent()) ?? '', /revive ended/);
+      await page.screenshot({ path: join(OUTPUT, 'after.png'), fullPage: true });
+
+      // A transcript appearing below the PATH: the page refreshes itself (tree-changed).
+      progress('adding a transcript; waiting for tree-changed');
+      await copyFile(join(folder, 'other', 'noticed.jsonl'), join(folder, 'runs', 'noticed.jsonl'));
+      await page.locator('nav', { hasText: /noticed “Noticed” finished/ }).waitFor();
+      await page.close();
+    } finally {
+      await browser.close();
+    }
+    assert.ok(requests.length >= 4, `requests: ${requests.join(', ')}`);
+    for (const request of requests) {
+      assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
+    }
+    assert.ok(requests.includes(`${base}/revive`), 'the page posted /revive');
+    assert.deepEqual(
+      consoleLines.filter((line) => !line.includes('Content Security Policy')),
+      [],
+      'nothing logged but CSP reports',
+    );
+    for (const name of ['before.png', 'after.png']) {
+      const path = join(OUTPUT, name);
+      assert.ok(existsSync(path) && statSync(path).size > 1000, `${path} was written`);
+    }
+  });
+
+  test('SIGTERM stops the server (exit code 0)', async () => {
+    child?.kill('SIGTERM');
+    const code = await Promise.race([
+      exited,
+      new Promise((done) => setTimeout(() => done('timeout'), 10_000)),
+    ]);
+    assert.equal(code, 0, stderr);
+  });
+});
