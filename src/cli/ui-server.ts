@@ -86,10 +86,15 @@ const APP_JS = `'use strict';
     log.appendChild(item);
     log.scrollTop = log.scrollHeight;
   }
+  // Refreshes can overlap (a revive's end and a change seen by polling): only the latest one
+  // asked for is applied, so an older page never replaces a newer one.
+  var latest = 0;
   function refresh() {
+    var mine = ++latest;
     return fetch('/', { credentials: 'same-origin' })
       .then(function (response) { return response.text(); })
       .then(function (html) {
+        if (mine !== latest) return;
         var fresh = new DOMParser().parseFromString(html, 'text/html');
         ['header', 'main', '#revive'].forEach(function (selector) {
           var now = document.querySelector(selector);
@@ -330,20 +335,21 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     child.on('close', (code, signal) => {
       send('done', code === null ? String(signal) : String(code));
       revive = undefined;
-      mtimes = '';
     });
     reply(response, 202, 'text/plain', 'revive started');
   }
 
-  // Tell the pages when a transcript below the PATHs changes (polled: sizes and mtimes).
-  let mtimes = '';
+  // Tell the pages when a transcript below the PATHs changes (polled: sizes and mtimes). The
+  // baseline is taken now and only ever moved by a poll, so no change between two polls — nor
+  // one made while no page listened — goes unannounced.
+  let mtimes = await signature(options.paths, options.cwd).catch(() => '');
   let polling = false;
   const poll = setInterval(() => {
     if (polling || clients.size === 0) return;
     polling = true;
     signature(options.paths, options.cwd)
       .then((now) => {
-        if (mtimes !== '' && now !== mtimes) send('tree-changed', now.length.toString());
+        if (now !== mtimes) send('tree-changed', now.length.toString());
         mtimes = now;
       })
       .catch(() => undefined)

@@ -260,11 +260,39 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.match((await page.locator('#log').textContent()) ?? '', /revive ended/);
       await page.screenshot({ path: join(OUTPUT, 'after.png'), fullPage: true });
 
-      // A transcript appearing below the PATH: the page refreshes itself (tree-changed).
-      progress('adding a transcript; waiting for tree-changed');
-      await copyFile(join(folder, 'other', 'noticed.jsonl'), join(folder, 'runs', 'noticed.jsonl'));
-      await page.locator('nav', { hasText: /noticed “Noticed” finished/ }).waitFor();
       await page.close();
+
+      // A transcript appearing below the PATH: the server tells the pages (tree-changed), and
+      // the page it then fetches lists the new run.
+      progress('adding a transcript; waiting for tree-changed');
+      const heard = new Promise<string>((done, fail) => {
+        const stream = httpRequest(`${base}/events?token=${token}`, (response) => {
+          let text = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => {
+            text += chunk;
+            if (text.includes(': connected') && !text.includes('copied')) {
+              text += ' copied';
+              copyFile(
+                join(folder, 'other', 'noticed.jsonl'),
+                join(folder, 'runs', 'noticed.jsonl'),
+              ).catch(fail);
+            }
+            if (/event: tree-changed/.test(text)) {
+              stream.destroy();
+              done(text);
+            }
+          });
+        });
+        stream.on('error', (error) => {
+          if (!/socket hang up|aborted/.test(String(error))) fail(error);
+        });
+        stream.setTimeout(30_000, () => fail(new Error('no tree-changed within 30 s')));
+        stream.end();
+      });
+      assert.match(await heard, /event: tree-changed/);
+      const refreshed = await send(`${base}/?token=${token}`);
+      assert.match(refreshed.body, /noticed/);
+      assert.match(refreshed.body, /Noticed/);
     } finally {
       await browser.close();
     }
