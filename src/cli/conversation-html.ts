@@ -13,6 +13,7 @@
  * @module
  */
 import { INTERRUPTED_MESSAGE } from '../revival/index.ts';
+import type { PeekResult } from '../transcript/peek.ts';
 import type { TornTail } from '../transcript/classify-tail.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/records.ts';
@@ -35,6 +36,19 @@ import { terminalSafeLines } from './terminal-safe.ts';
 export type RunRecords =
   | { records: (TranscriptRecord | ForeignRecord)[]; torn?: TornTail }
   | { error: string };
+
+/**
+ * What a page shows of one run, from a {@link peek} of its transcript.
+ *
+ * @example
+ * read.set(node.path, runRecordsOf(await peek(node.path)));
+ */
+export function runRecordsOf(peeked: PeekResult): RunRecords {
+  if (!peeked.ok) return { error: peeked.detail };
+  return peeked.torn === undefined
+    ? { records: peeked.records }
+    : { records: peeked.records, torn: peeked.torn };
+}
 
 /**
  * Options of {@link runTreeHtml}.

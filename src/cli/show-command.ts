@@ -9,7 +9,7 @@ import { connectStore, databaseUrl } from './database-store.ts';
 import { jsonText } from './json-text.ts';
 import { EXIT } from './exit-codes.ts';
 import { conversationText } from './format-conversation.ts';
-import { type RunRecords, runTreeHtml } from './conversation-html.ts';
+import { type RunRecords, runRecordsOf, runTreeHtml } from './conversation-html.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { inspectTree, walkTree } from './inspect-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
@@ -139,15 +139,7 @@ async function showHtml(given: string, io: CommandIo, envelopes: boolean): Promi
       read.set(node.path, shown);
       continue;
     }
-    const peeked = await peek(node.path);
-    read.set(
-      node.path,
-      !peeked.ok
-        ? { error: peeked.detail }
-        : peeked.torn === undefined
-          ? { records: peeked.records }
-          : { records: peeked.records, torn: peeked.torn },
-    );
+    read.set(node.path, runRecordsOf(await peek(node.path)));
   }
   io.stdout.write(runTreeHtml(roots, read, { envelopes, generatedAt: new Date().toISOString() }));
   return EXIT.ok;

@@ -19,7 +19,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { peek } from '../transcript/peek.ts';
-import { escapeHtml, type RunRecords, runTreeHtml } from './conversation-html.ts';
+import { escapeHtml, type RunRecords, runRecordsOf, runTreeHtml } from './conversation-html.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { inspectTree, walkTree } from './inspect-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
@@ -247,15 +247,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const roots = await inspectTree(paths, DEFAULT_MAX_REVIVALS, options.cwd);
     const read = new Map<string, RunRecords>();
     for (const node of walkTree(roots)) {
-      const peeked = await peek(node.path);
-      read.set(
-        node.path,
-        !peeked.ok
-          ? { error: peeked.detail }
-          : peeked.torn === undefined
-            ? { records: peeked.records }
-            : { records: peeked.records, torn: peeked.torn },
-      );
+      read.set(node.path, runRecordsOf(await peek(node.path)));
     }
     const plan = planTreeRevival(roots);
     const running = revive !== undefined;

@@ -15,6 +15,7 @@ import { inputDigest } from '../../src/loop/input-digest.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { buildTranscript } from '../support/transcripts.ts';
+import { launchChromium } from './support/chromium.ts';
 import {
   FIXTURE,
   REPO,
@@ -181,29 +182,6 @@ function assertNoMarkupFromTranscript(html: string): void {
   assert.doesNotMatch(html.replace(/>[^<]*</g, '><'), /onerror|onload|javascript:/i);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding raw controls is the point
   assert.doesNotMatch(html, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
-}
-
-/** Chromium through playwright-core, or a failure that says how to get it (never a skip). */
-async function launchChromium() {
-  try {
-    const { chromium } = await import('playwright-core');
-    return await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-default-apps',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-  } catch (error) {
-    assert.fail(
-      `Chromium could not start (${String(error).split('\n')[0]}): apt-get install chromium (and npm ci for playwright-core)`,
-    );
-  }
 }
 
 describe('llm-agent show --html', () => {

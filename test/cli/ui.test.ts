@@ -20,6 +20,7 @@ import {
   writeFixtureAgents,
   writeFixtureTree,
 } from './support/cli-fixtures.ts';
+import { launchChromium } from './support/chromium.ts';
 
 const OUTPUT = join(REPO, 'test-output', 'ui');
 const NODE = join(REPO, 'node_modules/.bin/node');
@@ -70,30 +71,6 @@ async function snapshot(folder: string): Promise<Map<string, string>> {
     bytes.set(path, (await readFile(path)).toString('base64'));
   }
   return bytes;
-}
-
-/** Chromium through playwright-core, or a failure that says how to get it (never a skip). */
-async function launchChromium() {
-  try {
-    const { chromium } = await import('playwright-core');
-    return await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      timeout: 30_000,
-      args: [
-        '--no-sandbox',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-default-apps',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-  } catch (error) {
-    assert.fail(
-      `Chromium could not start (${String(error).split('\n')[0]}): apt-get install chromium (and npm ci for playwright-core)`,
-    );
-  }
 }
 
 describe('llm-agent ui', { timeout: 120_000 }, () => {
