@@ -12,6 +12,7 @@ import type {
   UnansweredCall,
 } from './foreign-format.ts';
 import { openElsewhere } from './open-elsewhere.ts';
+import { sessionLines } from './session-lines.ts';
 
 /**
  * What {@link repairSession} is asked.
@@ -208,40 +209,7 @@ async function readSession(
       filled += got;
     }
     const data = bytes.subarray(0, filled);
-    const lastNewline = data.lastIndexOf(0x0a);
-    let tornAt: number | null = lastNewline === data.length - 1 ? null : lastNewline + 1;
-    let unterminated = false;
-    if (tornAt !== null) {
-      // A whole record whose newline was never written (the process died between the two) is
-      // a record: the clients read it, and answering its call again would answer it twice.
-      let value: unknown;
-      try {
-        value = JSON.parse(data.toString('utf8', tornAt));
-      } catch {
-        value = undefined;
-      }
-      if (typeof value === 'object' && value !== null) {
-        unterminated = true;
-        tornAt = null;
-      }
-    }
-    const lines: ForeignLine[] = [];
-    let number = 0;
-    for (let start = 0; start < data.length && (tornAt === null || start < tornAt); ) {
-      const found = data.indexOf(0x0a, start);
-      const end = found === -1 ? data.length : found;
-      number += 1;
-      const text = data.toString('utf8', start, end);
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        value = undefined;
-      }
-      lines.push({ number, text, value });
-      start = end + 1;
-    }
-    return { bytes: data, lines, tornAt, unterminated };
+    return { bytes: data, ...sessionLines(data) };
   } finally {
     await fileSystem.close(fd).catch(() => undefined);
   }

@@ -8,7 +8,9 @@ import { claudeCodeFormat } from '../../src/repair/claude-code-format.ts';
 import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/foreign-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import { sessionLines } from '../../src/repair/session-lines.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
+import { mutateLines, mutateValue } from './support/mutations.ts';
 
 /*
  * The Claude Code session format (src/repair/claude-code-format.ts) on sessions the real client
@@ -41,19 +43,8 @@ function counterBytes(): PlanContext['randomBytes'] {
 const context = (randomBytes = counterBytes()): PlanContext => ({ now: NOW, randomBytes });
 
 /** The file as repair-session reads it: split on `\n` only, a torn last line left out. */
-function linesOf(text: string): ForeignLine[] {
-  const parts = text.split('\n');
-  parts.pop(); // after the last newline: empty, or a torn line
-  return parts.map((part, index) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(part);
-    } catch {
-      value = undefined;
-    }
-    return { number: index + 1, text: part, value };
-  });
-}
+/** The lines repair reads from a session's text (the shell's own splitting). */
+const linesOf = (text: string): ForeignLine[] => sessionLines(Buffer.from(text)).lines;
 
 function plan(text: string, randomBytes?: PlanContext['randomBytes']): RepairPlan {
   return claudeCodeFormat.plan(linesOf(text), context(randomBytes));
@@ -531,61 +522,16 @@ describe('mutated sessions never throw', () => {
     'compact_boundary',
   ];
 
-  /** Replace one value somewhere inside `value` (objects and arrays walked at random). */
-  function mutate(value: unknown, next: () => number): unknown {
-    const pick = odd[Math.floor(next() * odd.length)];
-    if (typeof value !== 'object' || value === null || next() < 0.2) return pick;
-    const copy: Record<string, unknown> | unknown[] = Array.isArray(value)
-      ? [...value]
-      : { ...(value as Record<string, unknown>) };
-    const keys = Object.keys(copy);
-    if (keys.length === 0 || next() < 0.1) {
-      const key = ['uuid', 'parentUuid', 'type', 'message', 'isSidechain', 'leafUuid', 'id'][
-        Math.floor(next() * 7)
-      ] as string;
-      if (Array.isArray(copy)) copy.push(pick);
-      else copy[key] = pick;
-      return copy;
-    }
-    const key = keys[Math.floor(next() * keys.length)] as string;
-    if (next() < 0.15) {
-      if (Array.isArray(copy)) copy.splice(Number(key), 1);
-      else delete copy[key];
-      return copy;
-    }
-    (copy as Record<string, unknown>)[key] = mutate((copy as Record<string, unknown>)[key], next);
-    return copy;
-  }
+  const KEYS = ['uuid', 'parentUuid', 'type', 'message', 'isSidechain', 'leafUuid', 'id'];
 
   test('3000 mutations of the client-written sessions: a plan of Claude Code shapes, or a reason', () => {
     const next = seededRandom(testSeed('claude-code mutations'));
     const kinds: Record<string, number> = { repair: 0, clean: 0, refuse: 0, undetected: 0 };
     for (let round = 0; round < 3000; round += 1) {
       const name = NAMES[round % NAMES.length] as string;
-      let lines = fixture(name).split('\n').slice(0, -1);
-      const edits = 1 + Math.floor(next() * 3);
-      for (let edit = 0; edit < edits; edit += 1) {
-        const at = Math.floor(next() * lines.length);
-        const line = lines[at] as string;
-        const how = next();
-        if (how < 0.55) {
-          let value: unknown;
-          try {
-            value = JSON.parse(line);
-          } catch {
-            continue;
-          }
-          lines[at] = JSON.stringify(mutate(value, next));
-        } else if (how < 0.7) {
-          lines[at] = line.slice(0, Math.floor(next() * line.length));
-        } else if (how < 0.8) {
-          lines.splice(at, 1);
-        } else if (how < 0.9) {
-          lines.splice(at, 0, line);
-        } else {
-          lines = [...lines.slice(at), ...lines.slice(0, at)];
-        }
-      }
+      const lines = mutateLines(fixture(name).split('\n').slice(0, -1), next, (value) =>
+        mutateValue(value, next, odd, KEYS),
+      );
       const text = `${lines.join('\n')}\n`;
       const parsed = linesOf(text);
       const detection = claudeCodeFormat.detect(parsed);
@@ -637,7 +583,7 @@ describe('mutated sessions never throw', () => {
       const count = Math.floor(next() * 8);
       for (let index = 0; index < count; index += 1) {
         const how = next();
-        if (how < 0.4) lines.push(JSON.stringify(mutate(base, next)));
+        if (how < 0.4) lines.push(JSON.stringify(mutateValue(base, next, odd, KEYS)));
         else if (how < 0.6) lines.push(JSON.stringify(odd[Math.floor(next() * odd.length)]));
         else {
           const bytes = Array.from({ length: Math.floor(next() * 40) }, () =>

@@ -10,6 +10,7 @@ import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/fore
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
+import { sessionLines } from '../../src/repair/session-lines.ts';
 
 /*
  * The Codex rollout format (src/repair/codex-format.ts) on rollouts the real client wrote
@@ -31,19 +32,8 @@ function context(now = NOW): PlanContext {
 }
 
 /** Split as the repair shell does: on `\n` only, a last line without its newline left out. */
-function linesOf(text: string): ForeignLine[] {
-  const parts = text.split('\n');
-  parts.pop(); // the text after the last newline: empty, or a torn line (never data)
-  return parts.map((line, index) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
-    return { number: index + 1, text: line, value };
-  });
-}
+/** The lines repair reads from a session's text (the shell's own splitting). */
+const linesOf = (text: string): ForeignLine[] => sessionLines(Buffer.from(text)).lines;
 
 const fixtures = new Map<string, string>();
 const FILES = [

@@ -8,6 +8,9 @@ import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/fore
 import { piFormat } from '../../src/repair/pi-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import { seededRandom, testSeed } from '../support/seeded-random.ts';
+import { sessionLines } from '../../src/repair/session-lines.ts';
+import { mutateLines, mutateValue } from './support/mutations.ts';
 
 /*
  * The pi session format (src/repair/pi-format.ts) on sessions the real client wrote
@@ -39,19 +42,8 @@ function counterBytes(start = 0x0a0b0c0d): PlanContext['randomBytes'] {
 const context = (randomBytes = counterBytes()): PlanContext => ({ now: NOW, randomBytes });
 
 /** The file as repair-session reads it: split on `\n` only, a torn last line left out. */
-function linesOf(text: string): ForeignLine[] {
-  const parts = text.split('\n');
-  parts.pop(); // after the last newline: empty, or a torn line
-  return parts.map((part, index) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(part);
-    } catch {
-      value = undefined;
-    }
-    return { number: index + 1, text: part, value };
-  });
-}
+/** The lines repair reads from a session's text (the shell's own splitting). */
+const linesOf = (text: string): ForeignLine[] => sessionLines(Buffer.from(text)).lines;
 
 function plan(text: string, randomBytes?: PlanContext['randomBytes']): RepairPlan {
   return piFormat.plan(linesOf(text), context(randomBytes));
@@ -337,16 +329,6 @@ describe('plan on changed sessions', () => {
 });
 
 describe('mutated sessions never throw', () => {
-  /** A small deterministic PRNG (mulberry32). */
-  function random(seed: number): () => number {
-    let state = seed;
-    return () => {
-      state = (state + 0x6d2b79f5) | 0;
-      let t = Math.imul(state ^ (state >>> 15), 1 | state);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
   const odd: unknown[] = [
     null,
     0,
@@ -370,31 +352,7 @@ describe('mutated sessions never throw', () => {
     'aborted',
   ];
 
-  /** Replace one value somewhere inside `value` (objects and arrays walked at random). */
-  function mutate(value: unknown, next: () => number): unknown {
-    const pick = odd[Math.floor(next() * odd.length)];
-    if (typeof value !== 'object' || value === null || next() < 0.2) return pick;
-    const copy: Record<string, unknown> | unknown[] = Array.isArray(value)
-      ? [...value]
-      : { ...(value as Record<string, unknown>) };
-    const keys = Object.keys(copy);
-    if (keys.length === 0 || next() < 0.1) {
-      if (Array.isArray(copy)) copy.push(pick);
-      else
-        copy[
-          ['id', 'parentId', 'type', 'message', 'role', 'content'][Math.floor(next() * 6)] as string
-        ] = pick;
-      return copy;
-    }
-    const key = keys[Math.floor(next() * keys.length)] as string;
-    if (next() < 0.15) {
-      if (Array.isArray(copy)) copy.splice(Number(key), 1);
-      else delete copy[key];
-      return copy;
-    }
-    (copy as Record<string, unknown>)[key] = mutate((copy as Record<string, unknown>)[key], next);
-    return copy;
-  }
+  const KEYS = ['id', 'parentId', 'type', 'message', 'role', 'content'];
 
   const names = [
     'crash-one-call.v3.jsonl',
@@ -405,34 +363,13 @@ describe('mutated sessions never throw', () => {
   ];
 
   test('3000 mutations of the client-written sessions: a plan of pi shapes, or a reason', () => {
-    const next = random(20261204);
+    const next = seededRandom(testSeed('pi mutations'));
     const kinds: Record<string, number> = { repair: 0, clean: 0, refuse: 0, undetected: 0 };
     for (let round = 0; round < 3000; round += 1) {
       const name = names[round % names.length] as string;
-      let lines = fixture(name).split('\n').slice(0, -1);
-      const edits = 1 + Math.floor(next() * 3);
-      for (let edit = 0; edit < edits; edit += 1) {
-        const at = Math.floor(next() * lines.length);
-        const line = lines[at] as string;
-        const how = next();
-        if (how < 0.55) {
-          let value: unknown;
-          try {
-            value = JSON.parse(line);
-          } catch {
-            continue;
-          }
-          lines[at] = JSON.stringify(mutate(value, next));
-        } else if (how < 0.7) {
-          lines[at] = line.slice(0, Math.floor(next() * line.length));
-        } else if (how < 0.8) {
-          lines.splice(at, 1);
-        } else if (how < 0.9) {
-          lines.splice(at, 0, line);
-        } else {
-          lines = [...lines.slice(at), ...lines.slice(0, at)];
-        }
-      }
+      const lines = mutateLines(fixture(name).split('\n').slice(0, -1), next, (value) =>
+        mutateValue(value, next, odd, KEYS),
+      );
       const text = `${lines.join('\n')}\n`;
       const parsed = linesOf(text);
       const detection = piFormat.detect(parsed);
