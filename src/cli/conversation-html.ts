@@ -13,15 +13,15 @@
  * @module
  */
 import { INTERRUPTED_MESSAGE } from '../revival/index.ts';
-import type { PeekResult } from '../transcript/peek.ts';
 import type { TornTail } from '../transcript/classify-tail.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
+import type { PeekResult } from '../transcript/peek.ts';
 import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/records.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { envelopeLine, MAX_VALUE_DEPTH } from './format-conversation.ts';
-import { openCalls, whyOf } from './format-status.ts';
+import { formatBytes, formatCount, openCalls, whyOf } from './format-status.ts';
 import { haltSentence } from './halt-text.ts';
-import { type RunNode, walkTree } from './inspect-tree.ts';
+import { type RunNode, type StatusState, walkTree } from './inspect-tree.ts';
 import { serializeJson } from './json-text.ts';
 import { terminalSafeLines } from './terminal-safe.ts';
 
@@ -63,6 +63,13 @@ export interface RunTreeHtmlOptions {
   generatedAt?: string;
   /** Values longer than this many characters (or 12 lines) fold into `<details>` (default 400). */
   foldAt?: number;
+  /**
+   * The runs whose conversations the page holds (default: every run of the tree). A page of a
+   * large tree holds one, and links the others with `href`.
+   */
+  sections?: readonly RunNode[];
+  /** Where a run of the tree links to (default: its section on this page, `#run-N`). */
+  href?: (node: RunNode) => string;
 }
 
 /** The envelopes shown inline even without `envelopes`: the crash history and the halts. */
@@ -96,6 +103,7 @@ section.run{border-top:2px solid #ccc;margin-top:1.5rem;padding-top:.8rem}
 .revival{border:2px dashed #c92a2a;padding:.4rem .7rem;margin:.8rem 0;background:#fff5f5;color:#1d1d1f;font-size:14px}
 .halt{border:2px solid #e8590c;padding:.4rem .7rem;margin:.8rem 0;background:#fff4e6}
 details>summary{cursor:pointer;color:#555}
+#filters{border:0;padding:0;margin:.4rem 0}#filters legend{float:left;margin-right:.6rem;color:#555}#filters label{margin-right:.9rem;white-space:nowrap}
 `;
 
 /**
@@ -137,6 +145,8 @@ export function runTreeHtml(
 ): string {
   const nodes = [...walkTree(roots)];
   const anchors = new Map(nodes.map((node, index) => [node, `run-${index}`]));
+  const href = options.href ?? ((node: RunNode) => `#${anchors.get(node)}`);
+  const filters = stateFilters(nodes);
   const title = roots[0] === undefined ? 'no runs' : roots[0].displayPath;
   const out: string[] = [
     '<!DOCTYPE html>',
@@ -147,7 +157,7 @@ export function runTreeHtml(
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>llm-agent runs: ${escapeHtml(title)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<style>${STYLE}${filters.style}</style>`,
     '</head>',
     '<body>',
     '<header>',
@@ -155,28 +165,57 @@ export function runTreeHtml(
     `<p class="meta">${nodes.length} run${nodes.length === 1 ? '' : 's'}${
       options.generatedAt === undefined ? '' : ` · made ${escapeHtml(options.generatedAt)}`
     } · by llm-agent show --html</p>`,
+    filters.html,
     '<nav aria-label="runs">',
-    treeList(roots, anchors),
+    treeList(roots, href),
     '</nav>',
     '</header>',
     '<main>',
   ];
-  for (const node of nodes) {
+  for (const node of options.sections ?? nodes) {
     out.push(runSection(node, anchors.get(node) as string, read.get(node.path), options));
   }
   out.push('</main>', '</body>', '</html>', '');
   return out.join('\n');
 }
 
-function treeList(nodes: RunNode[], anchors: Map<RunNode, string>): string {
+function treeList(nodes: RunNode[], href: (node: RunNode) => string): string {
   if (nodes.length === 0) return '<p>No runs.</p>';
   const items = nodes.map(
     (node) =>
-      `<li><a href="#${anchors.get(node)}">${escapeHtml(runName(node))}</a> ${runFacts(node)}${
-        node.children.length === 0 ? '' : `\n${treeList(node.children, anchors)}`
+      `<li><a href="${escapeHtml(href(node))}">${escapeHtml(runName(node))}</a> ${runFacts(node)}${
+        node.children.length === 0 ? '' : `\n${treeList(node.children, href)}`
       }</li>`,
   );
   return `<ul>\n${items.join('\n')}\n</ul>`;
+}
+
+/**
+ * Filters by state, without script: a radio button per state the tree has, and a rule per
+ * state that hides the runs (and their sections) not in it — a run stays in the tree while a
+ * run below it is in the state, so the tree keeps its shape. The state names are ours, never
+ * a transcript's.
+ */
+function stateFilters(nodes: readonly RunNode[]): { html: string; style: string } {
+  const counts = new Map<StatusState, number>();
+  for (const node of nodes) counts.set(node.state, (counts.get(node.state) ?? 0) + 1);
+  if (nodes.length === 0) return { html: '', style: '' };
+  const choice = (id: string, label: string, count: number, checked: boolean): string =>
+    `<label><input type="radio" name="state" id="${id}"${checked ? ' checked' : ''}> ${label} (${count})</label>`;
+  const states = [...counts.keys()].sort();
+  const html = [
+    '<fieldset id="filters"><legend>Show</legend>',
+    choice('filter-all', 'all', nodes.length, true),
+    ...states.map((state) => choice(`filter-${state}`, state, counts.get(state) as number, false)),
+    '</fieldset>',
+  ].join('\n');
+  const style = states
+    .map(
+      (state) =>
+        `body:has(#filter-${state}:checked) nav li:not(:has(.state-${state})),body:has(#filter-${state}:checked) section.run:not(:has(>h2 .state-${state})){display:none}`,
+    )
+    .join('\n');
+  return { html, style };
 }
 
 function runName(node: RunNode): string {
@@ -185,7 +224,7 @@ function runName(node: RunNode): string {
   return `${inspection.agentId ?? node.displayPath}${label}`;
 }
 
-/** State, why, revivals used of the cap, open calls: the columns of `status` that matter here. */
+/** State, why, revivals used of the cap, open calls, size, and the tokens a revive would send: `status`'s columns. */
 function runFacts(node: RunNode): string {
   const inspection = node.inspection;
   const quiet = node.state === 'finished' || node.state === 'running';
@@ -194,6 +233,10 @@ function runFacts(node: RunNode): string {
     quiet ? '' : ` · ${escapeHtml(whyOf(node))}`,
     ` · revivals ${inspection.revivalsUsed}/${inspection.maxRevivals}`,
     ` · open calls ${openCalls(node)}`,
+    ` · ${formatBytes(inspection.bytes)}`,
+    inspection.revivable
+      ? ` · resuming sends about ${formatCount(inspection.estimatedTokens)} tokens`
+      : '',
   ].join('');
 }
 

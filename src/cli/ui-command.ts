@@ -2,6 +2,7 @@ import { type Command, integerOption, parseCommandLine, writeLine } from './comm
 import { EXIT } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { startUiServer } from './ui-server.ts';
+import { fileUiSource } from './ui-source.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -18,10 +19,11 @@ export const uiCommand: Command = {
 
 Serve a local web view of the runs at PATH (transcripts or folders; default: the current
 folder) on 127.0.0.1, and print its URL, with a token: http://127.0.0.1:PORT/?token=TOKEN.
-The page shows the run tree and every run's conversation (as show --html does), read again
-on each visit and refreshed when a transcript changes; when runs are revivable, the plan
-revive would carry out (children first, calls in flight answered as interrupted, the token
-estimate) and a Confirm button. Nothing is spent before the click: Confirm runs
+The page shows the run tree as status does (state, why, revivals, open calls, size, the
+tokens a revive sends), filters by state, and links each run to its conversation (as show
+--html draws it); everything is read again on each visit and redrawn when a transcript
+changes. When runs are revivable, it shows the plan revive would carry out (children first,
+calls in flight answered as interrupted, the token estimate) and a Confirm button. Nothing is spent before the click: Confirm runs
 llm-agent revive PATH… --yes in a child process and streams its output to the page.
 
 Only this machine can connect, and only with the token (a new one each start): a request
@@ -61,11 +63,10 @@ a bad option.
     let server: Awaited<ReturnType<typeof startUiServer>>;
     try {
       server = await startUiServer({
-        paths,
+        source: fileUiSource(paths, io.cwd, agents),
         cwd: io.cwd,
         env: io.env,
         port,
-        ...(agents === undefined ? {} : { agents }),
       });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);

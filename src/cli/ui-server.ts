@@ -1,8 +1,9 @@
 /**
- * The server behind `llm-agent ui`: a local web view of the run trees at some PATHs (the page
- * of `show --html`, read again on each request), their revival plan, and a Confirm button
- * that runs `llm-agent revive PATH… --yes` in a child process, its output streamed to the
- * page as server-sent events.
+ * The server behind `llm-agent ui`: a local web view of a {@link UiSource}'s runs — the tree
+ * (`/`) and each run's conversation (`/run?path=…`), drawn by the `show --html` renderer and
+ * read again on each request — the plan, and a Confirm button that runs the plan's command in
+ * a child process, its output streamed to the page as server-sent events. A page of 1,000 runs
+ * holds their tree, not their 1,000 conversations.
  *
  * Bound to 127.0.0.1 only. Every request must carry the server's token (in the query, or the
  * HttpOnly SameSite=Strict cookie set on the first valid visit); the one state-changing
@@ -14,42 +15,40 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { peek } from '../transcript/peek.ts';
-import { escapeHtml, type RunRecords, runRecordsOf, runTreeHtml } from './conversation-html.ts';
-import { findTranscripts } from './find-transcripts.ts';
-import { inspectTree, walkTree } from './inspect-tree.ts';
-import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
-import { createStyle } from './terminal-style.ts';
-import { planText, planTreeRevival } from './tree-revival-plan.ts';
+import { escapeHtml, type RunRecords, runTreeHtml } from './conversation-html.ts';
+import { type RunNode, walkTree } from './inspect-tree.ts';
+import type { UiAction, UiSource } from './ui-source.ts';
 
 /**
  * What {@link startUiServer} serves.
  *
  * @example
- * const options: UiServerOptions = { paths: ['runs/'], cwd: process.cwd(), env: process.env, port: 0 };
+ * const options: UiServerOptions = { source: fileUiSource(['runs/'], cwd), cwd, env: process.env, port: 0 };
  */
 export interface UiServerOptions {
-  /** The transcripts and folders shown and revived, as the user gave them. */
-  paths: string[];
-  /** The folder the paths are relative to, and the revive's working folder. */
+  /** Where the runs come from, and what confirming does to them. */
+  source: UiSource;
+  /** The working folder of the command a Confirm runs. */
   cwd: string;
-  /** The environment of the revive child process. */
+  /** The environment of that command. */
   env: Record<string, string | undefined>;
   /** The port to listen on, 0 for any free one. */
   port: number;
-  /** An agent-definition module passed to `revive --agents`. */
-  agents?: string;
+  /**
+   * The program a Confirm starts, given the action's arguments after it (default: this Node
+   * and the CLI next to this module).
+   */
+  command?: string[];
 }
 
 /**
  * A running UI server.
  *
  * @example
- * const server = await startUiServer({ paths: ['runs/'], cwd, env: process.env, port: 0 });
+ * const server = await startUiServer({ source: fileUiSource(['runs/'], cwd), cwd, env: process.env, port: 0 });
  * console.log(server.url); // http://127.0.0.1:PORT/?token=…
  * await server.close();
  */
@@ -58,7 +57,10 @@ export interface UiServer {
   url: string;
   port: number;
   token: string;
-  /** Stops listening, ends the event streams, and stops (SIGTERM) a revive still running. */
+  /**
+   * Stops listening, ends the event streams, stops (SIGTERM) a command still running, and
+   * closes the source.
+   */
   close(): Promise<void>;
 }
 
@@ -73,7 +75,11 @@ const MAIN = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? './main.ts' : './main.js', import.meta.url),
 );
 
-/** The page's script: no inline script anywhere, every text from the server set as text. */
+/**
+ * The page's script: no inline script anywhere, every text from the server set as text. It
+ * streams the command's output into the log, and redraws the page (the filter chosen and the
+ * folds opened kept) when the server says the runs changed.
+ */
 const APP_JS = `'use strict';
 (function () {
   var token = document.querySelector('meta[name="llm-agent-token"]').getAttribute('content');
@@ -91,16 +97,27 @@ const APP_JS = `'use strict';
   var latest = 0;
   function refresh() {
     var mine = ++latest;
-    return fetch('/', { credentials: 'same-origin' })
+    return fetch(location.pathname + location.search, { credentials: 'same-origin' })
       .then(function (response) { return response.text(); })
       .then(function (html) {
         if (mine !== latest) return;
         var fresh = new DOMParser().parseFromString(html, 'text/html');
+        var chosen = document.querySelector('#filters input:checked');
+        var opened = [];
+        document.querySelectorAll('main details').forEach(function (fold, index) {
+          if (fold.open) opened.push(index);
+        });
         ['header', 'main', '#revive'].forEach(function (selector) {
           var now = document.querySelector(selector);
           var next = fresh.querySelector(selector);
           if (now && next) now.replaceWith(document.adoptNode(next));
         });
+        if (chosen) {
+          var again = document.getElementById(chosen.id);
+          if (again) again.checked = true;
+        }
+        var folds = document.querySelectorAll('main details');
+        opened.forEach(function (index) { if (folds[index]) folds[index].open = true; });
         bind();
         document.body.setAttribute('data-refreshed', String(Date.now()));
       });
@@ -111,7 +128,7 @@ const APP_JS = `'use strict';
     button.addEventListener('click', function () {
       button.disabled = true;
       reviving = true;
-      status.textContent = 'reviving…';
+      status.textContent = 'running…';
       fetch('/revive', {
         method: 'POST',
         credentials: 'same-origin',
@@ -134,8 +151,8 @@ const APP_JS = `'use strict';
   events.addEventListener('progress', function (event) { line(event.data); });
   events.addEventListener('done', function (event) {
     reviving = false;
-    line('revive ended: exit code ' + event.data);
-    status.textContent = 'revive ended (exit code ' + event.data + ')';
+    line(event.data);
+    status.textContent = event.data;
     refresh();
   });
   events.addEventListener('tree-changed', function () {
@@ -153,8 +170,8 @@ const EXTRA_STYLE = `<style>
 button{font-size:14px;padding:.3rem 1rem}
 </style>`;
 
-/** The revive in progress: its child, and the lines so far (replayed to a late listener). */
-interface Revive {
+/** The command in progress: its child, and the events so far (replayed to a late listener). */
+interface Running {
   child: ChildProcess;
   events: string[];
 }
@@ -163,13 +180,14 @@ interface Revive {
  * Start the server on 127.0.0.1 (see the module comment for what it serves and refuses).
  *
  * @example
- * const server = await startUiServer({ paths: ['runs/'], cwd: process.cwd(), env: process.env, port: 0 });
+ * const server = await startUiServer({ source: fileUiSource(['runs/'], cwd), cwd, env: process.env, port: 0 });
  * process.stdout.write(`${server.url}\n`);
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
+  const { source } = options;
   const token = randomBytes(32).toString('hex');
   const clients = new Set<ServerResponse>();
-  let revive: Revive | undefined;
+  let running: Running | undefined;
   let origin = '';
   let cookieName = '';
 
@@ -215,7 +233,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         reply(response, 403, 'text/plain', 'forbidden');
         return;
       }
-      startRevive(response);
+      await startCommand(response);
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -224,8 +242,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     switch (url.pathname) {
       case '/':
-        reply(response, 200, 'text/html; charset=utf-8', await page());
+      case '/run': {
+        const run = url.pathname === '/' ? undefined : (url.searchParams.get('path') ?? '');
+        const html = await page(run);
+        if (html === undefined) reply(response, 404, 'text/plain', 'no such run in this tree');
+        else reply(response, 200, 'text/html; charset=utf-8', html);
         return;
+      }
       case '/app.js':
         reply(response, 200, 'text/javascript; charset=utf-8', APP_JS);
         return;
@@ -242,31 +265,27 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
   }
 
-  async function page(): Promise<string> {
-    const paths = await findTranscripts(options.paths, options.cwd);
-    const roots = await inspectTree(paths, DEFAULT_MAX_REVIVALS, options.cwd);
-    const read = new Map<string, RunRecords>();
-    for (const node of walkTree(roots)) {
-      read.set(node.path, runRecordsOf(await peek(node.path)));
+  /**
+   * The tree with the plan (`run` undefined), or the tree with the conversation of the run
+   * whose path is `run` — undefined when the tree has no such run: a path from the URL is
+   * only ever compared with the tree's, never opened.
+   */
+  async function page(run: string | undefined): Promise<string | undefined> {
+    const roots = await source.tree();
+    let shown: RunNode | undefined;
+    if (run !== undefined) {
+      shown = [...walkTree(roots)].find((node) => node.path === run);
+      if (shown === undefined) return undefined;
     }
-    const plan = planTreeRevival(roots);
-    const running = revive !== undefined;
-    const section = [
-      '<section id="revive">',
-      '<h2>Revive…</h2>',
-      `<pre id="plan">${escapeHtml(planText(plan, createStyle(false)))}</pre>`,
-      plan.revivals.length === 0
-        ? ''
-        : `<p>Runs <code>llm-agent revive ${escapeHtml(options.paths.join(' '))} --yes</code>: nothing is spent before you confirm.</p>\n<button id="confirm" type="button"${running ? ' disabled' : ''}>Confirm: revive ${plan.revivals.length} run${plan.revivals.length === 1 ? '' : 's'}</button>`,
-      '</section>',
-    ].join('\n');
-    const activity = [
-      '<section id="activity">',
-      `<h2>Activity <span id="revive-status">${running ? 'reviving…' : ''}</span></h2>`,
-      '<div id="log" aria-live="polite"></div>',
-      '</section>',
-    ].join('\n');
-    return runTreeHtml(roots, read, { generatedAt: new Date().toISOString() })
+    const read = new Map<string, RunRecords>();
+    if (shown !== undefined) read.set(shown.path, await source.records(shown));
+    const action = await source.action(roots);
+    const html = runTreeHtml(roots, read, {
+      generatedAt: new Date().toISOString(),
+      sections: shown === undefined ? [] : [shown],
+      href: (node) => `/run?path=${encodeURIComponent(node.path)}`,
+    });
+    return html
       .replace(PAGE_POLICY_META, '')
       .replace(
         '<meta charset="utf-8">',
@@ -274,8 +293,39 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       )
       .replace('</head>', `${EXTRA_STYLE}\n</head>`)
       .replace('by llm-agent show --html', 'by llm-agent ui')
-      .replace('</header>', `</header>\n${section}\n${activity}`)
+      .replace(
+        '</header>',
+        `${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>\n'}</header>\n${actionHtml(action)}\n${activityHtml()}`,
+      )
       .replace('</body>', '<script src="/app.js"></script>\n</body>');
+  }
+
+  function actionHtml(action: UiAction): string {
+    const title = action.verb === 'revive' ? 'Revive…' : 'Approve…';
+    const shown = action.shown ?? `llm-agent ${action.argv.join(' ')}`;
+    const count = `${action.runs} run${action.runs === 1 ? '' : 's'}`;
+    const effect =
+      action.verb === 'revive'
+        ? 'nothing is spent before you confirm.'
+        : 'nothing is approved before you confirm; a worker then revives each run once.';
+    return [
+      '<section id="revive">',
+      `<h2>${title}</h2>`,
+      `<pre id="plan">${escapeHtml(action.text)}</pre>`,
+      action.runs === 0
+        ? ''
+        : `<p>Runs <code>${escapeHtml(shown)}</code>: ${effect}</p>\n<button id="confirm" type="button"${running === undefined ? '' : ' disabled'}>Confirm: ${action.verb} ${count}</button>`,
+      '</section>',
+    ].join('\n');
+  }
+
+  function activityHtml(): string {
+    return [
+      '<section id="activity">',
+      `<h2>Activity <span id="revive-status">${running === undefined ? '' : 'running…'}</span></h2>`,
+      '<div id="log" aria-live="polite"></div>',
+      '</section>',
+    ].join('\n');
   }
 
   function openEvents(response: ServerResponse): void {
@@ -285,31 +335,41 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       Connection: 'keep-alive',
     });
     response.write(': connected\n\n');
-    for (const frame of revive?.events ?? []) response.write(frame);
+    for (const frame of running?.events ?? []) response.write(frame);
     clients.add(response);
     response.on('close', () => clients.delete(response));
   }
 
-  function startRevive(response: ServerResponse): void {
-    if (revive !== undefined) {
+  async function startCommand(response: ServerResponse): Promise<void> {
+    if (running !== undefined) {
       reply(response, 409, 'text/plain', 'a revive is already running');
       return;
     }
-    const args = [MAIN, 'revive', ...options.paths, '--yes'];
-    if (options.agents !== undefined) args.push('--agents', options.agents);
+    // The plan is made again now: what is confirmed is what is there, not an older page.
+    const action = await source.action(await source.tree());
+    // Checked again after the wait: two POSTs at once start one command.
+    if (running !== undefined) {
+      reply(response, 409, 'text/plain', 'a revive is already running');
+      return;
+    }
+    if (action.runs === 0) {
+      reply(response, 409, 'text/plain', 'nothing to revive');
+      return;
+    }
+    const [program, ...before] = options.command ?? [process.execPath, MAIN];
     const env: Record<string, string | undefined> = { ...options.env, NO_COLOR: '1' };
     delete env.FORCE_COLOR;
-    const child = spawn(process.execPath, args, {
+    const child = spawn(program as string, [...before, ...action.argv], {
       cwd: options.cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const current: Revive = { child, events: [] };
-    revive = current;
+    const current: Running = { child, events: [] };
+    running = current;
     const emit = (event: string, data: string): void => {
       current.events.push(send(event, data));
     };
-    emit('progress', `$ llm-agent revive ${options.paths.join(' ')} --yes`);
+    emit('progress', `$ ${action.shown ?? `llm-agent ${action.argv.join(' ')}`}`);
     for (const stream of [child.stdout, child.stderr]) {
       let rest = '';
       stream.setEncoding('utf8');
@@ -323,26 +383,30 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         rest = '';
       });
     }
-    child.on('error', (error) => emit('progress', `could not start revive: ${error.message}`));
+    child.on('error', (error) => emit('progress', `could not start: ${error.message}`));
     child.on('close', (code, signal) => {
-      send('done', code === null ? String(signal) : String(code));
-      revive = undefined;
+      send(
+        'done',
+        `${action.verb} ended (${code === null ? `signal ${signal}` : `exit code ${code}`})`,
+      );
+      running = undefined;
     });
-    reply(response, 202, 'text/plain', 'revive started');
+    reply(response, 202, 'text/plain', `${action.verb} started`);
   }
 
-  // Tell the pages when a transcript below the PATHs changes (polled: sizes and mtimes). The
-  // baseline is taken now and only ever moved by a poll, so no change between two polls — nor
-  // one made while no page listened — goes unannounced.
-  let mtimes = await signature(options.paths, options.cwd).catch(() => '');
+  // Tell the pages when the runs change (polled). The baseline is taken now and only ever
+  // moved by a poll, so no change between two polls — nor one made while no page listened —
+  // goes unannounced.
+  let seen = await source.signature().catch(() => '');
   let polling = false;
   const poll = setInterval(() => {
     if (polling || clients.size === 0) return;
     polling = true;
-    signature(options.paths, options.cwd)
+    source
+      .signature()
       .then((now) => {
-        if (now !== mtimes) send('tree-changed', now.length.toString());
-        mtimes = now;
+        if (now !== seen) send('tree-changed', now.length.toString());
+        seen = now;
       })
       .catch(() => undefined)
       .finally(() => {
@@ -366,12 +430,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     token,
     async close() {
       clearInterval(poll);
-      const running = revive;
-      if (running !== undefined) {
-        running.child.kill('SIGTERM');
+      const current = running;
+      if (current !== undefined) {
+        current.child.kill('SIGTERM');
         await new Promise<void>((done) => {
-          if (running.child.exitCode !== null || running.child.signalCode !== null) done();
-          else running.child.once('close', () => done());
+          if (current.child.exitCode !== null || current.child.signalCode !== null) done();
+          else current.child.once('close', () => done());
         });
       }
       for (const client of clients) client.end();
@@ -380,6 +444,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         server.close(() => done());
         server.closeAllConnections();
       });
+      await source.close();
     },
   };
 }
@@ -411,15 +476,4 @@ function cookieOf(request: IncomingMessage, name: string): string | null {
     if (key === name) return value.join('=');
   }
   return null;
-}
-
-/** Every transcript below the PATHs with its size and mtime: changes when any of them does. */
-async function signature(paths: string[], cwd: string): Promise<string> {
-  const found = await findTranscripts(paths, cwd);
-  const parts: string[] = [];
-  for (const path of found) {
-    const stats = await stat(path).catch(() => undefined);
-    parts.push(`${path}:${stats?.size ?? -1}:${stats?.mtimeMs ?? -1}`);
-  }
-  return parts.join('\n');
 }

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { escapeHtml } from '../../src/cli/conversation-html.ts';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
@@ -134,6 +134,10 @@ const TAGS = new Set([
   'details',
   'summary',
   'pre',
+  'fieldset',
+  'legend',
+  'label',
+  'input',
 ]);
 const ATTRIBUTES = new Set([
   'lang',
@@ -145,6 +149,8 @@ const ATTRIBUTES = new Set([
   'class',
   'id',
   'href',
+  'type',
+  'checked',
 ]);
 
 /**
@@ -170,6 +176,7 @@ function assertNoMarkupFromTranscript(html: string): void {
       const attributeName = (attribute[1] as string).toLowerCase();
       assert.ok(ATTRIBUTES.has(attributeName), `an attribute the page does not use: ${match[0]}`);
       if (attributeName === 'href') assert.match(attribute[2] ?? '', /^#run-\d+$/, match[0]);
+      if (attributeName === 'type') assert.equal(attribute[2], 'radio', match[0]);
       if (attributeName === 'class' || attributeName === 'id') {
         assert.match(attribute[2] ?? '', /^[a-z0-9 -]+$/, match[0]);
       }
@@ -311,6 +318,24 @@ describe('llm-agent show --html', () => {
         new RegExp(`${FIXTURE.writeCall}in flight when the process died`),
       );
       await page.screenshot({ path: join(OUTPUT, 'crashed.png'), fullPage: true });
+
+      // Filters by state work in this page without script: its sections and its tree follow.
+      const sections = page.locator('section.run');
+      const visible = async (): Promise<number> =>
+        (await sections.evaluateAll((all) => all.map((one) => one.checkVisibility()))).filter(
+          Boolean,
+        ).length;
+      assert.equal(await visible(), 3);
+      await page.check('#filter-finished');
+      assert.equal(await visible(), 1);
+      assert.equal(await page.locator('section.run', { hasText: '“A”' }).isVisible(), true);
+      assert.equal(
+        await page.locator('nav a', { hasText: FIXTURE.interruptedChild }).isVisible(),
+        false,
+      );
+      await page.check('#filter-revivable');
+      assert.equal(await visible(), 2);
+      assert.equal(await page.locator('section.run', { hasText: '“A”' }).isVisible(), false);
       await page.close();
 
       // The hostile page: no script, no dialog, no request but the file itself.

@@ -1,18 +1,23 @@
 /*
  * `llm-agent ui`: a local web view of a crashed tree, served by the real CLI in a child
  * process. Without the token nothing is served; a POST /revive without the token header, or
- * from a foreign origin, is refused and writes nothing. In Chromium: the tree, the call in
- * flight and the plan are shown; Confirm revives the tree, the log streams the revive, and
- * the page shows the runs finished — every request to the server itself, no console error.
+ * from a foreign origin, is refused and writes nothing; /run serves only runs of the tree. In
+ * Chromium: the tree, the filters, a run's page with its call in flight, and the plan;
+ * Confirm revives the tree, the log streams the revive, and the page redraws itself — after
+ * the revive, and when a transcript appears — every request to the server itself, no console
+ * error. In-process, with a command that never ends: one command at a time (409).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/cli/find-transcripts.ts';
+import { startUiServer } from '../../src/cli/ui-server.ts';
+import { fileUiSource } from '../../src/cli/ui-source.ts';
+import { launchChromium } from './support/chromium.ts';
 import {
   FIXTURE,
   REPO,
@@ -20,7 +25,6 @@ import {
   writeFixtureAgents,
   writeFixtureTree,
 } from './support/cli-fixtures.ts';
-import { launchChromium } from './support/chromium.ts';
 
 const OUTPUT = join(REPO, 'test-output', 'ui');
 const NODE = join(REPO, 'node_modules/.bin/node');
@@ -71,6 +75,19 @@ async function snapshot(folder: string): Promise<Map<string, string>> {
     bytes.set(path, (await readFile(path)).toString('base64'));
   }
   return bytes;
+}
+
+/** POSTs to /revive that must be refused: each without the token header or from elsewhere. */
+function refusedPosts(base: string, token: string): [string, Record<string, string>][] {
+  const cookie = `llm_agent_ui_${new URL(base).port}=${token}`;
+  return [
+    ['query token, no header', {}],
+    ['cookie, no header', { Cookie: cookie }],
+    ['wrong header', { 'X-LLM-Agent-Token': 'f'.repeat(64), Cookie: cookie }],
+    ['foreign origin', { 'X-LLM-Agent-Token': token, Origin: 'http://evil.example' }],
+    ['other port', { 'X-LLM-Agent-Token': token, Origin: 'http://127.0.0.1:1' }],
+    ['null origin', { 'X-LLM-Agent-Token': token, Origin: 'null' }],
+  ];
 }
 
 describe('llm-agent ui', { timeout: 120_000 }, () => {
@@ -161,29 +178,49 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
 
   test('POST /revive without the token header, or from a foreign origin, is 403 and writes nothing', async () => {
     const before = await snapshot(folder);
-    const cookie = `llm_agent_ui_${new URL(base).port}=${token}`;
-    const refused: [string, Record<string, string>][] = [
-      ['query token, no header', {}],
-      ['cookie, no header', { Cookie: cookie }],
-      ['wrong header', { 'X-LLM-Agent-Token': 'f'.repeat(64), Cookie: cookie }],
-      ['foreign origin', { 'X-LLM-Agent-Token': token, Origin: 'http://evil.example' }],
-      ['other port', { 'X-LLM-Agent-Token': token, Origin: 'http://127.0.0.1:1' }],
-      ['null origin', { 'X-LLM-Agent-Token': token, Origin: 'null' }],
-    ];
-    for (const [what, headers] of refused) {
+    for (const [what, headers] of refusedPosts(base, token)) {
       const reply = await send(`${base}/revive?token=${token}`, { method: 'POST', headers });
       assert.equal(reply.status, 403, what);
     }
     const get = await send(`${base}/revive?token=${token}`);
     assert.notEqual(get.status, 202, 'a GET revives nothing');
-    await new Promise((done) => setTimeout(done, 1500));
+    // That nothing was started is proved with a command that never ends, below; here, that
+    // the page still offers the revive and nothing was written.
     assert.deepEqual(await snapshot(folder), before, 'the transcripts are byte for byte the same');
-    // Nothing was started: the page still offers the revive, its button enabled.
     const page = await send(url);
     assert.match(page.body, /<button id="confirm" type="button">Confirm: revive 2 runs<\/button>/);
   });
 
-  test('in Chromium: the tree and the plan; Confirm revives, the log streams, the tree refreshes', async () => {
+  test('/run shows one run of the tree; any other path is 404, never opened', async () => {
+    const cookie = `llm_agent_ui_${new URL(base).port}=${token}`;
+    const home = await send(`${base}/`, { headers: { Cookie: cookie } });
+    // The tree page holds the tree and the plan, not the conversations: it stays small.
+    assert.doesNotMatch(home.body, /<section class="run"/);
+    const link = /<a href="(\/run\?path=[^"]*worker-call_s2\.jsonl)">/.exec(home.body);
+    assert.ok(link, 'the tree links the worker to its page');
+    const worker = await send(`${base}${(link[1] as string).replaceAll('&amp;', '&')}`, {
+      headers: { Cookie: cookie },
+    });
+    assert.equal(worker.status, 200);
+    assert.equal((worker.body.match(/<section class="run"/g) ?? []).length, 1);
+    assert.match(worker.body, /write_file/);
+    assert.match(worker.body, /in flight when the process died: no result/);
+    for (const path of [
+      join(folder, 'other', 'noticed.jsonl'),
+      '/etc/passwd',
+      'runs/main.jsonl',
+      '../runs/main.jsonl',
+      '',
+    ]) {
+      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`, {
+        headers: { Cookie: cookie },
+      });
+      assert.equal(reply.status, 404, path);
+      assert.doesNotMatch(reply.body, /root:|Noticed/);
+    }
+  });
+
+  test('in Chromium: the tree, filters, a run page and the plan; Confirm revives, the log streams, the page redraws itself', async () => {
     const browser = await launchChromium();
     const requests: string[] = [];
     const consoleLines: string[] = [];
@@ -199,11 +236,9 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
 
       const nav = (await page.locator('nav').textContent()) ?? '';
       assert.match(nav, /main “Main run” revivable · waiting on 2 children/);
-      assert.match(nav, /worker-call_s2 “B” revivable · 1 call in flight/);
-      const call = page.locator('.part.call.interrupted', { hasText: 'write_file' });
       assert.match(
-        (await call.textContent()) ?? '',
-        new RegExp(`${FIXTURE.writeCall}in flight when the process died`),
+        nav,
+        /worker-call_s2 “B” revivable · 1 call in flight · revivals 0\/3 · open calls 1 · [\d.]+ (B|KB) · resuming sends about \d+ tokens/,
       );
       const plan = (await page.locator('#plan').textContent()) ?? '';
       assert.match(plan, /1\. revive worker-call_s2 \(worker\)/);
@@ -215,65 +250,77 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.match(plan, /Total: 2 runs to revive, about \d+ tokens/);
       await page.screenshot({ path: join(OUTPUT, 'before.png'), fullPage: true });
 
+      // Filters by state, without script: the finished child stays, the revivable one goes,
+      // and its parent stays because a run below it is finished.
+      const finishedChild = page.locator('nav a', { hasText: FIXTURE.finishedChild });
+      const interruptedChild = page.locator('nav a', { hasText: FIXTURE.interruptedChild });
+      assert.equal(await interruptedChild.isVisible(), true);
+      await page.check('#filter-finished');
+      assert.equal(await interruptedChild.isVisible(), false);
+      assert.equal(await finishedChild.isVisible(), true);
+      assert.equal(await page.locator('nav a', { hasText: 'Main run' }).isVisible(), true);
+      await page.screenshot({ path: join(OUTPUT, 'filtered.png'), fullPage: true });
+      await page.check('#filter-revivable');
+      assert.equal(await finishedChild.isVisible(), false);
+      assert.equal(await interruptedChild.isVisible(), true);
+      await page.check('#filter-all');
+
+      progress("opening the interrupted run's page");
+      await interruptedChild.click();
+      const call = page.locator('.part.call.interrupted', { hasText: 'write_file' });
+      assert.match(
+        (await call.textContent()) ?? '',
+        new RegExp(`${FIXTURE.writeCall}in flight when the process died`),
+      );
+      assert.equal(await page.locator('section.run').count(), 1);
+      await page.screenshot({ path: join(OUTPUT, 'run.png'), fullPage: true });
+      await page.click('a[href="/"]');
+      await page.waitForSelector('body[data-events="open"]');
+      // Set by the test, not the page: it survives a redraw and is gone after a reload.
+      await page.evaluate(() => {
+        (globalThis as { notReloaded?: boolean }).notReloaded = true;
+      });
+
       progress('clicking Confirm');
       await page.click('#confirm');
       await page
         .locator('#revive-status', { hasText: /revive ended/ })
         .waitFor({ timeout: 60_000 });
       const status = (await page.locator('#revive-status').textContent()) ?? '';
-      assert.match(status, /revive ended \(exit code 0\)/);
+      assert.equal(status, 'revive ended (exit code 0)');
       const log = (await page.locator('#log').textContent()) ?? '';
       assert.match(log, /\[worker-call_s2\] says: B checked after the interruption/);
       assert.match(log, /\[main\] finished/);
-      assert.match(log, /revive ended: exit code 0/);
-      progress('revive ended; waiting for the tree to refresh');
+      assert.match(log, /revive ended \(exit code 0\)/);
+      progress('revive ended; waiting for the tree to redraw');
       await page.locator('nav', { hasText: /main “Main run” finished/ }).waitFor();
       const after = (await page.locator('nav').textContent()) ?? '';
       assert.match(after, /worker-call_s2 “B” finished · revivals 1\/3/);
       assert.doesNotMatch(after, /revivable/);
       assert.equal(await page.locator('#confirm').count(), 0, 'nothing left to confirm');
       assert.match((await page.locator('#plan').textContent()) ?? '', /Nothing to revive\./);
-      // The log survived the refresh.
+      // The log survived the redraw.
       assert.match((await page.locator('#log').textContent()) ?? '', /revive ended/);
       await page.screenshot({ path: join(OUTPUT, 'after.png'), fullPage: true });
 
+      // A transcript appearing below the PATH: the server says so (tree-changed), and the page
+      // redraws itself with the new run — the filter chosen kept, no reload.
+      await page.check('#filter-finished');
+      progress('adding a transcript; waiting for the page to show it');
+      assert.equal(await page.locator('nav', { hasText: 'Noticed' }).count(), 0);
+      await copyFile(join(folder, 'other', 'noticed.jsonl'), join(folder, 'runs', 'noticed.jsonl'));
+      await page.locator('nav', { hasText: /noticed “Noticed” finished/ }).waitFor();
+      assert.equal(
+        await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded),
+        true,
+        'redrawn in place, not reloaded',
+      );
+      assert.equal(await page.isChecked('#filter-finished'), true, 'the filter chosen is kept');
       await page.close();
-
-      // A transcript appearing below the PATH: the server tells the pages (tree-changed), and
-      // the page it then fetches lists the new run.
-      progress('adding a transcript; waiting for tree-changed');
-      const heard = new Promise<string>((done, fail) => {
-        const stream = httpRequest(`${base}/events?token=${token}`, (response) => {
-          let text = '';
-          response.setEncoding('utf8').on('data', (chunk: string) => {
-            text += chunk;
-            if (text.includes(': connected') && !text.includes('copied')) {
-              text += ' copied';
-              copyFile(
-                join(folder, 'other', 'noticed.jsonl'),
-                join(folder, 'runs', 'noticed.jsonl'),
-              ).catch(fail);
-            }
-            if (/event: tree-changed/.test(text)) {
-              stream.destroy();
-              done(text);
-            }
-          });
-        });
-        stream.on('error', (error) => {
-          if (!/socket hang up|aborted/.test(String(error))) fail(error);
-        });
-        stream.setTimeout(30_000, () => fail(new Error('no tree-changed within 30 s')));
-        stream.end();
-      });
-      assert.match(await heard, /event: tree-changed/);
-      const refreshed = await send(`${base}/?token=${token}`);
-      assert.match(refreshed.body, /noticed/);
-      assert.match(refreshed.body, /Noticed/);
     } finally {
       await browser.close();
     }
-    assert.ok(requests.length >= 4, `requests: ${requests.join(', ')}`);
+    assert.ok(requests.length >= 6, `requests: ${requests.join(', ')}`);
     for (const request of requests) {
       assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
     }
@@ -283,7 +330,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       [],
       'nothing logged but CSP reports',
     );
-    for (const name of ['before.png', 'after.png']) {
+    for (const name of ['before.png', 'filtered.png', 'run.png', 'after.png']) {
       const path = join(OUTPUT, name);
       assert.ok(existsSync(path) && statSync(path).size > 1000, `${path} was written`);
     }
@@ -296,5 +343,104 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       new Promise((done) => setTimeout(() => done('timeout'), 10_000)),
     ]);
     assert.equal(code, 0, stderr);
+  });
+});
+
+/*
+ * The command a Confirm starts, replaced by one that records how it was started and then waits
+ * until it is stopped: so a revive is certainly still running when the next POST arrives.
+ */
+const BLOCKER = `import { writeFileSync } from 'node:fs';
+const out = process.env.BLOCKER_OUT;
+process.on('SIGTERM', () => {
+  writeFileSync(out + '.stopped', 'SIGTERM');
+  process.exit(0);
+});
+writeFileSync(out, JSON.stringify({ pid: process.pid, argv: process.argv.slice(2) }));
+console.log('blocker started');
+setInterval(() => undefined, 1000);
+`;
+
+describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
+  test('refused POSTs start nothing; two POSTs at once start one revive (202 and 409); close() stops it; nothing to revive is 409', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      await writeFile(join(folder, 'blocker.mjs'), BLOCKER);
+      const out = join(folder, 'blocker.json');
+      const server = await startUiServer({
+        source: fileUiSource(['runs'], folder),
+        cwd: folder,
+        env: { ...process.env, BLOCKER_OUT: out },
+        port: 0,
+        command: [process.execPath, join(folder, 'blocker.mjs')],
+      });
+      let closed = false;
+      try {
+        const base = `http://127.0.0.1:${server.port}`;
+        for (const [what, headers] of refusedPosts(base, server.token)) {
+          const reply = await send(`${base}/revive?token=${server.token}`, {
+            method: 'POST',
+            headers,
+          });
+          assert.equal(reply.status, 403, what);
+        }
+        // Had a refused POST started the command (which never ends by itself), both of these
+        // would be 409.
+        const post = () =>
+          send(`${base}/revive`, {
+            method: 'POST',
+            headers: { 'X-LLM-Agent-Token': server.token },
+          });
+        const replies = await Promise.all([post(), post()]);
+        assert.deepEqual(replies.map((reply) => reply.status).sort(), [202, 409]);
+        assert.match(
+          replies.find((reply) => reply.status === 409)?.body ?? '',
+          /a revive is already running/,
+        );
+        // The one started is the revive of the tree, as the plan says.
+        let started: { pid: number; argv: string[] } | undefined;
+        for (let wait = 0; started === undefined && wait < 100; wait += 1) {
+          started = await readFile(out, 'utf8').then(JSON.parse, () => undefined);
+          if (started === undefined) await new Promise((done) => setTimeout(done, 100));
+        }
+        assert.ok(started, 'the command started');
+        assert.deepEqual(started.argv, ['revive', 'runs', '--yes']);
+        assert.equal((await post()).status, 409, 'still running: refused again');
+        const page = await send(`${base}/?token=${server.token}`);
+        assert.match(page.body, /<button id="confirm" type="button" disabled>/);
+        assert.match(page.body, /<span id="revive-status">running…<\/span>/);
+
+        await server.close();
+        closed = true;
+        assert.equal(await readFile(`${out}.stopped`, 'utf8'), 'SIGTERM');
+        assert.throws(() => process.kill(started.pid, 0), { code: 'ESRCH' }, 'it is gone');
+      } finally {
+        if (!closed) await server.close();
+      }
+
+      // A tree with nothing to revive: a POST starts nothing.
+      await rm(out, { force: true });
+      const quiet = await startUiServer({
+        source: fileUiSource(['other'], folder),
+        cwd: folder,
+        env: { ...process.env, BLOCKER_OUT: out },
+        port: 0,
+        command: [process.execPath, join(folder, 'blocker.mjs')],
+      });
+      try {
+        const reply = await send(`http://127.0.0.1:${quiet.port}/revive`, {
+          method: 'POST',
+          headers: { 'X-LLM-Agent-Token': quiet.token },
+        });
+        assert.equal(reply.status, 409);
+        assert.equal(reply.body, 'nothing to revive');
+      } finally {
+        await quiet.close();
+      }
+      assert.equal(existsSync(out), false, 'the command was never started');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
