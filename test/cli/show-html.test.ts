@@ -11,10 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { escapeHtml } from '../../src/cli/conversation-html.ts';
-import { inputDigest } from '../../src/loop/input-digest.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
-import type { RecordBody } from '../../src/transcript/records.ts';
-import { buildTranscript } from '../support/transcripts.ts';
 import { launchChromium } from './support/chromium.ts';
 import {
   FIXTURE,
@@ -23,90 +20,10 @@ import {
   temporaryFolder,
   writeFixtureTree,
 } from './support/cli-fixtures.ts';
+import { HOSTILE_FILE, SCRIPT, writeHostileTree } from './support/hostile-transcripts.ts';
 
 /** Screenshots and pages land here, for a person to look at after a run. */
 const OUTPUT = join(REPO, 'test-output', 'show-html');
-
-const SCRIPT = '<script>window.__pwned=1</script>';
-const IMG = '<img src=x onerror="window.__pwned=1">';
-const BREAKOUT = `"><svg onload="window.__pwned=1"><a href='javascript:window.__pwned=1'>click</a>`;
-const STYLE =
-  '<style>body{background:url(https://evil.example/x)}</style><link rel=stylesheet href=https://evil.example/s.css>';
-const BIDI = 'safe\u202etxt.exe\u202c \u2066iso\u2069 \u202aemb\u202b';
-const CONTROL = 'bell\u0007 esc\u001b[2J nul\u0000 c1\u009b del\u007f';
-/** Everything at once: what each field of the hostile transcript holds. */
-const HOSTILE = `${SCRIPT} ${IMG} ${BREAKOUT} ${STYLE} javascript:alert(1) ${BIDI} ${CONTROL} &amp; 'q'`;
-const HOSTILE_FILE = `x"><svg onload=alert(1)>`;
-
-function hostileBodies(
-  agentId: string,
-  parent?: { transcript: string; callId: string },
-): RecordBody[] {
-  const input = { path: HOSTILE, content: HOSTILE, nested: [HOSTILE, { [HOSTILE]: HOSTILE }] };
-  const tool = `write_file${IMG}`;
-  const callId = `call_${SCRIPT}`;
-  const longOutput = `${HOSTILE}\n`.repeat(40);
-  return [
-    {
-      type: 'session-meta',
-      agentId,
-      agentType: HOSTILE,
-      label: HOSTILE,
-      model: 'test:model',
-      ...(parent === undefined ? {} : { parent }),
-    },
-    { type: 'message', role: 'user', content: [{ type: 'text', text: HOSTILE }] },
-    {
-      type: 'message',
-      role: 'assistant',
-      content: [
-        { type: 'reasoning', text: HOSTILE },
-        { type: 'text', text: HOSTILE },
-        { type: 'tool-call', callId: 'call_long', toolName: tool, input },
-      ],
-    },
-    {
-      type: 'tool-dispatched',
-      callId: 'call_long',
-      toolName: tool,
-      inputDigest: inputDigest(input),
-      idempotency: 'read-only',
-    },
-    {
-      type: 'message',
-      role: 'tool',
-      content: [
-        {
-          type: 'tool-result',
-          callId: 'call_long',
-          toolName: tool,
-          output: longOutput,
-          isError: false,
-        },
-      ],
-    },
-    { type: 'tool-settled', callId: 'call_long', status: 'completed' },
-    { type: 'compaction', fromSeq: 1, toSeq: 1, summary: HOSTILE },
-    {
-      type: 'message',
-      role: 'user',
-      content: [{ type: 'text', text: HOSTILE }],
-      extras: { injected: 'background' },
-    },
-    {
-      type: 'message',
-      role: 'assistant',
-      content: [{ type: 'tool-call', callId, toolName: tool, input }],
-    },
-    {
-      type: 'tool-dispatched',
-      callId,
-      toolName: tool,
-      inputDigest: inputDigest(input),
-      idempotency: 'side-effect',
-    },
-  ];
-}
 
 /** Tags and attributes the page itself may use: anything else came from a transcript. */
 const TAGS = new Set([
@@ -200,18 +117,7 @@ describe('llm-agent show --html', () => {
   before(async () => {
     folder = await temporaryFolder();
     await mkdir(OUTPUT, { recursive: true });
-    const runs = join(folder, 'hostile');
-    await mkdir(join(runs, `${HOSTILE_FILE}.agents`), { recursive: true });
-    await writeFile(
-      join(runs, `${HOSTILE_FILE}.jsonl`),
-      buildTranscript(hostileBodies('main')).bytes,
-    );
-    await writeFile(
-      join(runs, `${HOSTILE_FILE}.agents`, 'worker-1.jsonl'),
-      buildTranscript(
-        hostileBodies('worker-1', { transcript: `../${HOSTILE_FILE}.jsonl`, callId: 'call_long' }),
-      ).bytes,
-    );
+    await writeHostileTree(join(folder, 'hostile'));
     const hostile = await runCli(['show', '--html', join('hostile', `${HOSTILE_FILE}.jsonl`)], {
       cwd: folder,
     });

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -25,6 +25,7 @@ import {
   writeFixtureAgents,
   writeFixtureTree,
 } from './support/cli-fixtures.ts';
+import { SCRIPT, writeHostileTree } from './support/hostile-transcripts.ts';
 
 const OUTPUT = join(REPO, 'test-output', 'ui');
 const NODE = join(REPO, 'node_modules/.bin/node');
@@ -440,6 +441,79 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
       }
       assert.equal(existsSync(out), false, 'the command was never started');
     } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
+  test('in Chromium: nothing of it runs or loads, on the tree page, on its run page, or after a redraw', async () => {
+    const folder = await temporaryFolder();
+    const root = await writeHostileTree(join(folder, 'hostile'));
+    const server = await startUiServer({
+      source: fileUiSource(['hostile'], folder),
+      cwd: folder,
+      env: process.env,
+      port: 0,
+    });
+    const browser = await launchChromium();
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const page = await browser.newPage();
+      page.setDefaultTimeout(20_000);
+      const requests: string[] = [];
+      const consoleLines: string[] = [];
+      let dialogs = 0;
+      page.on('request', (request) => requests.push(request.url()));
+      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
+      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
+      page.on('dialog', async (dialog) => {
+        dialogs += 1;
+        await dialog.dismiss();
+      });
+      const pwned = () => page.evaluate(() => typeof (globalThis as { __pwned?: unknown }).__pwned);
+
+      await page.goto(server.url);
+      await page.waitForSelector('body[data-events="open"]');
+      assert.match((await page.locator('nav').textContent()) ?? '', /safe\\u202etxt\.exe/);
+      // The root's link carries its file name (a breakout attempt) only URL-encoded.
+      await page.locator('nav a').first().click();
+      await page.waitForURL(`${base}/run?path=${encodeURIComponent(root)}`);
+      await page.waitForSelector('body[data-events="open"]');
+      await page.locator('details').evaluateAll((all) => {
+        for (const element of all) element.setAttribute('open', '');
+      });
+      const shown = (await page.locator('main').textContent()) ?? '';
+      assert.ok(shown.includes(SCRIPT), 'the script is shown as text');
+      assert.equal(await page.locator('script').count(), 1, 'only the page script');
+      assert.equal(await page.locator('script[src="/app.js"]').count(), 1);
+      assert.equal(await page.locator('img, svg, iframe, link, object, embed').count(), 0);
+
+      // A change to the tree: the page fetches and swaps in the new page, hostile text included.
+      const refreshed = page.locator('body[data-refreshed]');
+      assert.equal(await refreshed.count(), 0);
+      const later = new Date(Date.now() + 5000);
+      await utimes(root, later, later);
+      await refreshed.waitFor({ timeout: 20_000 });
+      await page.locator('details').evaluateAll((all) => {
+        for (const element of all) element.setAttribute('open', '');
+      });
+      assert.ok(((await page.locator('main').textContent()) ?? '').includes(SCRIPT));
+      assert.equal(await page.locator('script').count(), 1, 'still only the page script');
+      await page.screenshot({ path: join(OUTPUT, 'hostile.png'), fullPage: true });
+      assert.equal(await pwned(), 'undefined', 'no payload ran');
+      assert.equal(dialogs, 0);
+      for (const request of requests) {
+        assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
+      }
+      assert.deepEqual(
+        consoleLines.filter((line) => !line.includes('Content Security Policy')),
+        [],
+        'nothing logged but CSP reports',
+      );
+    } finally {
+      await browser.close();
+      await server.close();
       await rm(folder, { recursive: true, force: true });
     }
   });
