@@ -37,6 +37,8 @@ export interface UiServerOptions {
   env: Record<string, string | undefined>;
   /** The port to listen on, 0 for any free one. */
   port: number;
+  /** How often the runs are checked for a change, in milliseconds (default 1000). */
+  pollMs?: number;
   /**
    * The program a Confirm starts, given the action's arguments after it (default: this Node
    * and the CLI next to this module).
@@ -394,14 +396,20 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     reply(response, 202, 'text/plain', `${action.verb} started`);
   }
 
-  // Tell the pages when the runs change (polled). The baseline is taken now and only ever
-  // moved by a poll, so no change between two polls — nor one made while no page listened —
-  // goes unannounced.
+  // Tell the pages when the runs change: checked every second, and soon after the source
+  // says something may have changed. The baseline is taken now and only ever moved by a
+  // check, so no change between two checks — nor one made while no page listened — goes
+  // unannounced.
   let seen = await source.signature().catch(() => '');
-  let polling = false;
-  const poll = setInterval(() => {
-    if (polling || clients.size === 0) return;
-    polling = true;
+  let checking = false;
+  let again = false;
+  const check = (): void => {
+    if (clients.size === 0) return;
+    if (checking) {
+      again = true;
+      return;
+    }
+    checking = true;
     source
       .signature()
       .then((now) => {
@@ -410,10 +418,23 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       })
       .catch(() => undefined)
       .finally(() => {
-        polling = false;
+        checking = false;
+        if (again) {
+          again = false;
+          check();
+        }
       });
-  }, 1000);
+  };
+  const poll = setInterval(check, options.pollMs ?? 1000);
   poll.unref();
+  // A burst of writes (a run appending record after record) is one check, 100 ms on.
+  let soon: NodeJS.Timeout | undefined;
+  const unwatch = source.watch?.(() => {
+    soon ??= setTimeout(() => {
+      soon = undefined;
+      check();
+    }, 100);
+  });
 
   await new Promise<void>((done, fail) => {
     server.once('error', fail);
@@ -430,6 +451,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     token,
     async close() {
       clearInterval(poll);
+      clearTimeout(soon);
+      unwatch?.();
       const current = running;
       if (current !== undefined) {
         current.child.kill('SIGTERM');

@@ -1,4 +1,6 @@
+import { type FSWatcher, statSync, watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { peek } from '../transcript/peek.ts';
 import { type RunRecords, runRecordsOf } from './conversation-html.ts';
 import { findTranscripts } from './find-transcripts.ts';
@@ -45,6 +47,11 @@ export interface UiSource {
   action(roots: RunNode[]): Promise<UiAction>;
   /** Changes whenever anything the page shows may have changed; polled every second. */
   signature(): Promise<string>;
+  /**
+   * Calls `changed` soon after something may have changed, so the page need not wait for
+   * the next poll; returns what stops it. Best effort: the poll stays the guarantee.
+   */
+  watch?(changed: () => void): () => void;
   /** Releases what the source holds (a database pool). */
   close(): Promise<void>;
 }
@@ -80,6 +87,7 @@ export function fileUiSource(paths: string[], cwd: string, agents?: string): UiS
       };
     },
     signature: () => fileSignature(paths, cwd),
+    watch: (changed) => watchPaths(paths, cwd, changed),
     async close() {},
   };
 }
@@ -93,4 +101,39 @@ async function fileSignature(paths: string[], cwd: string): Promise<string> {
     parts.push(`${path}:${stats?.size ?? -1}:${stats?.mtimeMs ?? -1}`);
   }
   return parts.join('\n');
+}
+
+/**
+ * Watches a folder PATH with everything below it, and a transcript PATH's folder (not below
+ * it: that may be a whole home folder) and its children's `.agents` folder. A watch that
+ * cannot be made (no such folder yet, the system's watch limit) is left to the poll.
+ */
+function watchPaths(paths: string[], cwd: string, changed: () => void): () => void {
+  const watchers: FSWatcher[] = [];
+  const add = (folder: string, recursive: boolean): void => {
+    try {
+      const watcher = watch(folder, { recursive, persistent: false }, () => changed());
+      watcher.on('error', () => watcher.close());
+      watchers.push(watcher);
+    } catch {
+      // Polled instead.
+    }
+  };
+  for (const given of paths) {
+    const path = resolve(cwd, given);
+    let folder = false;
+    try {
+      folder = statSync(path).isDirectory();
+    } catch {
+      continue;
+    }
+    if (folder) add(path, true);
+    else {
+      add(dirname(path), false);
+      add(path.replace(/\.jsonl$/, '.agents'), true);
+    }
+  }
+  return () => {
+    for (const watcher of watchers) watcher.close();
+  };
 }

@@ -518,3 +518,70 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
+  /** The first `tree-changed` of the server's event stream, after `change` runs. */
+  function heard(base: string, token: string, change: () => Promise<void>): Promise<string> {
+    return new Promise((done, fail) => {
+      const stream = httpRequest(`${base}/events?token=${token}`, (response) => {
+        let text = '';
+        let changed = false;
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (!changed && text.includes(': connected')) {
+            changed = true;
+            change().catch(fail);
+          }
+          if (/event: tree-changed/.test(text)) {
+            stream.destroy();
+            done(text);
+          }
+        });
+      });
+      stream.on('error', (error) => {
+        if (!/socket hang up|aborted/.test(String(error))) fail(error);
+      });
+      stream.setTimeout(20_000, () => fail(new Error('no tree-changed within 20 s')));
+      stream.end();
+    });
+  }
+
+  test('a change below a folder PATH, or in a transcript PATH’s children, is announced without waiting for the poll', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      for (const [given, change] of [
+        [
+          'runs',
+          () =>
+            copyFile(join(folder, 'other', 'noticed.jsonl'), join(folder, 'runs', 'noticed.jsonl')),
+        ],
+        [
+          'runs/main.jsonl',
+          async () => {
+            const child = join(folder, 'runs', 'main.agents', `${FIXTURE.interruptedChild}.jsonl`);
+            await writeFile(child, await readFile(child), { flag: 'a' });
+          },
+        ],
+      ] as const) {
+        // Polled once an hour: only the watch can announce the change within the test.
+        const server = await startUiServer({
+          source: fileUiSource([given], folder),
+          cwd: folder,
+          env: process.env,
+          port: 0,
+          pollMs: 3_600_000,
+        });
+        try {
+          progress(`watching ${given}`);
+          const text = await heard(`http://127.0.0.1:${server.port}`, server.token, change);
+          assert.match(text, /event: tree-changed/, given);
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
