@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
-import { open, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  lstat,
+  open,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type CorpusState, writeTranscript } from '../../bench/status-corpus.ts';
@@ -211,6 +223,51 @@ describe('status inspects in bulk what Revival.inspect would answer', () => {
     assert.notEqual(keptNow?.lookup(stable, keyOf(stable)), undefined);
 
     assert.equal(StatusIndex.open(paths, { ...env, LLM_AGENT_STATUS_INDEX: 'off' }), null);
+  });
+
+  test('the status index: one another user could have written or swapped is not believed', async () => {
+    const folder = await tempFolder('bulk-index-private-');
+    const cache = await tempFolder('bulk-index-private-cache-');
+    const env = { XDG_CACHE_HOME: cache };
+    const paths = await corpus(folder, seededRandom(seed + 3), 20);
+    await pause(2100);
+    const keptNow = async (): Promise<number> => {
+      const index = StatusIndex.open(paths, env);
+      const stats: BulkStats = { kept: 0, read: 0, byHelpers: 0 };
+      await inspectInBulk(paths, 3, readLockTable(), { index, stats });
+      return stats.kept;
+    };
+    const first = StatusIndex.open(paths, env);
+    assert.ok(first !== null);
+    await inspectInBulk(paths, 3, readLockTable(), { index: first });
+    first.save();
+    const believed = await keptNow();
+    assert.ok(believed > 0.9 * paths.length, `${believed} kept`);
+
+    // Writable by the group or by anyone: the fault is in place, and nothing of it is used.
+    for (const mode of [0o620, 0o602]) {
+      await chmod(first.path, mode);
+      assert.equal((await stat(first.path)).mode & 0o777, mode);
+      assert.equal(await keptNow(), 0, `mode ${mode.toString(8)}`);
+    }
+    await chmod(first.path, 0o600);
+    assert.equal(await keptNow(), believed, 'believed again once private');
+
+    // Swapped for a symbolic link to a file of the same bytes: not followed.
+    const elsewhere = join(cache, 'planted.index');
+    await copyFile(first.path, elsewhere);
+    await rm(first.path);
+    await symlink(elsewhere, first.path);
+    assert.ok((await lstat(first.path)).isSymbolicLink());
+    assert.equal(await keptNow(), 0, 'a symbolic link is not followed');
+    await rm(first.path);
+
+    // The cache folder itself writable by others: no index is opened at all.
+    const status = join(cache, 'llm-agent', 'status');
+    await chmod(status, 0o777);
+    assert.equal(StatusIndex.open(paths, env), null);
+    await chmod(status, 0o700);
+    assert.notEqual(StatusIndex.open(paths, env), null);
   });
 });
 
