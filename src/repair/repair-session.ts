@@ -1,9 +1,8 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { describeError } from '../transcript/session-error.ts';
 import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
-import { FOREIGN_FORMATS } from './foreign-formats.ts';
+import { describeError } from '../transcript/session-error.ts';
 import type {
   ForeignFormat,
   ForeignLine,
@@ -11,6 +10,7 @@ import type {
   RepairPlan,
   UnansweredCall,
 } from './foreign-format.ts';
+import { FOREIGN_FORMATS } from './foreign-formats.ts';
 import { openElsewhere } from './open-elsewhere.ts';
 import { sessionLines } from './session-lines.ts';
 
@@ -217,9 +217,12 @@ async function readSession(
 
 /** Why the file looks as if its client is still writing it, or null. */
 async function liveness(path: string, quietMs: number, now: Date): Promise<string | null> {
-  const holders = await openElsewhere(path);
+  const { holders, complete } = await openElsewhere(path);
   if (holders.length > 0) {
     return `open in another process (${holders.map((holder) => `pid ${holder.pid} ${holder.command}`).join(', ')})`;
+  }
+  if (!complete) {
+    return 'not every process could be checked for it within 3 s (too many processes): its client may still have it open';
   }
   const changed = (await lstat(path)).mtimeMs;
   const age = now.getTime() - changed;

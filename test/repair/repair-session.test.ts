@@ -152,7 +152,7 @@ describe('repairSession (the shell, on a toy format)', () => {
     );
     try {
       // The fault is real: the other process has the file open before the repair looks.
-      for (let tries = 0; (await openElsewhere(held)).length === 0; tries += 1) {
+      for (let tries = 0; (await openElsewhere(held)).holders.length === 0; tries += 1) {
         assert.ok(tries < 200, 'the holder never opened the file');
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
@@ -160,6 +160,17 @@ describe('repairSession (the shell, on a toy format)', () => {
       assert.ok(open.status === 'refused');
       assert.equal(open.reason, 'live');
       assert.match(open.detail, new RegExp(`open in another process \\(pid ${holder.pid}`));
+      // A scan with no time left says it did not look at every process, not that none has it.
+      assert.deepEqual(await openElsewhere(held, { budgetMs: 0 }), {
+        holders: [],
+        complete: false,
+      });
+      const found = await openElsewhere(held);
+      assert.equal(found.complete, true);
+      assert.deepEqual(
+        found.holders.map((one) => one.pid),
+        [holder.pid],
+      );
     } finally {
       holder.kill('SIGKILL');
     }
