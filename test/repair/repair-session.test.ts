@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import {
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -130,6 +139,29 @@ describe('repairSession (the shell, on a toy format)', () => {
       const backups = names.filter((name) => name.startsWith(`${basename(file)}.bak-`));
       assert.deepEqual(backups, [], `no backup of ${file}: nothing was written`);
     }
+  });
+
+  test('a file over the limit (256 MiB unless told) is refused unread, and nothing is written', async () => {
+    // Sparse: 257 MiB long, next to nothing on disk — had it been read, 257 MiB would have been
+    // allocated and parsed.
+    const path = await session('{"toy":1}\n{"call":"a"}\n');
+    await truncate(path, 257 * 1024 * 1024);
+    await utimes(path, OLD, OLD);
+    const before = await readdir(folder);
+    const refused = await repairSession(path, { formats });
+    assert.ok(refused.status === 'refused');
+    assert.equal(refused.reason, 'too-large');
+    assert.match(refused.detail, /269484032 bytes, over the 268435456-byte limit of repair/);
+    assert.equal((await stat(path)).size, 257 * 1024 * 1024);
+    assert.deepEqual(await readdir(folder), before, 'no backup, no sidecar');
+
+    const small = await session('{"toy":1}\n{"call":"a"}\n');
+    const limited = await repairSession(small, { formats, maxBytes: 10 });
+    assert.ok(limited.status === 'refused');
+    assert.equal(limited.reason, 'too-large');
+    assert.equal(await readFile(small, 'utf8'), '{"toy":1}\n{"call":"a"}\n');
+    assert.equal((await repairSession(small, { formats, maxBytes: 64 })).status, 'repaired');
+    await rm(path);
   });
 
   test('a file changed seconds ago, or open in another process, is live: refused unless --force', async () => {
