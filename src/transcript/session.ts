@@ -1,6 +1,8 @@
 import { dirname, join } from 'node:path';
+import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
-import { encodeLine } from './line-codec.ts';
+import { findLastCheckpoint } from './last-checkpoint.ts';
+import { decodeLine, encodeLine } from './line-codec.ts';
 import {
   FORMAT_VERSION,
   type ForeignRecord,
@@ -9,9 +11,7 @@ import {
   type TailRepair,
   type TranscriptRecord,
 } from './records.ts';
-import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { repairTornTail, sidecarName } from './repair-torn-tail.ts';
-import { findLastCheckpoint } from './last-checkpoint.ts';
 import { type LineInfo, type ScanStart, scanTranscript } from './scan-transcript.ts';
 import {
   describeError,
@@ -334,14 +334,15 @@ export class Session {
    * Append one record. Its seq and time are assigned now, in call order; it resolves once the
    * line is written (under `none`: once it is buffered). Durability comes at {@link barrier}.
    * Throws a {@link SessionError} (`poisoned`, `closed`) — and a TypeError, before touching
-   * the file, for a body JSON cannot hold.
+   * the file, for a body JSON cannot hold or a reader would refuse (a transcript this session
+   * writes is always one its readers can read).
    */
   append(body: RecordBody): Promise<TranscriptRecord> {
     this.#assertUsable();
-    return this.#append(body);
+    return this.#append(body, true);
   }
 
-  #append(body: RecordBody): Promise<TranscriptRecord> {
+  #append(body: RecordBody, check = false): Promise<TranscriptRecord> {
     const header: Parameters<typeof encodeLine>[0] = {
       v: FORMAT_VERSION,
       seq: this.#nextSeq,
@@ -349,6 +350,15 @@ export class Session {
     };
     if (this.#tailRepair !== undefined) header.tailRepair = this.#tailRepair;
     const line = encodeLine(header, body);
+    if (check) {
+      // The reader's own decoding of the very bytes: what it would refuse is not written.
+      const read = decodeLine(line.bytes.subarray(0, line.bytes.length - 1));
+      if (!read.ok) {
+        throw new TypeError(
+          `${this.path}: not appended, a reader would refuse this ${body.type} record: ${read.message}`,
+        );
+      }
+    }
     this.#nextSeq += 1;
     this.#tailRepair = undefined;
     this.#state = foldTailState(this.#state, line.record, line.bytes.length);

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { FaultyFileSystem, MemoryFileSystem } from '../../src/testing/index.ts';
 import { decodeLine } from '../../src/transcript/line-codec.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { FaultyFileSystem } from '../../src/testing/index.ts';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { readAll } from '../support/repair-checks.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import {
@@ -324,6 +323,43 @@ test('create refuses an existing transcript; a closed session refuses appends', 
   assert.equal(memory.openDescriptors(), 0);
   // The failed create released the lock.
   await (await Session.open(PATH, { fileSystem: memory })).close();
+});
+
+test('a record a reader would refuse is not appended: a TypeError, nothing written, its seq not used', async () => {
+  const { memory } = setup();
+  const session = await Session.create(PATH, sessionMeta(), { fileSystem: memory });
+  await session.appendDurable(textMessage('user', 'first'));
+  const before = await memory.readFile(PATH);
+  const refused: RecordBody[] = [
+    // Each would make the transcript unreadable from that line on.
+    {
+      type: 'tool-dispatched',
+      callId: 'call_1',
+      toolName: 'deploy',
+      inputDigest: 'sha256:00',
+      idempotency: 'unsafe',
+    } as unknown as RecordBody,
+    { type: 'message', role: 'user', content: 'not a list' } as unknown as RecordBody,
+    { type: 'tool-settled', callId: 'call_1', status: 'maybe' } as unknown as RecordBody,
+  ];
+  for (const body of refused) {
+    assert.throws(
+      () => session.append(body),
+      (error: unknown) =>
+        error instanceof TypeError &&
+        error.message.startsWith(
+          `${PATH}: not appended, a reader would refuse this ${body.type} record: `,
+        ),
+    );
+  }
+  assert.deepEqual(await memory.readFile(PATH), before, 'nothing was written');
+  const next = await session.appendDurable(textMessage('user', 'second'));
+  assert.equal(next.seq, 2, 'no seq was used by a refused record');
+  // A record of a type this version does not know is kept by readers, so it is written.
+  await session.appendDurable({ type: 'future-kind', detail: 1 } as unknown as RecordBody);
+  await session.close();
+  const decoded = lines(await memory.readFile(PATH)).map((line) => decodeLine(line));
+  assert.ok(decoded.every((line) => line.ok));
 });
 
 test('a failed repair leaves the file as it was, releases the lock and leaks nothing', async () => {
