@@ -1,8 +1,8 @@
 import { crc32 } from 'node:zlib';
-import type { ForeignRecord, RecordBody, RecordHeader, TranscriptRecord } from './records.ts';
-import { type RecordProblem, validateRecord } from './validate-record.ts';
 import { checksumProblemAt } from './line-checksum.ts';
+import type { ForeignRecord, RecordBody, RecordHeader, TranscriptRecord } from './records.ts';
 import { describeError } from './session-error.ts';
+import { type RecordProblem, validateRecord } from './validate-record.ts';
 
 /*
  * A line is the record's JSON with a `crc` member last:
@@ -58,6 +58,24 @@ export function encodeLine(header: RecordHeader, body: RecordBody): EncodedLine 
     Buffer.from('"}\n'),
   ]);
   return { record: record as unknown as TranscriptRecord, bytes };
+}
+
+/**
+ * {@link encodeLine} for a writer: the line is decoded as a reader decodes it, and a record
+ * the reader would refuse is not returned — a TypeError (a programmer error: the caller built
+ * a bad body) whose message starts `a reader would refuse this TYPE record:`. What a writer
+ * writes is always what its reader reads.
+ *
+ * @example
+ * const line = encodeReadableLine({ v: 1, seq: 0, at: new Date().toISOString() }, body);
+ */
+export function encodeReadableLine(header: RecordHeader, body: RecordBody): EncodedLine {
+  const line = encodeLine(header, body);
+  const read = decodeLine(line.bytes.subarray(0, line.bytes.length - 1));
+  if (!read.ok) {
+    throw new TypeError(`a reader would refuse this ${body.type} record: ${read.message}`);
+  }
+  return line;
 }
 
 /**

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { mayHoldDispatch, typeMayDispatch } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { findLastCheckpoint } from './last-checkpoint.ts';
-import { decodeLine, encodeLine } from './line-codec.ts';
+import { encodeLine, encodeReadableLine } from './line-codec.ts';
 import {
   FORMAT_VERSION,
   type ForeignRecord,
@@ -349,15 +349,13 @@ export class Session {
       at: this.#clock().toISOString(),
     };
     if (this.#tailRepair !== undefined) header.tailRepair = this.#tailRepair;
-    const line = encodeLine(header, body);
-    if (check) {
-      // The reader's own decoding of the very bytes: what it would refuse is not written.
-      const read = decodeLine(line.bytes.subarray(0, line.bytes.length - 1));
-      if (!read.ok) {
-        throw new TypeError(
-          `${this.path}: not appended, a reader would refuse this ${body.type} record: ${read.message}`,
-        );
-      }
+    let line: ReturnType<typeof encodeLine>;
+    try {
+      line = check ? encodeReadableLine(header, body) : encodeLine(header, body);
+    } catch (error) {
+      throw error instanceof TypeError
+        ? new TypeError(`${this.path}: not appended, ${error.message}`)
+        : error;
     }
     this.#nextSeq += 1;
     this.#tailRepair = undefined;

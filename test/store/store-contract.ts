@@ -5,12 +5,12 @@ import { test } from 'node:test';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { StoreRead, TranscriptStore } from '../../src/store/transcript-store.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
-import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
+import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { makeTempFolder, removeFolder, sessionMeta } from '../support/transcripts.ts';
 
 /*
@@ -100,6 +100,39 @@ export function storeContract(harness: StoreHarness): void {
       assert.deepEqual(await store.list(), ['main']);
     },
   );
+
+  test(named('a record a reader would refuse is not appended, and the run reads on'), async () => {
+    const store = await harness.make();
+    const writer = await store.create('main', sessionMeta('main'));
+    await writer.appendDurable(user('one'));
+    const bad = {
+      type: 'tool-dispatched',
+      callId: 'call_1',
+      toolName: 'deploy',
+      inputDigest: 'sha256:00',
+      idempotency: 'unsafe',
+    } as unknown as RecordBody;
+    let thrown: unknown;
+    try {
+      await writer.append(bad);
+    } catch (error) {
+      thrown = error;
+    }
+    assert.ok(thrown instanceof TypeError, String(thrown));
+    assert.match(thrown.message, /not appended, a reader would refuse this tool-dispatched record/);
+    await writer.appendDurable(user('two'));
+    await writer.close();
+    const found = records(await store.read('main'));
+    assert.deepEqual(
+      found.filter((record) => record.type === 'message').map((record) => record.seq),
+      [1, 2],
+      'the refused record used no seq',
+    );
+    assert.equal(
+      found.some((record) => record.type === 'tool-dispatched'),
+      false,
+    );
+  });
 
   test(
     named('create refuses a run that exists; open and read of a missing run say so'),

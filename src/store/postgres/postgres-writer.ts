@@ -1,12 +1,12 @@
 import type { Pool } from 'pg';
-import { encodeLine } from '../../transcript/line-codec.ts';
+import { encodeLine, encodeReadableLine } from '../../transcript/line-codec.ts';
 import {
   FORMAT_VERSION,
   type RecordBody,
   type TranscriptRecord,
 } from '../../transcript/records.ts';
 import { SessionError } from '../../transcript/session-error.ts';
-import { type TailState, foldTailState, tailStateToJson } from '../../transcript/tail-state.ts';
+import { foldTailState, type TailState, tailStateToJson } from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import { SQL } from './sql.ts';
 
@@ -150,14 +150,20 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   /** Append one record: it waits in memory for the next barrier. */
   append(body: RecordBody): Promise<TranscriptRecord> {
     this.#assertUsable();
-    return Promise.resolve(this.#append(body));
+    return Promise.resolve(this.#append(body, true));
   }
 
-  #append(body: RecordBody): TranscriptRecord {
-    const line = encodeLine(
-      { v: FORMAT_VERSION, seq: this.#nextSeq, at: this.#clock().toISOString() },
-      body,
-    );
+  #append(body: RecordBody, check = false): TranscriptRecord {
+    const header = { v: FORMAT_VERSION, seq: this.#nextSeq, at: this.#clock().toISOString() };
+    let line: ReturnType<typeof encodeLine>;
+    try {
+      // A record its readers would refuse is not appended (see encodeReadableLine).
+      line = check ? encodeReadableLine(header, body) : encodeLine(header, body);
+    } catch (error) {
+      throw error instanceof TypeError
+        ? new TypeError(`${this.#run}: not appended, ${error.message}`)
+        : error;
+    }
     this.#nextSeq += 1;
     this.#state = foldTailState(this.#state, line.record, line.bytes.length);
     this.#pending.push({ bytes: line.bytes, type: body.type });
