@@ -103,6 +103,7 @@ section.run{border-top:2px solid #ccc;margin-top:1.5rem;padding-top:.8rem}
 .revival{border:2px dashed #c92a2a;padding:.4rem .7rem;margin:.8rem 0;background:#fff5f5;color:#1d1d1f;font-size:14px}
 .halt{border:2px solid #e8590c;padding:.4rem .7rem;margin:.8rem 0;background:#fff4e6}
 details>summary{cursor:pointer;color:#555}
+.runs{margin:.2rem 0;font-size:13px}
 #filters{border:0;padding:0;margin:.4rem 0}#filters legend{float:left;margin-right:.6rem;color:#555}#filters label{margin-right:.9rem;white-space:nowrap}
 `;
 
@@ -172,8 +173,13 @@ export function runTreeHtml(
     '</header>',
     '<main>',
   ];
+  const parents = new Map(nodes.flatMap((node) => node.children.map((child) => [child, node])));
   for (const node of options.sections ?? nodes) {
-    out.push(runSection(node, anchors.get(node) as string, read.get(node.path), options));
+    const section = runSection(node, anchors.get(node) as string, read.get(node.path), options, {
+      href,
+      parent: parents.get(node),
+    });
+    out.push(section);
   }
   out.push('</main>', '</body>', '</html>', '');
   return out.join('\n');
@@ -245,12 +251,22 @@ function runSection(
   anchor: string,
   read: RunRecords | undefined,
   options: RunTreeHtmlOptions,
+  tree: { href: (node: RunNode) => string; parent: RunNode | undefined },
 ): string {
+  const { href, parent } = tree;
   const inspection = node.inspection;
   const out: string[] = [`<section class="run" id="${anchor}">`];
   out.push(`<h2>${escapeHtml(runName(node))} ${runFacts(node)}</h2>`);
   out.push('<ul class="facts">');
   out.push(`<li>transcript <code>${escapeHtml(node.displayPath)}</code></li>`);
+  if (parent !== undefined) {
+    const callId = inspection.parent?.callId;
+    out.push(
+      `<li>started by <a href="${escapeHtml(href(parent))}">${escapeHtml(runName(parent))}</a>${
+        callId === undefined ? '' : ` with call <code>${escapeHtml(callId)}</code>`
+      }</li>`,
+    );
+  }
   if (inspection.agentType !== undefined) {
     out.push(`<li>agent type <code>${escapeHtml(inspection.agentType)}</code></li>`);
   }
@@ -262,7 +278,7 @@ function runSection(
     return out.join('\n');
   }
   out.push(crashHistory(node, read.records));
-  out.push(conversationHtml(read.records, node, options));
+  out.push(conversationHtml(read.records, node, options, childLinks(node, read.records, href)));
   let state = emptyTailState();
   for (const record of read.records) state = foldTailState(state, record, 0);
   if (state.halt !== null) {
@@ -316,11 +332,59 @@ function idList(label: string, ids: string[]): string {
     : `${label}: ${ids.map((id) => `<code>${escapeHtml(id)}</code>`).join(', ')}`;
 }
 
+/**
+ * The child runs each call of `node` reached, as links, by call id: the children a spawn call
+ * started (their `session-meta` names the call), and the children a join call waited for (its
+ * dispatch record names them). Only children of the tree are linked, each by our own href.
+ */
+function childLinks(
+  node: RunNode,
+  records: (TranscriptRecord | ForeignRecord)[],
+  href: (node: RunNode) => string,
+): Map<string, string> {
+  const reached = new Map<string, RunNode[]>();
+  const add = (callId: string, child: RunNode): void => {
+    const list = reached.get(callId) ?? [];
+    if (!list.includes(child)) list.push(child);
+    reached.set(callId, list);
+  };
+  for (const child of node.children) {
+    const callId = child.inspection.parent?.callId;
+    if (callId !== undefined) add(callId, child);
+  }
+  const byAgent = new Map(
+    node.children.flatMap((child) =>
+      child.inspection.agentId === undefined ? [] : [[child.inspection.agentId, child] as const],
+    ),
+  );
+  for (const record of records) {
+    if ('unknown' in record || record.type !== 'tool-dispatched') continue;
+    for (const agentId of record.joins ?? []) {
+      const child = byAgent.get(agentId);
+      if (child !== undefined) add(record.callId, child);
+    }
+  }
+  const links = new Map<string, string>();
+  for (const [callId, children] of reached) {
+    links.set(
+      callId,
+      `<div class="runs">child run${children.length === 1 ? '' : 's'}: ${children
+        .map(
+          (child) =>
+            `<a href="${escapeHtml(href(child))}">${escapeHtml(runName(child))}</a> <span class="state state-${child.state}">${child.state}</span>`,
+        )
+        .join(', ')}</div>`,
+    );
+  }
+  return links;
+}
+
 /** The conversation view of one run, envelopes interleaved by seq. */
 function conversationHtml(
   records: (TranscriptRecord | ForeignRecord)[],
   node: RunNode,
   options: RunTreeHtmlOptions,
+  links: Map<string, string>,
 ): string {
   const messages = conversationView(records);
   const envelopes = records
@@ -359,7 +423,7 @@ function conversationHtml(
   const fold = options.foldAt ?? 400;
   for (const message of messages) {
     flush(message.seq);
-    out.push(messageHtml(message, fold, inFlight, neverStarted));
+    out.push(messageHtml(message, fold, inFlight, neverStarted, links));
   }
   flush(Number.POSITIVE_INFINITY);
   if (messages.length === 0) out.push('<p class="meta">No messages.</p>');
@@ -371,6 +435,7 @@ function messageHtml(
   fold: number,
   inFlight: Map<string, string>,
   neverStarted: Set<string>,
+  links: Map<string, string>,
 ): string {
   const injected = message.extras?.injected;
   const interrupted = message.content.some(
@@ -410,7 +475,7 @@ function messageHtml(
         out.push(
           `<div class="part call${flag === '' ? '' : ' interrupted'}">→ call <strong>${escapeHtml(
             part.toolName,
-          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${folded(render(part.input), fold)}</div>`,
+          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${links.get(part.callId) ?? ''}${folded(render(part.input), fold)}</div>`,
         );
         break;
       }

@@ -224,6 +224,20 @@ describe('llm-agent show --html', () => {
         new RegExp(`${FIXTURE.writeCall}in flight when the process died`),
       );
       await page.screenshot({ path: join(OUTPUT, 'crashed.png'), fullPage: true });
+      // The spawn call links its child's section, and the child links back to its parent.
+      const spawned = page.locator('.part.call', { hasText: 'spawn_agent' }).filter({
+        hasText: 'call_s2',
+      });
+      await spawned.locator('.runs a').click();
+      assert.match(page.url(), /#run-2$/);
+      const child = page.locator('section#run-2');
+      assert.match((await child.locator('h2').textContent()) ?? '', /worker-call_s2 “B”/);
+      assert.match(
+        (await child.locator('.facts').textContent()) ?? '',
+        /started by main “Main run” with call call_s2/,
+      );
+      await child.locator('.facts a').click();
+      assert.match(page.url(), /#run-0$/);
 
       // Filters by state work in this page without script: its sections and its tree follow.
       const sections = page.locator('section.run');
@@ -234,14 +248,14 @@ describe('llm-agent show --html', () => {
       assert.equal(await visible(), 3);
       await page.check('#filter-finished');
       assert.equal(await visible(), 1);
-      assert.equal(await page.locator('section.run', { hasText: '“A”' }).isVisible(), true);
+      assert.equal(await page.locator('section#run-1').isVisible(), true);
       assert.equal(
         await page.locator('nav a', { hasText: FIXTURE.interruptedChild }).isVisible(),
         false,
       );
       await page.check('#filter-revivable');
       assert.equal(await visible(), 2);
-      assert.equal(await page.locator('section.run', { hasText: '“A”' }).isVisible(), false);
+      assert.equal(await page.locator('section#run-1').isVisible(), false);
       await page.close();
 
       // The hostile page: no script, no dialog, no request but the file itself.

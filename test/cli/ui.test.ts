@@ -206,6 +206,26 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     assert.equal((worker.body.match(/<section class="run"/g) ?? []).length, 1);
     assert.match(worker.body, /write_file/);
     assert.match(worker.body, /in flight when the process died: no result/);
+    // Linked both ways: the child to the run that started it, the parent's calls to children.
+    const mainHref = `/run?path=${encodeURIComponent(join(folder, 'runs', 'main.jsonl'))}`;
+    assert.ok(
+      worker.body.includes(
+        `<li>started by <a href="${mainHref}">main “Main run”</a> with call <code>call_s2</code></li>`,
+      ),
+      'the child links the run that started it',
+    );
+    const main = await send(`${base}${mainHref}`, { headers: { Cookie: cookie } });
+    const workerHref = (link[1] as string).replaceAll('&amp;', '&');
+    assert.match(
+      main.body,
+      new RegExp(
+        `spawn_agent</strong> <code>call_s2</code><div class="runs">child run: <a href="${workerHref.replace(/[?.]/g, '\\$&')}">worker-call_s2 “B”</a>`,
+      ),
+    );
+    assert.match(
+      main.body,
+      /task_wait<\/strong> <code>call_w<\/code>.*<div class="runs">child runs: <a [^>]*>worker-call_s1 “A”<\/a> <span class="state state-finished">finished<\/span>, <a [^>]*>worker-call_s2 “B”<\/a>/,
+    );
     for (const path of [
       join(folder, 'other', 'noticed.jsonl'),
       '/etc/passwd',
