@@ -7,6 +7,7 @@ import { databaseRunState } from './database-status.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { formatCount, plural } from './format-status.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
+import type { Style } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -25,54 +26,12 @@ export async function approveRuns(
   runs: string[],
   options: { yes: boolean; maxRevivals: number },
 ): Promise<ExitCode> {
-  const rows = new Map((await store.runs()).map((row) => [row.run, row]));
-  const approvable: string[] = [];
-  let tokens = 0;
-  const lines: string[] = [io.out.bold('Plan:')];
-  for (const run of runs) {
-    const row = rows.get(run);
-    if (row === undefined)
-      throw new UserError(`revive: no run named ${JSON.stringify(run)} in the database`);
-    const state = databaseRunState(row);
-    if (state !== 'awaiting-approval') {
-      lines.push(`  ${safe(run)}: ${state} — nothing to approve`);
-      continue;
-    }
-    const read = await store.read(run);
-    if (!read.ok) {
-      lines.push(`  ${safe(run)}: unreadable — ${safe(read.detail)}`);
-      continue;
-    }
-    let folded = emptyTailState();
-    for (const record of read.records) folded = foldTailState(folded, record, 0);
-    const assessment = assessTail(folded, { maxRevivals: options.maxRevivals, running: false });
-    if (!assessment.revivable) {
-      lines.push(`  ${safe(run)}: ${assessment.reason} — ${safe(assessment.detail ?? '')}`);
-      continue;
-    }
-    const estimate = Math.ceil(
-      read.records.reduce(
-        (sum, record) => sum + (record.type === 'message' ? JSON.stringify(record).length : 0),
-        0,
-      ) / 4,
-    );
-    tokens += estimate;
-    approvable.push(run);
-    lines.push(`  ${approvable.length}. revive ${io.out.bold(safe(run))} (its worker died)`);
-    for (const call of assessment.openDispatches) {
-      lines.push(
-        `       answer ${safe(call.toolName)} ${io.out.dim(safe(call.callId))} (${safe(call.idempotency)}) as interrupted, outcome unknown — NOT retried`,
-      );
-    }
-    lines.push(
-      `       tell it it was resumed, count revival ${assessment.revivalsUsed + 1} of ${options.maxRevivals}, run it: about ${formatCount(estimate)} tokens`,
-    );
-  }
-  io.stdout.write(`${lines.join('\n')}\n`);
-  if (approvable.length === 0) {
-    io.stdout.write('Nothing to approve.\n');
-    return EXIT.ok;
-  }
+  const { approvable, tokens, text } = await planApproval(store, runs, {
+    maxRevivals: options.maxRevivals,
+    style: io.out,
+  });
+  io.stdout.write(text);
+  if (approvable.length === 0) return EXIT.ok;
   if (!options.yes) {
     if (io.stdin.isTTY !== true) {
       throw new UserError(
@@ -96,4 +55,98 @@ export async function approveRuns(
     );
   }
   return EXIT.ok;
+}
+
+/**
+ * What approving some runs will do, as `revive --database URL RUN…` prints it before asking.
+ *
+ * @example
+ * const plan: ApprovalPlan = await planApproval(store, ['report-42'], { maxRevivals: 3, style });
+ */
+export interface ApprovalPlan {
+  /** The runs that approving marks `approved`, in the order given. */
+  approvable: string[];
+  /** About how many tokens reviving them sends. */
+  tokens: number;
+  /**
+   * The plan: each run with what reviving it does (the calls answered as interrupted, the
+   * revival against the cap, the token estimate) or why it is not approvable; then
+   * `Nothing to approve.` when no run is.
+   */
+  text: string;
+}
+
+/**
+ * The plan of approving `runs` (names of the store's runs; one the store does not hold is a
+ * {@link UserError}): each run parked `awaiting-approval` whose records can be read and that
+ * is revivable (under its cap) is approvable. Reads only; `revive --database` and
+ * `llm-agent ui --database` both show it. Names, tool names and details come from the
+ * records: each is made safe for a terminal before `style` colours it.
+ *
+ * @example
+ * const plan = await planApproval(store, ['report-42'], { maxRevivals: 3, style: createStyle(false) });
+ * process.stdout.write(plan.text);
+ */
+export async function planApproval(
+  store: PostgresStore,
+  runs: readonly string[],
+  options: { maxRevivals: number; style: Style },
+): Promise<ApprovalPlan> {
+  const { maxRevivals, style } = options;
+  const rows = new Map((await store.runs()).map((row) => [row.run, row]));
+  const approvable: string[] = [];
+  let tokens = 0;
+  // No heading over no runs: the page of a store where nothing waits says only that.
+  const lines: string[] = runs.length === 0 ? [] : [style.bold('Plan:')];
+  for (const run of runs) {
+    const row = rows.get(run);
+    if (row === undefined)
+      throw new UserError(`revive: no run named ${JSON.stringify(run)} in the database`);
+    const state = databaseRunState(row);
+    if (state !== 'awaiting-approval') {
+      lines.push(`  ${safe(run)}: ${state} — nothing to approve`);
+      continue;
+    }
+    const read = await store.read(run);
+    if (!read.ok) {
+      lines.push(`  ${safe(run)}: unreadable — ${safe(read.detail)}`);
+      continue;
+    }
+    let folded = emptyTailState();
+    for (const record of read.records) folded = foldTailState(folded, record, 0);
+    const assessment = assessTail(folded, { maxRevivals, running: false });
+    if (!assessment.revivable) {
+      lines.push(`  ${safe(run)}: ${assessment.reason} — ${safe(assessment.detail ?? '')}`);
+      continue;
+    }
+    const estimate = Math.ceil(
+      read.records.reduce(
+        (sum, record) => sum + (record.type === 'message' ? JSON.stringify(record).length : 0),
+        0,
+      ) / 4,
+    );
+    tokens += estimate;
+    approvable.push(run);
+    lines.push(`  ${approvable.length}. revive ${style.bold(safe(run))} (its worker died)`);
+    // A join the process died in is no call to interrupt: the revived run waits on, and is
+    // answered by, its children's ends (as `revive` on files says it).
+    const joins = new Map(assessment.pendingJoins.map((join) => [join.callId, join.agentIds]));
+    for (const call of assessment.openDispatches) {
+      const children = joins.get(call.callId);
+      if (children !== undefined) {
+        lines.push(
+          `       keep ${safe(call.toolName)} ${style.dim(safe(call.callId))} open for ${children.map((id) => safe(id)).join(', ') || 'its children'}: their ends answer it`,
+        );
+        continue;
+      }
+      lines.push(
+        `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(call.idempotency)}) as interrupted, outcome unknown — NOT retried`,
+      );
+    }
+    lines.push(
+      `       tell it it was resumed, count revival ${assessment.revivalsUsed + 1} of ${maxRevivals}, run it: about ${formatCount(estimate)} tokens`,
+    );
+  }
+  if (approvable.length === 0) lines.push('Nothing to approve.');
+  return { approvable, tokens, text: `${lines.join('\n')}\n` };
 }

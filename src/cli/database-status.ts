@@ -40,6 +40,32 @@ export async function databaseStatus(
   store: PostgresStore,
   options: { json: boolean; width: number; wide: boolean; maxRevivals: number; verify?: boolean },
 ): Promise<ExitCode> {
+  const roots = await databaseTree(store, options);
+  const exitCode = statusExitCode(summarize(roots));
+  if (options.json) {
+    const json = { ...statusJson(roots, options.maxRevivals), exitCode };
+    io.stdout.write(`${jsonText(json, io.stdout)}\n`);
+    return exitCode;
+  }
+  io.stdout.write(
+    statusText(roots, io.out, { width: options.width, wide: options.wide }, { database: true }),
+  );
+  return exitCode;
+}
+
+/**
+ * Every run of the store as a tree of {@link RunNode}s, as `status --database` shows it and
+ * `llm-agent ui --database` draws it: children under the run that spawned them (a run whose
+ * parent is not in the store is a root), each run's state decided from its records (from its
+ * last checkpoint on; every record with `verify`) and its row (who holds it, its lease).
+ *
+ * @example
+ * const roots = await databaseTree(store, { maxRevivals: 3 });
+ */
+export async function databaseTree(
+  store: PostgresStore,
+  options: { maxRevivals: number; verify?: boolean },
+): Promise<RunNode[]> {
   const [rows, fromCheckpoints] = await Promise.all([store.runs(), store.tails()]);
   const tails =
     options.verify === true
@@ -54,19 +80,9 @@ export async function databaseStatus(
     if (parent === undefined) roots.push(node);
     else parent.children.push(node);
   }
-  const exitCode = statusExitCode(summarize(roots));
-  if (options.json) {
-    const json = { ...statusJson(roots, options.maxRevivals), exitCode };
-    io.stdout.write(`${jsonText(json, io.stdout)}\n`);
-    return exitCode;
-  }
-  io.stdout.write(
-    statusText(roots, io.out, { width: options.width, wide: options.wide }, { database: true }),
-  );
-  return exitCode;
+  return roots;
 }
 
-/** One store run as the status tree shows it. */
 /**
  * `--verify`: each run's every record read and checked (the store's full read), its state
  * folded from the first; a run whose last checkpoint says otherwise than its records is
@@ -101,6 +117,7 @@ async function verifiedTails(
   return verified;
 }
 
+/** One store run as the status tree shows it. */
 function runNode(row: StoreRunRow, tail: StoreTail | undefined, maxRevivals: number): RunNode {
   const database: DatabaseHold = {
     owner: row.owner,

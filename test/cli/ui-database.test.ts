@@ -1,0 +1,541 @@
+/*
+ * `llm-agent ui --database URL --schema S`: the web view over the PostgreSQL store, served by
+ * the real CLI in a child process. The store is made as a crash makes it: a worker process
+ * runs a finished run and a parent whose child is inside a side-effecting tool, and is
+ * SIGKILLed there; a supervisor (`worker --once`, policy ask) fences both dead runs and parks
+ * them awaiting approval. Over plain HTTP: nothing without the token, both runs with their
+ * states, a run's conversation, 404 for a run not in the store, no password anywhere. In
+ * Chromium: the tree and the plan (the call in flight "NOT retried"); Confirm approves (the
+ * rows say `approved`); a worker then revives both, the tool not run again, and the page
+ * redraws itself until both read finished — every request to the server itself. SIGTERM stops
+ * the ui (exit 0). Then, in-process: a store where nothing waits offers nothing to confirm,
+ * and the command shown masks the password; the command line's mistakes are one line each.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { databaseUiSource } from '../../src/cli/database-ui-source.ts';
+import { PostgresStore, type StoreRunRow } from '../../src/store/postgres/postgres-store.ts';
+import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { type TestDatabase, testDatabase } from '../support/postgres.ts';
+import { launchChromium } from './support/chromium.ts';
+import { REPO, runCli, temporaryFolder } from './support/cli-fixtures.ts';
+
+const OUTPUT = join(REPO, 'test-output', 'ui-database');
+const NODE = join(REPO, 'node_modules/.bin/node');
+const MAIN = join(REPO, 'src/cli/main.ts');
+
+function progress(text: string): void {
+  process.stderr.write(`# ui-database.test: ${text}\n`);
+}
+
+/** The environment of the CLI processes: the test's, without colour or debug output. */
+function cliEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  delete env.FORCE_COLOR;
+  delete env.NO_COLOR;
+  delete env.LLM_AGENT_DEBUG;
+  return env;
+}
+
+/*
+ * The family of test/fleet: `lead` spawns a `fetcher` for a task starting "fetch" and joins
+ * it; `quick` answers at once. The fetch is a side effect: it is recorded in ledger.txt and
+ * never returns, so the worker is killed inside it.
+ */
+const AGENTS = `import { appendFileSync } from 'node:fs';
+import { familyAgents } from ${JSON.stringify(join(REPO, 'test/fleet/support/family-agents.ts'))};
+
+export default ({ cwd }) =>
+  familyAgents(() => {
+    appendFileSync(cwd + '/ledger.txt', 'fetch\\n');
+    return new Promise(() => undefined);
+  });
+`;
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+function send(url: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((done, fail) => {
+    const req = httpRequest(url, { headers, timeout: 10_000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () => done({ status: response.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`timed out: ${url}`)));
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Poll `check` every 100 ms until it holds, at most `ms`. */
+async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+/**
+ * `url` with `secret` as its password, when it has none and none comes from PGPASSWORD:
+ * a server that trusts this connection ignores it, so the ui works with a URL holding a
+ * secret the page must never show. Otherwise the URL's own password (if any) is the secret.
+ */
+function withSecret(url: string, secret: string): { url: string; secret: string | undefined } {
+  const parsed = new URL(url);
+  if (parsed.password !== '') return { url, secret: decodeURIComponent(parsed.password) };
+  if ((process.env.PGPASSWORD ?? '') !== '' || parsed.hostname === '') {
+    return { url, secret: undefined };
+  }
+  parsed.password = secret;
+  return { url: parsed.toString(), secret };
+}
+
+/** A CLI process whose output is collected; `exited` resolves with its exit code or signal. */
+function start(args: string[], cwd: string) {
+  const child = spawn(NODE, [MAIN, ...args], {
+    cwd,
+    env: cliEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stderr += chunk;
+  });
+  const exited = new Promise<number | NodeJS.Signals | null>((done) =>
+    child.on('exit', (code, signal) => done(signal ?? code)),
+  );
+  return { child, output, exited };
+}
+
+// One server for the file (DATABASE_URL, or a throw-away cluster); each test a fresh schema.
+let database: TestDatabase;
+before(async () => {
+  database = await testDatabase();
+  progress(`PostgreSQL from ${database.source}`);
+});
+after(async () => {
+  await database?.stop();
+});
+
+describe('llm-agent ui --database', { timeout: 240_000 }, () => {
+  let schema = '';
+  let store: PostgresStore;
+  let folder = '';
+  let databaseUrl = '';
+  let secret: string | undefined;
+  let ui: ReturnType<typeof start> | undefined;
+  const workers: ChildProcess[] = [];
+  let url = '';
+  let base = '';
+  let childRun = '';
+
+  const rows = async (): Promise<Map<string, StoreRunRow>> =>
+    new Map((await store.runs()).map((row) => [row.run, row]));
+  const ledger = async (): Promise<string> =>
+    readFile(join(folder, 'ledger.txt'), 'utf8').catch(() => '');
+
+  before(async () => {
+    schema = await database.newSchema();
+    ({ url: databaseUrl, secret } = withSecret(database.url, 'ui-test-hunter2'));
+    await PostgresStore.migrate({ connectionString: database.url, schema });
+    store = await PostgresStore.connect({ connectionString: database.url, schema });
+    folder = await temporaryFolder();
+    await mkdir(OUTPUT, { recursive: true });
+    await writeFile(join(folder, 'agents.ts'), AGENTS);
+    const target = ['--database', database.url, '--schema', schema];
+
+    await store.submit(
+      'hello',
+      { agentId: 'hello', agentType: 'quick', label: 'hello', model: 'scripted' },
+      'say hello',
+    );
+    await store.submit(
+      'main',
+      { agentId: 'main', agentType: 'lead', label: 'lead', model: 'scripted' },
+      'fetch the page',
+    );
+    progress('a worker takes the runs; it is killed inside the fetch');
+    const doomed = start(
+      ['worker', ...target, '--agents', 'agents.ts', '--lease', '1000', '--poll', '100'],
+      folder,
+    );
+    workers.push(doomed.child);
+    await until(
+      `the fetch started and hello finished (worker: ${doomed.output.stderr})`,
+      async () => (await ledger()) !== '' && (await rows()).get('hello')?.status === 'finished',
+    );
+    doomed.child.kill('SIGKILL');
+    assert.equal(await doomed.exited, 'SIGKILL');
+    childRun = [...(await rows()).keys()].find((run) => run.startsWith('main.agents/')) ?? '';
+    assert.match(childRun, /^main\.agents\/fetcher-/, 'the lead spawned its fetcher');
+    progress('waiting for the leases to run out');
+    await until('both leases ran out', async () => {
+      const now = await rows();
+      return now.get('main')?.leaseExpired === true && now.get(childRun)?.leaseExpired === true;
+    });
+    const supervise = await runCli(['worker', ...target, '--agents', 'agents.ts', '--once'], {
+      cwd: folder,
+    });
+    assert.equal(supervise.code, 0, supervise.stderr);
+    const parked = await rows();
+    assert.deepEqual(
+      [parked.get('main')?.status, parked.get(childRun)?.status, parked.get('hello')?.status],
+      ['awaiting-approval', 'awaiting-approval', 'finished'],
+      supervise.stderr,
+    );
+
+    progress('starting llm-agent ui --database URL --schema S');
+    ui = start(['ui', '--database', databaseUrl, '--schema', schema], folder);
+    const started = ui;
+    url = await new Promise<string>((done, fail) => {
+      const timer = setTimeout(
+        () => fail(new Error(`no URL in 20 s; stderr: ${started.output.stderr}`)),
+        20_000,
+      );
+      started.child.stdout.on('data', () => {
+        if (started.output.stdout.includes('\n')) {
+          clearTimeout(timer);
+          done(started.output.stdout.split('\n')[0] as string);
+        }
+      });
+      started.child.on('exit', (code) =>
+        fail(new Error(`ui exited ${code}: ${started.output.stderr}`)),
+      );
+    });
+    progress(`serving at ${url}`);
+    const match = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{64})$/.exec(url);
+    assert.ok(match, `the URL printed: ${url}`);
+    base = `http://127.0.0.1:${match[1]}`;
+  });
+
+  after(async () => {
+    for (const child of [...workers, ...(ui === undefined ? [] : [ui.child])]) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    await store?.close();
+    if (folder !== '') await rm(folder, { recursive: true, force: true });
+  });
+
+  test('over HTTP: nothing without the token; the tree, a run, 404 for a run not in the store; no password', async () => {
+    for (const path of ['/', '/run?path=main', '/app.js', '/events']) {
+      const reply = await send(`${base}${path}`);
+      assert.equal(reply.status, 403, path);
+      assert.doesNotMatch(reply.body, /fetcher|<html/);
+    }
+    const home = await send(url);
+    assert.equal(home.status, 200);
+    const nav = /<nav[\s\S]*<\/nav>/.exec(home.body)?.[0] ?? '';
+    assert.match(nav, /hello “hello”<\/a> <span class="state state-finished">finished<\/span>/);
+    assert.match(
+      nav,
+      /main “lead”<\/a> <span class="state state-revivable">revivable<\/span> · awaiting approval: waiting on 1 child/,
+    );
+    assert.match(
+      nav,
+      /fetcher-[^<]*<\/a> <span class="state state-revivable">revivable<\/span> · awaiting approval: 1 call in flight/,
+    );
+    assert.match(home.body, /<button id="confirm" type="button">Confirm: approve 2 runs<\/button>/);
+    assert.ok(
+      home.body.includes(`--schema ${schema} main ${childRun} --yes</code>`),
+      'the command Confirm runs',
+    );
+    if (secret !== undefined) {
+      assert.ok(!home.body.includes(secret), 'the page never holds the password');
+      assert.match(home.body, /<code>llm-agent revive --database [^<]*:\*\*\*@/);
+    }
+
+    const cookie = { Cookie: `llm_agent_ui_${new URL(base).port}=${url.split('token=')[1]}` };
+    const run = await send(`${base}/run?path=${encodeURIComponent(childRun)}`, cookie);
+    assert.equal(run.status, 200);
+    assert.equal((run.body.match(/<section class="run"/g) ?? []).length, 1);
+    assert.match(run.body, /fetch the page/);
+    assert.match(run.body, /in flight when the process died: no result/);
+    if (secret !== undefined) assert.ok(!run.body.includes(secret));
+    for (const path of ['nope', 'main.agents', '', '../main']) {
+      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`, cookie);
+      assert.equal(reply.status, 404, path);
+    }
+  });
+
+  test('in Chromium: the tree and the plan; Confirm approves; a worker revives both; the page redraws itself to finished', async () => {
+    const browser = await launchChromium();
+    const requests: string[] = [];
+    const consoleLines: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(30_000);
+      page.on('request', (request) => requests.push(request.url()));
+      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
+      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
+      progress('opening the page');
+      await page.goto(url);
+      await page.waitForSelector('body[data-events="open"]');
+
+      const nav = (await page.locator('nav').textContent()) ?? '';
+      assert.match(nav, /hello “hello” finished/);
+      assert.match(nav, /main “lead” revivable · awaiting approval: waiting on 1 child/);
+      assert.match(nav, /fetcher-\S+ “fetcher” revivable · awaiting approval: 1 call in flight/);
+      const plan = (await page.locator('#plan').textContent()) ?? '';
+      assert.match(plan, /^Plan:\n {2}1\. revive main \(its worker died\)/);
+      assert.ok(plan.includes(`2. revive ${childRun} (its worker died)`), plan);
+      assert.match(
+        plan,
+        /answer fetch \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried/,
+      );
+      // The parent's join is kept open for the child, not answered as interrupted.
+      assert.ok(
+        plan.includes(`open for ${childRun.slice('main.agents/'.length)}: their ends answer it`),
+        plan,
+      );
+      assert.doesNotMatch(plan, /answer task_wait/);
+      const section = (await page.locator('#revive').textContent()) ?? '';
+      assert.match(section, /a worker then revives each run once/);
+      assert.ok(
+        section.includes(`--schema ${schema} main ${childRun} --yes`),
+        `the command shown: ${section}`,
+      );
+      if (secret !== undefined) assert.ok(!section.includes(secret), 'no password on the page');
+      await page.screenshot({ path: join(OUTPUT, 'before.png'), fullPage: true });
+
+      progress("opening the fetcher's page");
+      await page.locator('nav a', { hasText: 'fetcher-' }).click();
+      const call = page.locator('.part.call.interrupted', { hasText: 'fetch' });
+      assert.match((await call.textContent()) ?? '', /in flight when the process died/);
+      await page.screenshot({ path: join(OUTPUT, 'run.png'), fullPage: true });
+      await page.click('a[href="/"]');
+      await page.waitForSelector('body[data-events="open"]');
+      await page.evaluate(() => {
+        (globalThis as { notReloaded?: boolean }).notReloaded = true;
+      });
+
+      progress('clicking Confirm');
+      await page.click('#confirm');
+      await page
+        .locator('#revive-status', { hasText: /approve ended/ })
+        .waitFor({ timeout: 60_000 });
+      assert.equal(
+        (await page.locator('#revive-status').textContent()) ?? '',
+        'approve ended (exit code 0)',
+      );
+      const log = (await page.locator('#log').textContent()) ?? '';
+      assert.match(log, /Approved main: a worker revives it/);
+      assert.ok(log.includes(`Approved ${childRun}: a worker revives it`), log);
+      if (secret !== undefined) assert.ok(!log.includes(secret), 'no password in the log');
+      const approved = await rows();
+      assert.deepEqual(
+        [approved.get('main'), approved.get(childRun)].map((row) => [row?.status, row?.owner]),
+        [
+          ['approved', null],
+          ['approved', null],
+        ],
+        'the database says both are approved, nobody holds them',
+      );
+      await page.locator('nav', { hasText: /approved, waiting for a worker/ }).waitFor();
+      assert.equal(await page.locator('#confirm').count(), 0, 'nothing left to confirm');
+      assert.equal((await page.locator('#plan').textContent()) ?? '', 'Nothing to approve.\n');
+      await page.screenshot({ path: join(OUTPUT, 'approved.png'), fullPage: true });
+
+      progress('starting a worker; waiting for the page to show both runs finished');
+      const worker = start(
+        [
+          'worker',
+          '--database',
+          database.url,
+          '--schema',
+          schema,
+          '--agents',
+          'agents.ts',
+          '--poll',
+          '100',
+        ],
+        folder,
+      );
+      workers.push(worker.child);
+      try {
+        await page
+          .locator('nav', { hasText: /main “lead” finished/ })
+          .waitFor({ timeout: 60_000 })
+          .catch((error: unknown) => {
+            throw new Error(`${String(error)}\nworker: ${worker.output.stderr}`);
+          });
+        const after = (await page.locator('nav').textContent()) ?? '';
+        assert.match(after, /fetcher-\S+ “fetcher” finished · revivals 1\/3/);
+        assert.match(after, /main “lead” finished · revivals 1\/3/);
+        assert.doesNotMatch(after, /revivable|approved/);
+        assert.equal(
+          await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded),
+          true,
+          'redrawn in place, not reloaded',
+        );
+        await page.screenshot({ path: join(OUTPUT, 'after.png'), fullPage: true });
+      } finally {
+        worker.child.kill('SIGTERM');
+        assert.equal(await worker.exited, 130, worker.output.stderr);
+      }
+      assert.match(worker.output.stderr, /main\.agents\/fetcher-\S+: revived/);
+      assert.equal(
+        await ledger(),
+        'fetch\n',
+        'the fetch was answered as interrupted, never run again',
+      );
+      // As the plan said: the parent's join was answered by the revived child's end.
+      const parent = await store.read('main');
+      assert.ok(parent.ok);
+      const joined = parent.records
+        .filter(isKnownRecord)
+        .flatMap((record) =>
+          record.type === 'message' && record.role === 'tool'
+            ? record.content.filter(
+                (part) => part.type === 'tool-result' && part.toolName === 'task_wait',
+              )
+            : [],
+        );
+      assert.equal(joined.length, 1, 'one answer for the one join');
+      assert.match(JSON.stringify(joined[0]), /fetch interrupted/);
+      await page.close();
+    } finally {
+      await browser.close();
+    }
+    assert.ok(requests.length >= 5, `requests: ${requests.join(', ')}`);
+    for (const request of requests) {
+      assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
+    }
+    assert.ok(requests.includes(`${base}/revive`), 'the page posted /revive');
+    assert.deepEqual(
+      consoleLines.filter((line) => !line.includes('Content Security Policy')),
+      [],
+      'nothing logged but CSP reports',
+    );
+    for (const name of ['before.png', 'run.png', 'approved.png', 'after.png']) {
+      const path = join(OUTPUT, name);
+      assert.ok(existsSync(path) && statSync(path).size > 1000, `${path} was written`);
+    }
+  });
+
+  test('SIGTERM stops the ui (exit code 0)', async () => {
+    ui?.child.kill('SIGTERM');
+    const code = await Promise.race([
+      ui?.exited,
+      new Promise((done) => setTimeout(() => done('timeout'), 10_000)),
+    ]);
+    assert.equal(code, 0, ui?.output.stderr);
+  });
+});
+
+describe('databaseUiSource', { timeout: 60_000 }, () => {
+  test('a store where nothing awaits approval: nothing to confirm; the command shown masks the password', async () => {
+    const schema = await database.newSchema();
+    await PostgresStore.migrate({ connectionString: database.url, schema });
+    const store = await PostgresStore.connect({ connectionString: database.url, schema });
+    // The source's own `url` is only what Confirm passes on: the store is already connected.
+    const given = 'postgres://bob:hunter2@db.example:5432/runs?sslmode=require';
+    const source = databaseUiSource(store, { url: given, schema });
+    try {
+      await store.submit(
+        'queued-1',
+        { agentId: 'queued-1', agentType: 'quick', label: 'q', model: 'scripted' },
+        'later',
+      );
+      const roots = await source.tree();
+      assert.deepEqual(
+        roots.map((node) => [node.path, node.state]),
+        [['queued-1', 'queued']],
+      );
+      const action = await source.action(roots);
+      assert.equal(action.runs, 0);
+      assert.equal(action.verb, 'approve');
+      assert.equal(action.text, 'Nothing to approve.\n');
+      assert.deepEqual(action.argv, ['revive', '--database', given, '--schema', schema, '--yes']);
+      assert.equal(
+        action.shown,
+        `llm-agent revive --database postgres://bob:***@db.example:5432/runs?sslmode=require --schema ${schema} --yes`,
+      );
+      const records = await source.records(roots[0] as (typeof roots)[number]);
+      assert.ok('records' in records && records.records.length === 2);
+      const missing = await source.records({
+        ...(roots[0] as (typeof roots)[number]),
+        path: 'nope',
+      });
+      assert.ok('error' in missing && /#nope: no such run$/.test(missing.error), String(missing));
+
+      const queryPassword = databaseUiSource(store, {
+        url: 'postgres://db.example/runs?password=hunter2&sslmode=require',
+      });
+      const shown = (await queryPassword.action([])).shown ?? '';
+      assert.equal(
+        shown,
+        'llm-agent revive --database postgres://db.example/runs?password=***&sslmode=require --yes',
+      );
+      assert.ok(!shown.includes('hunter2'));
+
+      // A change to a run changes the signature the server polls.
+      const before = await source.signature();
+      assert.equal(await source.signature(), before, 'nothing changed, the same signature');
+      assert.ok(await store.mark('queued-1', 'queued', 'capped'));
+      assert.notEqual(await source.signature(), before);
+    } finally {
+      await source.close();
+    }
+  });
+});
+
+describe('llm-agent ui --database: mistakes', { timeout: 60_000 }, () => {
+  test('PATHs or --agents with --database, --schema without it: one line, exit 2; a schema not migrated: exit 1; a port taken: exit 2', async () => {
+    const folder = await temporaryFolder();
+    const unmigrated = await database.newSchema();
+    try {
+      for (const [args, said] of [
+        [['ui', 'runs', '--database', database.url], /ui: give PATHs or --database URL, not both/],
+        [['ui', '--database', database.url, '--agents', 'agents.ts'], /ui: --agents is for files/],
+        [['ui', '--schema', 'x'], /ui: --schema goes with --database URL/],
+      ] as const) {
+        const result = await runCli([...args], { cwd: folder });
+        assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stderr, said);
+        assert.equal(result.stdout, '', 'nothing served');
+      }
+      const refused = await runCli(['ui', '--database', database.url, '--schema', unmigrated], {
+        cwd: folder,
+      });
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /ui: cannot use the database: .*llm-agent db migrate/);
+      assert.equal(refused.stdout, '');
+
+      // A port taken: said in one line; the store connected for it is closed again.
+      await PostgresStore.migrate({ connectionString: database.url, schema: unmigrated });
+      const taken = createServer();
+      await new Promise<void>((done) => taken.listen(0, '127.0.0.1', () => done()));
+      try {
+        const port = String((taken.address() as AddressInfo).port);
+        const busy = await runCli(
+          ['ui', '--database', database.url, '--schema', unmigrated, '--port', port],
+          { cwd: folder },
+        );
+        assert.equal(busy.code, 2, busy.stderr);
+        assert.match(
+          busy.stderr,
+          new RegExp(`ui: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`),
+        );
+      } finally {
+        await new Promise((done) => taken.close(done));
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
