@@ -14,9 +14,11 @@ import { EXIT } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { conversationText } from './format-conversation.ts';
 import { quote } from './format-status.ts';
+import { inspectTree } from './inspect-tree.ts';
 import { prefixedStream } from './prefixed-stream.ts';
 import { reviveCommand } from './revive-command.ts';
-import { statusCommand } from './status-command.ts';
+import { DEFAULT_MAX_REVIVALS, statusCommand } from './status-command.ts';
+import { planTreeRevival } from './tree-revival-plan.ts';
 import { UserError } from './user-error.ts';
 
 const HALT_AT = 'section-2.md';
@@ -29,14 +31,16 @@ const TASK =
  * half-way through its file; then `status` shows the interrupted tree, `revive --yes` brings
  * it back, and it runs to the end — the interrupted call reaching the model as outcome
  * unknown, and the model reading the file before writing it again. Every claim is checked and
- * the exit code says whether all held.
+ * the exit code says whether all held. With `--stop-after-crash` it stops after `status`,
+ * leaving the crashed tree for a person to revive (with `llm-agent ui` or `revive`).
  *
  * @example
  * await demoCommand.run(['/tmp/demo'], io);
+ * await demoCommand.run(['/tmp/crashed', '--stop-after-crash'], io); // then: llm-agent ui /tmp/crashed
  */
 export const demoCommand: Command = {
   name: 'demo',
-  help: `Usage: llm-agent demo [DIR]
+  help: `Usage: llm-agent demo [DIR] [--stop-after-crash]
        llm-agent demo --database URL
 
 Run the offline demo in DIR (default: a new temporary folder; if given, DIR must be empty
@@ -54,6 +58,12 @@ or not exist). No API key and no network: the model is scripted and ships with t
 
 The transcripts stay in DIR: try llm-agent status DIR and llm-agent show on them.
 
+With --stop-after-crash, steps 1 to 3 only: the demo checks its claims so far (the process
+was killed mid-write_file, the file is half-written, the tree is revivable and revive would
+answer the call as interrupted) and stops, leaving the crashed tree in DIR for you to revive:
+in a browser with llm-agent ui DIR (the plan, and a Confirm button), or with llm-agent revive
+DIR/lead.jsonl --yes. The demo's agents are built in: neither needs --agents.
+
 With --database URL, the scale-out story on PostgreSQL instead (in a new schema of its own):
 two worker processes serve a submitted run; the one that takes it is SIGKILLed inside its
 deploy; the other finds the expired lease and fences the run, which waits for approval; the
@@ -67,6 +77,7 @@ or a bad option.
   async run(argv, io) {
     const { values, positionals } = parseCommandLine('demo', argv, {
       database: { type: 'string' },
+      'stop-after-crash': { type: 'boolean' },
     });
     if (values.help === true) {
       io.stdout.write(this.help);
@@ -74,13 +85,16 @@ or a bad option.
     }
     if (typeof values.database === 'string') {
       if (positionals.length > 0) throw new UserError('demo: --database takes no DIR');
+      if (values['stop-after-crash'] === true) {
+        throw new UserError('demo: --stop-after-crash is for the offline demo, not --database');
+      }
       const { databaseDemo } = await import('./database-demo.ts');
       return databaseDemo(io, values.database);
     }
     if (positionals.length > 1)
       throw new UserError('demo: give at most one DIR (see llm-agent demo --help)');
     const folder = await prepareFolder(positionals[0], io);
-    return runDemo(folder, io);
+    return runDemo(folder, io, { stopAfterCrash: values['stop-after-crash'] === true });
   },
 };
 
@@ -105,7 +119,14 @@ interface Check {
   held: boolean;
 }
 
-async function runDemo(folder: string, io: CommandIo): Promise<number> {
+async function runDemo(
+  folder: string,
+  io: CommandIo,
+  options: {
+    /** Stop after `status`, the crashed tree left in the folder for a person to revive. */
+    stopAfterCrash: boolean;
+  },
+): Promise<number> {
   const out = io.out;
   const transcript = join(folder, 'lead.jsonl');
   const workspace = join(folder, 'workspace');
@@ -125,7 +146,11 @@ async function runDemo(folder: string, io: CommandIo): Promise<number> {
 
   writeLine(
     io.stdout,
-    out.bold('llm-agent demo — a run killed in the middle of a tool call, and revived'),
+    out.bold(
+      options.stopAfterCrash
+        ? 'llm-agent demo — a run killed in the middle of a tool call, left for you to revive'
+        : 'llm-agent demo — a run killed in the middle of a tool call, and revived',
+    ),
   );
   writeLine(io.stdout, `Folder: ${folder}`);
   writeLine(io.stdout, '  lead.jsonl, lead.agents/   the transcripts (one per run)');
@@ -216,6 +241,38 @@ async function runDemo(folder: string, io: CommandIo): Promise<number> {
   const statusCode = await statusCommand.run([folder], indented(io));
   writeLine(io.stdout, out.dim(`  (exit code ${statusCode}: 3 means revivable runs exist)`));
   check('status found revivable runs', statusCode === EXIT.revivable);
+  if (options.stopAfterCrash) {
+    // What the person will be shown and asked to confirm: the plan revive makes of the tree.
+    const plan = planTreeRevival(
+      await inspectTree(await findTranscripts([folder], folder), DEFAULT_MAX_REVIVALS, io.cwd),
+    );
+    const [writer, lead] = plan.revivals;
+    check(
+      'revive would answer the writer’s write_file as interrupted (outcome unknown, NOT retried), then revive the lead',
+      plan.revivals.length === 2 &&
+        writer?.interrupt.map((call) => call.toolName).join(' ') === 'write_file' &&
+        lead?.node.path === transcript,
+    );
+    const code = verdict(checks, io);
+    if (code !== EXIT.ok) return code;
+    writeLine(
+      io.stdout,
+      `Stopped after the crash: nothing was revived, the crashed tree is left in ${shown(folder)}. Revive it:`,
+    );
+    const next: [command: string, what: string][] = [
+      [
+        `llm-agent ui ${shown(folder)}`,
+        'a web page with the tree and the plan; Confirm revives it',
+      ],
+      [`llm-agent revive ${shown(transcript)} --yes`, 'the same, in the terminal'],
+    ];
+    const width = Math.max(...next.map(([command]) => command.length));
+    for (const [command, what] of next) {
+      writeLine(io.stdout, `  ${command.padEnd(width)}  ${out.dim(what)}`);
+    }
+    writeLine(io.stdout, out.dim('(the demo’s agents are built in: neither needs --agents)'));
+    return code;
+  }
 
   heading(
     `Step 4 — revive the tree and run it to the end: llm-agent revive ${shown(transcript)} --yes`,
@@ -277,17 +334,23 @@ async function runDemo(folder: string, io: CommandIo): Promise<number> {
     sections.every(({ section }) => report.includes(sectionContent(section.title))),
   );
 
+  const code = verdict(checks, io);
+  writeLine(
+    io.stdout,
+    `Look around: llm-agent status ${shown(folder)}; llm-agent show ${shown(transcript)} --envelopes`,
+  );
+  return code;
+}
+
+/** Say how many checks held, and return the exit code that says it. */
+function verdict(checks: Check[], io: CommandIo): number {
   const failed = checks.filter((item) => !item.held);
   writeLine(io.stdout);
   writeLine(
     io.stdout,
     failed.length === 0
-      ? out.green(out.bold(`All ${checks.length} checks held.`))
-      : out.red(out.bold(`${failed.length} of ${checks.length} checks failed.`)),
-  );
-  writeLine(
-    io.stdout,
-    `Look around: llm-agent status ${shown(folder)}; llm-agent show ${shown(transcript)} --envelopes`,
+      ? io.out.green(io.out.bold(`All ${checks.length} checks held.`))
+      : io.out.red(io.out.bold(`${failed.length} of ${checks.length} checks failed.`)),
   );
   return failed.length === 0 ? EXIT.ok : EXIT.failure;
 }

@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/cli/find-transcripts.ts';
-import { DEMO_SECTIONS, sectionContent } from '../../src/demo/demo-script.ts';
+import { DEMO_REPORT, DEMO_SECTIONS, sectionContent } from '../../src/demo/demo-script.ts';
 import { INTERRUPTED_MESSAGE, Revival } from '../../src/revival/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';
@@ -122,6 +122,137 @@ describe('llm-agent demo', () => {
         'utf8',
       );
       assert.equal(content, sectionContent(section.title));
+    }
+  });
+});
+
+/** A run as `status --json` prints it: the fields these tests read. */
+interface StatusRun {
+  agentId: string;
+  agentType: string;
+  label: string;
+  state: string;
+  openDispatches: { callId: string; toolName: string }[];
+  pendingJoins: { callId: string; agentIds: string[] }[];
+  revivalsUsed: number;
+  children: StatusRun[];
+}
+
+describe('llm-agent demo --stop-after-crash', () => {
+  let folder = '';
+  let demo: CliResult;
+  const crashed = (...names: string[]): string => join(folder, 'crashed', ...names);
+  before(async () => {
+    folder = await temporaryFolder();
+    demo = await runCli(['demo', 'crashed', '--stop-after-crash'], { cwd: folder });
+  });
+  after(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  test('kills the run mid-write, checks what it claimed so far, and stops, saying how to revive', () => {
+    assert.equal(demo.code, 0, `${demo.stdout}\n${demo.stderr}`);
+    assert.match(demo.stdout, /child pid \d+ exit signal: SIGKILL \(exit code none\)/);
+    assert.match(demo.stdout, /✓ status found revivable runs/);
+    assert.match(demo.stdout, /All 4 checks held\./);
+    assert.doesNotMatch(demo.stdout, /✗/);
+    assert.doesNotMatch(demo.stdout, /Step 4|Revived runs/);
+    assert.match(demo.stdout, /nothing was revived, the crashed tree is left in crashed\./);
+    assert.match(demo.stdout, /^ {2}llm-agent ui crashed +a web page/m);
+    assert.match(demo.stdout, /^ {2}llm-agent revive crashed\/lead\.jsonl --yes +the same/m);
+  });
+
+  test('the folder holds a revivable tree: status --json sees the lead waiting and the writer’s write_file in flight', async () => {
+    const status = await runCli(['status', 'crashed', '--json'], { cwd: folder });
+    assert.equal(status.code, 3, `status exit code 3 means revivable runs exist\n${status.stderr}`);
+    const parsed = JSON.parse(status.stdout) as {
+      runs: StatusRun[];
+      summary: { total: number; revivable: number; finished: number };
+    };
+    assert.deepEqual(
+      [parsed.summary.total, parsed.summary.revivable, parsed.summary.finished],
+      [3, 2, 1],
+    );
+    assert.equal(parsed.runs.length, 1);
+    const lead = parsed.runs[0] as StatusRun;
+    assert.deepEqual([lead.agentId, lead.state, lead.revivalsUsed], ['lead', 'revivable', 0]);
+    const interrupted = lead.children.find((child) => child.label === 'Coming back honestly');
+    const finished = lead.children.find((child) => child.label === 'Why runs die');
+    assert.ok(interrupted && finished, JSON.stringify(lead.children));
+    assert.equal(interrupted.state, 'revivable');
+    assert.equal(interrupted.revivalsUsed, 0);
+    assert.deepEqual(
+      interrupted.openDispatches.map((call) => call.toolName),
+      ['write_file'],
+    );
+    assert.equal(finished.state, 'finished');
+    // The lead is inside its task_wait for the interrupted writer.
+    assert.deepEqual(
+      lead.pendingJoins.map((join) => join.agentIds),
+      [[interrupted.agentId]],
+    );
+  });
+
+  test('nothing was revived: section-2.md is half-written, no report, no run-revived record, the write never settled', async () => {
+    const half = await readFile(crashed('workspace', 'section-2.md'));
+    const whole = Buffer.from(sectionContent('Coming back honestly'));
+    assert.ok(half.length > 0 && half.length < whole.length, `${half.length} of ${whole.length}`);
+    assert.ok(whole.subarray(0, half.length).equals(half), 'the first half of the section');
+    await assert.rejects(readFile(crashed('workspace', DEMO_REPORT)), { code: 'ENOENT' });
+    const paths = await findTranscripts(['crashed'], folder);
+    assert.equal(paths.length, 3);
+    let inFlight = 0;
+    for (const path of paths) {
+      const read = await peek(path);
+      assert.ok(read.ok, path);
+      assert.deepEqual(
+        read.records.filter((record) => record.type === 'run-revived'),
+        [],
+        `${path} was not revived`,
+      );
+      const parts = conversationView(read.records).flatMap((message) => message.content);
+      const call = parts.find(
+        (part) =>
+          part.type === 'tool-call' &&
+          part.toolName === 'write_file' &&
+          (part.input as { path?: unknown }).path === 'section-2.md',
+      );
+      if (call?.type !== 'tool-call') continue;
+      inFlight += 1;
+      const ofCall = (type: string): number =>
+        read.records.filter(
+          (record) =>
+            record.type === type && (record as { callId?: unknown }).callId === call.callId,
+        ).length;
+      assert.equal(ofCall('tool-dispatched'), 1, 'the write was handed to the tool');
+      assert.equal(ofCall('tool-settled'), 0, 'and never settled');
+      const answered = parts.some(
+        (part) => part.type === 'tool-result' && part.callId === call.callId,
+      );
+      assert.equal(answered, false, 'and has no result');
+    }
+    assert.equal(inFlight, 1, 'one transcript holds the write of section-2.md');
+  });
+
+  test('then llm-agent revive DIR/lead.jsonl --yes (no --agents) finishes the tree', async () => {
+    const revive = await runCli(['revive', join('crashed', 'lead.jsonl'), '--yes'], {
+      cwd: folder,
+    });
+    assert.equal(revive.code, 0, `${revive.stdout}\n${revive.stderr}`);
+    assert.match(
+      revive.stdout,
+      /answer write_file \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried/,
+    );
+    assert.match(revive.stdout, /lead\s+finished\s+Done: report\.md holds both sections\./);
+    const status = await runCli(['status', 'crashed', '--json'], { cwd: folder });
+    assert.equal(status.code, 0, status.stderr);
+    const parsed = JSON.parse(status.stdout) as { summary: { total: number; finished: number } };
+    assert.deepEqual([parsed.summary.total, parsed.summary.finished], [3, 3]);
+    const report = await readFile(crashed('workspace', DEMO_REPORT), 'utf8');
+    for (const section of DEMO_SECTIONS) {
+      const content = sectionContent(section.title);
+      assert.equal(await readFile(crashed('workspace', section.file), 'utf8'), content);
+      assert.ok(report.includes(content), `${DEMO_REPORT} holds ${section.file}`);
     }
   });
 });
