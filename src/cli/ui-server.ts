@@ -167,6 +167,8 @@ const APP_JS = `'use strict';
 /** Styles for the parts this server adds to the page. */
 const EXTRA_STYLE = `<style>
 #revive,#activity{border:2px solid #1971c2;padding:.4rem .8rem;margin:1rem 0;background:#f1f7ff}
+#revive.brief{border-width:1px;padding:0 .8rem}#revive.brief:empty{display:none}
+#activity:has(#log:empty):has(#revive-status:empty){display:none}
 #revive pre{background:#fff;padding:.4rem}
 #log{font-family:ui-monospace,monospace;font-size:12.5px;white-space:pre-wrap;max-height:20rem;overflow:auto;background:#fff;padding:.4rem}
 button{font-size:14px;padding:.3rem 1rem}
@@ -297,12 +299,24 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       .replace('by llm-agent show --html', 'by llm-agent ui')
       .replace(
         '</header>',
-        `${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>\n'}</header>\n${actionHtml(action)}\n${activityHtml()}`,
+        `${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>\n'}</header>\n${actionHtml(action, shown !== undefined)}\n${activityHtml()}`,
       )
       .replace('</body>', '<script src="/app.js"></script>\n</body>');
   }
 
-  function actionHtml(action: UiAction): string {
+  /**
+   * The plan and its Confirm button; on a run's page (`brief`), one line linking to them, so
+   * that the conversation comes first and nothing is confirmed without the plan in view.
+   */
+  function actionHtml(action: UiAction, brief: boolean): string {
+    if (brief) {
+      const count = `${action.runs} run${action.runs === 1 ? '' : 's'}`;
+      return `<section id="revive" class="brief">${
+        action.runs === 0
+          ? ''
+          : `<p>${count} to ${action.verb}: <a href="/#revive">the plan, and Confirm</a></p>`
+      }</section>`;
+    }
     const title = action.verb === 'revive' ? 'Revive…' : 'Approve…';
     const shown = action.shown ?? `llm-agent ${action.argv.join(' ')}`;
     const count = `${action.runs} run${action.runs === 1 ? '' : 's'}`;

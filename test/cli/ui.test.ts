@@ -204,6 +204,9 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     });
     assert.equal(worker.status, 200);
     assert.equal((worker.body.match(/<section class="run"/g) ?? []).length, 1);
+    // A run's page puts its conversation first: the plan and Confirm are one link away.
+    assert.doesNotMatch(worker.body, /id="confirm"|id="plan"/);
+    assert.match(worker.body, /2 runs to revive: <a href="\/#revive">the plan, and Confirm<\/a>/);
     assert.match(worker.body, /write_file/);
     assert.match(worker.body, /in flight when the process died: no result/);
     // Linked both ways: the child to the run that started it, the parent's calls to children.
