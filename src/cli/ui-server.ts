@@ -94,15 +94,19 @@ const APP_JS = `'use strict';
     log.appendChild(item);
     log.scrollTop = log.scrollHeight;
   }
-  // Refreshes can overlap (a revive's end and a change seen by polling): only the latest one
-  // asked for is applied, so an older page never replaces a newer one.
-  var latest = 0;
+  // One redraw at a time: a change announced while one is under way asks for one more after
+  // it, however many changes came (a busy tree announces often; each redraw reads it whole).
+  var redrawing = false;
+  var again = false;
   function refresh() {
-    var mine = ++latest;
-    return fetch(location.pathname + location.search, { credentials: 'same-origin' })
+    if (redrawing) {
+      again = true;
+      return;
+    }
+    redrawing = true;
+    fetch(location.pathname + location.search, { credentials: 'same-origin' })
       .then(function (response) { return response.text(); })
       .then(function (html) {
-        if (mine !== latest) return;
         var fresh = new DOMParser().parseFromString(html, 'text/html');
         var chosen = document.querySelector('#filters input:checked');
         var opened = [];
@@ -115,13 +119,21 @@ const APP_JS = `'use strict';
           if (now && next) now.replaceWith(document.adoptNode(next));
         });
         if (chosen) {
-          var again = document.getElementById(chosen.id);
-          if (again) again.checked = true;
+          var same = document.getElementById(chosen.id);
+          if (same) same.checked = true;
         }
         var folds = document.querySelectorAll('main details');
         opened.forEach(function (index) { if (folds[index]) folds[index].open = true; });
         bind();
         document.body.setAttribute('data-refreshed', String(Date.now()));
+      })
+      .catch(function () { /* the page stays as it was until the next change */ })
+      .finally(function () {
+        redrawing = false;
+        if (again) {
+          again = false;
+          refresh();
+        }
       });
   }
   function bind() {
