@@ -3,6 +3,7 @@ import type { MemorySection } from './memory-section.ts';
 import type { PersistenceSection } from './persistence-section.ts';
 import type { RevivalSection } from './revival-section.ts';
 import type { StatusSection } from './status-section.ts';
+import type { UiSection } from './ui-section.ts';
 
 /** Goal 1's figures as bench/inspect.ts measures them, or why they are missing. */
 export type InspectSection =
@@ -42,4 +43,5 @@ export interface BenchResults {
   persistence?: PersistenceSection;
   revival?: RevivalSection;
   memory?: MemorySection;
+  ui?: UiSection;
 }

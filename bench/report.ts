@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { BenchResults, GoalVerdict } from './bench-results.ts';
 import type { PersistenceRow } from './persistence-result.ts';
 import { logLogPlot, type PlotSeries } from './svg-plot.ts';
+import type { Timed, TimedPage, UiSection } from './ui-section.ts';
 
 const MIB = 1024 * 1024;
 
@@ -140,6 +141,17 @@ export function judgeGoals(results: BenchResults): GoalVerdict[] {
       met: row.peakRssBytes === null ? null : row.peakRssBytes <= row.goalBytes,
     });
   }
+  const ui = results.ui;
+  goals.push({
+    goal: `ui: the tree page of ${(ui?.manifest.count ?? 1000).toLocaleString('en-US')} runs (GET /)`,
+    target: 'reported (light and fast; no bound set)',
+    measured:
+      ui === undefined
+        ? 'not run'
+        : `${ms(ui.tree.medianMs)}, ${size(ui.tree.bytes)} (${size(ui.tree.gzipBytes)} gzipped); ` +
+          `show --html of the tree: ${size(ui.showHtml.bytes)}`,
+    met: null,
+  });
   if (results.quick) for (const goal of goals) goal.met = null;
   return goals;
 }
@@ -323,7 +335,116 @@ export function markdownReport(results: BenchResults): string {
       )}`,
     );
   }
+  if (results.ui !== undefined) parts.push(uiReport(results.ui));
   return `${parts.join('\n\n')}\n`;
+}
+
+function ratio(a: number, b: number): string {
+  const value = a / b;
+  return `${value >= 10 ? value.toFixed(0) : value.toFixed(1)}×`;
+}
+
+function runsOf(timed: Timed): string {
+  return timed.ms.map(ms).join(', ');
+}
+
+/** The `ui` section: the server's pages against `show --html`, then the tree page in Chromium. */
+function uiReport(ui: UiSection): string {
+  const manifest = ui.manifest;
+  const states = Object.entries(manifest.states)
+    .map(([state, count]) => `${count} ${state}`)
+    .join(', ');
+  const page = (name: string, timed: TimedPage): string[] => [
+    name,
+    ms(timed.medianMs),
+    ms(timed.firstMs),
+    size(timed.bytes),
+    size(timed.gzipBytes),
+    runsOf(timed),
+  ];
+  const show = ui.showHtml;
+  const server = table(
+    ['page', 'median', 'first request', 'bytes', 'gzipped', 'runs'],
+    [
+      page('`/`: the tree, the plan, the activity log', ui.tree),
+      ['`/app.js`: the page script', '—', '—', size(ui.appJsBytes), '—', '—'],
+      page(`\`/run?path=…\` of a median-size run (${size(manifest.median.bytes)})`, ui.medianRun),
+      page(`\`/run?path=…\` of the largest run (${size(manifest.largest.bytes)})`, ui.largestRun),
+      [
+        '`show --html ROOT` (every conversation inline) as a process',
+        ms(show.process.medianMs),
+        '—',
+        size(show.bytes),
+        size(show.gzipBytes),
+        runsOf(show.process),
+      ],
+      [
+        'the same, the show command in-process',
+        ms(show.command.medianMs),
+        '—',
+        size(show.bytes),
+        size(show.gzipBytes),
+        runsOf(show.command),
+      ],
+    ],
+  );
+  const comparison = [
+    `- \`/\` is ${ratio(show.bytes, ui.tree.bytes)} smaller than \`show --html\` of the same tree ` +
+      `(${ratio(show.gzipBytes, ui.tree.gzipBytes)} gzipped) and ${ratio(show.command.medianMs, ui.tree.medianMs)} faster ` +
+      `(${ratio(show.process.medianMs, ui.tree.medianMs)} against the process).`,
+    `- The largest run's page is ${ratio(ui.largestRun.bytes, ui.tree.bytes)} the size of \`/\` and takes ` +
+      `${ratio(ui.largestRun.medianMs, ui.tree.medianMs)} its time; a median-size run's page ` +
+      `${ratio(ui.medianRun.bytes, ui.tree.bytes)} and ${ratio(ui.medianRun.medianMs, ui.tree.medianMs)}.`,
+  ].join('\n');
+  const browser = ui.browser;
+  let inBrowser: string;
+  if (!browser.ok) inBrowser = `Not measured in a browser: ${browser.reason}`;
+  else {
+    const row = (name: string, timed: Timed): string[] => [name, ms(timed.medianMs), runsOf(timed)];
+    inBrowser =
+      `In Chromium ${browser.chromium} (headless, on the same machine), the tree page: ` +
+      `${size(browser.transferBytes)} transferred (\`transferSize\` of the navigation and its ` +
+      `${browser.resources} resource${browser.resources === 1 ? '' : 's'}, headers included; ` +
+      `${size(browser.encodedBodyBytes)} of bodies), ${browser.domElements.toLocaleString('en-US')} DOM elements. ` +
+      `The revivable filter shows ${browser.shownAfterFilter} of the ${browser.shownBeforeFilter.toLocaleString('en-US')} runs. ` +
+      `A redraw is timed from a small finished run copied into the folder to the page's own ` +
+      `\`data-refreshed\` stamp; it includes the server noticing the change — ${ui.watchDelayMs} ms ` +
+      `after a file-watch event, or at its poll every ${ms(ui.pollMs)} without one — and the page ` +
+      `fetching \`/\` again and swapping it in. The runs start at points spread over the poll's period.\n\n${table(
+        ['what', 'median', 'runs'],
+        [
+          row('navigation: response end', browser.responseEnd),
+          row('navigation: DOMContentLoaded', browser.domContentLoaded),
+          row('navigation: load', browser.load),
+          row('`page.goto` until the event stream is open', browser.eventsOpen),
+          row(
+            'filter click (`#filter-revivable`, style and layout forced), in the page',
+            browser.filterClick,
+          ),
+          row('the same through Playwright (`page.check`, a forced layout)', browser.filterCheck),
+          row('redraw after a run appears (file watching on)', browser.redraw),
+          row('… of which until the server’s `tree-changed` event', browser.redrawEvent),
+          row(
+            `redraw by the poll alone (every ${ms(ui.pollMs)}, watching off)`,
+            browser.redrawPollOnly,
+          ),
+          row('… of which until the server’s `tree-changed` event', browser.redrawPollOnlyEvent),
+        ],
+      )}`;
+  }
+  return (
+    `### ui: \`llm-agent ui\` on a ${manifest.count.toLocaleString('en-US')}-run tree\n\n` +
+    `The tree (bench/ui-corpus.ts): one root, \`${manifest.root}\`, with ${manifest.children} children in ` +
+    `\`main.agents/\` and ${manifest.grandchildren} children of theirs, ${size(manifest.bytes)} in all ` +
+    `(largest ${size(manifest.largest.bytes)}); written as ${states}. The server runs in the bench's ` +
+    `process (\`startUiServer\` over \`fileUiSource\`, from src/), asked with the token header; each ` +
+    `figure is the median of the runs shown, after one unmeasured (the first request, shown). ` +
+    `Gzipped is what a compressing proxy would send: the server does not compress.` +
+    (ui.measuredAt === undefined
+      ? ''
+      : ` Measured ${ui.measuredAt} at commit ${ui.commit?.id.slice(0, 7) ?? '?'}${ui.commit?.dirty === true ? ' (with uncommitted changes)' : ''}${ui.note === undefined ? '' : `, ${ui.note}`}.`) +
+    `\n\n${server}\n\n${comparison}\n\n${inBrowser}`
+  );
 }
 
 const COLOURS: Record<string, string> = {

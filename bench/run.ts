@@ -6,8 +6,9 @@
  * reused by later runs.
  *
  * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
- * `--only inspect,status,persistence,revival,memory,scale-out` (a subset; scale-out is
- * bench/scale-out.ts, with results of its own), `--no-docs` (leave the docs alone),
+ * `--only inspect,status,persistence,revival,memory,scale-out,ui` (a subset; scale-out is
+ * bench/scale-out.ts, with results of its own; ui is `llm-agent ui` on a 1,000-run tree, the
+ * same in a `--quick` run, and needs Chromium for its browser figures), `--no-docs` (leave the docs alone),
  * `--report-only` (re-render the last bench/results.json without measuring).
  * Needs for the LangGraph durable row: PostgreSQL's server binaries (see bench/local-postgres.ts)
  * or BENCH_POSTGRES_URL; without them that row is skipped with the reason.
@@ -30,7 +31,7 @@ import { revivalSection } from './revival-section.ts';
 import { statusSection } from './status-section.ts';
 
 const MIB = 1024 * 1024;
-const SECTIONS = ['inspect', 'status', 'persistence', 'revival', 'memory', 'scale-out'];
+const SECTIONS = ['inspect', 'status', 'persistence', 'revival', 'memory', 'scale-out', 'ui'];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 function commitMeasured(): { id: string; dirty: boolean } {
@@ -87,6 +88,13 @@ async function main(): Promise<void> {
   if (only.has('status')) {
     log('2. status over a folder of transcripts');
     results.status = await statusSection(dataFolder, quick ? 1000 : 10_000, !quick, log);
+  }
+  // Before the sections that read a gigabyte, for the same reason: it times pages and clicks.
+  if (only.has('ui')) {
+    log('ui. llm-agent ui on a 1,000-run tree (the server in-process, from src/; Chromium)');
+    // Loaded only here: it loads the CLI's server and the show command from src/.
+    const { uiSection } = await import('./ui-section.ts');
+    results.ui = await uiSection(dataFolder, log);
   }
   if (only.has('inspect')) {
     log('1. inspect vs a full parse');
