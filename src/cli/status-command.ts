@@ -1,12 +1,10 @@
-import { lstatSync, type Stats } from 'node:fs';
 import { type Command, type CommandIo, integerOption, parseCommandLine } from './command.ts';
+import { databaseStatus } from './database-status.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
 import { EXIT } from './exit-codes.ts';
-import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
 import { jsonText } from './json-text.ts';
-import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { databaseStatus } from './database-status.ts';
+import { statusTree } from './status-tree.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
 
@@ -105,20 +103,12 @@ Exit codes:
         await store.close();
       }
     }
-    const notRead: NotRead[] = [];
-    const listing: FolderListing = { folders: new Set(), claims: new Set() };
-    const paths = await findTranscripts(
+    const { roots, notRead } = await statusTree(
       positionals.length === 0 ? ['.'] : positionals,
       io.cwd,
-      notRead,
-      listing,
+      io.env,
+      { maxRevivals, verify: values.verify === true },
     );
-    const roots = await inspectTree(paths, maxRevivals, io.cwd, {
-      verify: values.verify === true,
-      index: { env: io.env },
-      listing,
-    });
-    sizeUnreadable(roots);
     // A folder it could not read hides runs: a reason to look, like an unreadable transcript.
     const exitCode = notRead.length > 0 ? EXIT.unreadable : statusExitCode(summarize(roots));
     if (values.json === true) {
@@ -152,24 +142,4 @@ export function terminalWidth(io: Pick<CommandIo, 'env' | 'stdout'>): number {
   if (/^[1-9]\d{0,4}$/.test(fromEnv)) return Number(fromEnv);
   const columns = (io.stdout as { columns?: unknown }).columns;
   return typeof columns === 'number' && columns > 0 ? columns : Number.POSITIVE_INFINITY;
-}
-
-/**
- * An unreadable transcript's real size (inspect reports 0 bytes for what it could not read):
- * the file's own size, when it is a file. One lstat each, blocking: a folder can hold
- * hundreds, and a thread-pool round trip each costs more than the call.
- */
-function sizeUnreadable(roots: RunNode[]): void {
-  for (const node of walkTree(roots)) {
-    if (node.state !== 'unreadable' || node.inspection.bytes !== 0) continue;
-    let stats: Stats | undefined;
-    try {
-      stats = lstatSync(node.path, { throwIfNoEntry: false });
-    } catch {
-      stats = undefined;
-    }
-    if (stats?.isFile() === true && stats.size > 0) {
-      node.inspection = { ...node.inspection, bytes: stats.size };
-    }
-  }
 }

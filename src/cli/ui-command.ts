@@ -115,7 +115,12 @@ async function sourceOf(
     if (schema !== undefined) throw new UserError('ui: --schema goes with --database URL');
     const paths = positionals.length === 0 ? ['.'] : positionals;
     await findTranscripts(paths, io.cwd);
-    return fileUiSource(paths, io.cwd, values.agents as string | undefined);
+    const agents = values.agents as string | undefined;
+    return fileUiSource(
+      paths,
+      io.cwd,
+      agents === undefined ? { env: io.env } : { agents, env: io.env },
+    );
   }
   if (positionals.length > 0) throw new UserError('ui: give PATHs or --database URL, not both');
   // The workers load the agents; approving needs none.

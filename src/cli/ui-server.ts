@@ -19,6 +19,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { escapeHtml, type RunRecords, runTreeHtml } from './conversation-html.ts';
+import { EXIT } from './exit-codes.ts';
 import { type RunNode, walkTree } from './inspect-tree.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
 
@@ -167,6 +168,8 @@ const APP_JS = `'use strict';
     reviving = false;
     line(event.data);
     status.textContent = event.data;
+    // Only a clean end says "(exit code 0)"; anything else is shown as the failure it is.
+    status.className = /(exit code 0)$/.test(event.data) ? 'ended' : 'failed';
     refresh();
   });
   events.addEventListener('tree-changed', function () {
@@ -181,6 +184,7 @@ const EXTRA_STYLE = `<style>
 #revive,#activity{border:2px solid #1971c2;padding:.4rem .8rem;margin:1rem 0;background:#f1f7ff}
 #revive.brief{border-width:1px;padding:0 .8rem}#revive.brief:empty{display:none}
 #activity:has(#log:empty):has(#revive-status:empty){display:none}
+#revive-status.ended{color:#2b8a3e}#revive-status.failed{color:#c92a2a}
 #revive pre{background:#fff;padding:.4rem}
 #log{font-family:ui-monospace,monospace;font-size:12.5px;white-space:pre-wrap;max-height:20rem;overflow:auto;background:#fff;padding:.4rem}
 button{font-size:14px;padding:.3rem 1rem}
@@ -413,10 +417,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     child.on('error', (error) => emit('progress', `could not start: ${error.message}`));
     child.on('close', (code, signal) => {
-      send(
-        'done',
-        `${action.verb} ended (${code === null ? `signal ${signal}` : `exit code ${code}`})`,
-      );
+      send('done', endedLine(action.verb, code, signal));
       running = undefined;
     });
     reply(response, 202, 'text/plain', `${action.verb} started`);
@@ -525,4 +526,25 @@ function cookieOf(request: IncomingMessage, name: string): string | null {
     if (key === name) return value.join('=');
   }
   return null;
+}
+
+/** What each exit code of `revive` means, for the page (docs/cli.md lists them). */
+const REVIVE_ENDINGS: Partial<Record<number, string>> = {
+  [EXIT.failure]: 'a revival or a revived run failed; the log above says which',
+  [EXIT.usage]: 'the command was refused; the log above says why',
+  [EXIT.unreadable]: 'nothing to revive, and a transcript is unreadable',
+  [EXIT.claimed]: 'another reviver holds the tree; nothing was written',
+  [EXIT.interrupted]: 'stopped; the runs stay revivable',
+};
+
+/**
+ * The line that ends a command's log: `revive ended (exit code 0)` when it succeeded, else
+ * what the code means; a signal is said as one.
+ */
+function endedLine(verb: UiAction['verb'], code: number | null, signal: string | null): string {
+  if (code === null)
+    return `${verb} ended by ${signal ?? 'a signal'}: the runs stay as it left them`;
+  if (code === EXIT.ok) return `${verb} ended (exit code 0)`;
+  const meaning = REVIVE_ENDINGS[code];
+  return `${verb} failed (exit code ${code}${meaning === undefined ? '' : `: ${meaning}`})`;
 }

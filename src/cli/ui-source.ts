@@ -4,8 +4,9 @@ import { dirname, resolve } from 'node:path';
 import { peek } from '../transcript/peek.ts';
 import { type RunRecords, runRecordsOf } from './conversation-html.ts';
 import { findTranscripts } from './find-transcripts.ts';
-import { inspectTree, type RunNode } from './inspect-tree.ts';
+import type { RunNode } from './inspect-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
+import { statusTree } from './status-tree.ts';
 import { createStyle } from './terminal-style.ts';
 import { planText, planTreeRevival } from './tree-revival-plan.ts';
 
@@ -57,16 +58,23 @@ export interface UiSource {
 }
 
 /**
- * The runs recorded below `paths` (transcripts or folders, relative to `cwd`); Confirm runs
+ * The runs recorded below `paths` (transcripts or folders, relative to `cwd`), as `status`
+ * decides them (with its index, found through `env`, on a large tree); Confirm runs
  * `llm-agent revive PATH… --yes` (with `--agents` when given).
  *
  * @example
- * const source = fileUiSource(['runs/'], process.cwd(), 'agents.ts');
+ * const source = fileUiSource(['runs/'], process.cwd(), { agents: 'agents.ts', env: process.env });
  */
-export function fileUiSource(paths: string[], cwd: string, agents?: string): UiSource {
+export function fileUiSource(
+  paths: string[],
+  cwd: string,
+  options: { agents?: string; env?: NodeJS.ProcessEnv } = {},
+): UiSource {
+  const { agents } = options;
+  const env = options.env ?? {};
   return {
     async tree() {
-      return inspectTree(await findTranscripts(paths, cwd), DEFAULT_MAX_REVIVALS, cwd);
+      return (await statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS })).roots;
     },
     async records(node) {
       return runRecordsOf(await peek(node.path));

@@ -1,0 +1,49 @@
+import { lstatSync, type Stats } from 'node:fs';
+import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
+import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
+
+/**
+ * The run trees below some PATHs as `status` decides them — and `llm-agent ui` shows them —
+ * with the folders it could not read (they hide runs). Uses and keeps the status index (see
+ * status-index.ts) through `env`, except with `verify`, which reads every record.
+ *
+ * @example
+ * const { roots, notRead } = await statusTree(['runs/'], process.cwd(), process.env, { maxRevivals: 3 });
+ */
+export async function statusTree(
+  given: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  options: { maxRevivals: number; verify?: boolean },
+): Promise<{ roots: RunNode[]; notRead: NotRead[] }> {
+  const notRead: NotRead[] = [];
+  const listing: FolderListing = { folders: new Set(), claims: new Set() };
+  const paths = await findTranscripts(given, cwd, notRead, listing);
+  const roots = await inspectTree(paths, options.maxRevivals, cwd, {
+    verify: options.verify === true,
+    index: { env },
+    listing,
+  });
+  sizeUnreadable(roots);
+  return { roots, notRead };
+}
+
+/**
+ * An unreadable transcript's real size (inspect reports 0 bytes for what it could not read):
+ * the file's own size, when it is a file. One lstat each, blocking: a folder can hold
+ * hundreds, and a thread-pool round trip each costs more than the call.
+ */
+function sizeUnreadable(roots: RunNode[]): void {
+  for (const node of walkTree(roots)) {
+    if (node.state !== 'unreadable' || node.inspection.bytes !== 0) continue;
+    let stats: Stats | undefined;
+    try {
+      stats = lstatSync(node.path, { throwIfNoEntry: false });
+    } catch {
+      stats = undefined;
+    }
+    if (stats?.isFile() === true && stats.size > 0) {
+      node.inspection = { ...node.inspection, bytes: stats.size };
+    }
+  }
+}
