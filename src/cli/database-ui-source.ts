@@ -30,7 +30,7 @@ export function databaseUiSource(
     ...(options.schema === undefined ? [] : ['--schema', options.schema]),
   ];
   return {
-    tree: () => databaseTree(store, { maxRevivals }),
+    tree: async () => ({ roots: await databaseTree(store, { maxRevivals }), notRead: [] }),
     async records(node) {
       const read = await store.read(node.path);
       return read.ok ? { records: read.records } : { error: read.detail };

@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { escapeHtml, type RunRecords, runTreeHtml } from './conversation-html.ts';
 import { EXIT } from './exit-codes.ts';
+import type { NotRead } from './find-transcripts.ts';
 import { type RunNode, walkTree } from './inspect-tree.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
 
@@ -291,7 +292,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
    * only ever compared with the tree's, never opened.
    */
   async function page(run: string | undefined): Promise<string | undefined> {
-    const roots = await source.tree();
+    const { roots, notRead } = await source.tree();
     let shown: RunNode | undefined;
     if (run !== undefined) {
       shown = [...walkTree(roots)].find((node) => node.path === run);
@@ -315,7 +316,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       .replace('by llm-agent show --html', 'by llm-agent ui')
       .replace(
         '</header>',
-        `${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>\n'}</header>\n${actionHtml(action, shown !== undefined)}\n${activityHtml()}`,
+        `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>\n'}</header>\n${actionHtml(action, shown !== undefined)}\n${activityHtml()}`,
       )
       .replace('</body>', '<script src="/app.js"></script>\n</body>');
   }
@@ -378,7 +379,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       return;
     }
     // The plan is made again now: what is confirmed is what is there, not an older page.
-    const action = await source.action(await source.tree());
+    const action = await source.action((await source.tree()).roots);
     // Checked again after the wait: two POSTs at once start one command.
     if (running !== undefined) {
       reply(response, 409, 'text/plain', 'a revive is already running');
@@ -547,4 +548,14 @@ function endedLine(verb: UiAction['verb'], code: number | null, signal: string |
   if (code === EXIT.ok) return `${verb} ended (exit code 0)`;
   const meaning = REVIVE_ENDINGS[code];
   return `${verb} failed (exit code ${code}${meaning === undefined ? '' : `: ${meaning}`})`;
+}
+
+/** The folders below the PATHs that could not be read: their runs are missing from the tree. */
+function notReadHtml(notRead: readonly NotRead[]): string {
+  return notRead
+    .map(
+      (folder) =>
+        `<p class="halt">Not read: <code>${escapeHtml(folder.path)}</code> (${escapeHtml(folder.reason)}): the runs in it are not shown</p>\n`,
+    )
+    .join('');
 }

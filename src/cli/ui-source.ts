@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { peek } from '../transcript/peek.ts';
 import { type RunRecords, runRecordsOf } from './conversation-html.ts';
-import { findTranscripts } from './find-transcripts.ts';
+import { findTranscripts, type NotRead } from './find-transcripts.ts';
 import type { RunNode } from './inspect-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { statusTree } from './status-tree.ts';
@@ -30,18 +30,30 @@ export interface UiAction {
 }
 
 /**
+ * The runs of a {@link UiSource}, and the folders below its PATHs that could not be read (their
+ * runs are not in the tree: the page says so, as `status` does).
+ *
+ * @example
+ * const { roots, notRead } = await source.tree();
+ */
+export interface UiTree {
+  roots: RunNode[];
+  notRead: NotRead[];
+}
+
+/**
  * Where the runs `llm-agent ui` shows come from: transcript files below some PATHs, or a
  * PostgreSQL store. Every read is made again on each request, so the page shows what is there
  * now.
  *
  * @example
  * const source = fileUiSource(['runs/'], process.cwd());
- * const roots = await source.tree();
+ * const { roots } = await source.tree();
  * const page = runTreeHtml(roots, new Map(), { sections: [] });
  */
 export interface UiSource {
   /** The tree of runs, each with its state as `status` decides it. */
-  tree(): Promise<RunNode[]>;
+  tree(): Promise<UiTree>;
   /** What the page shows of one run of the tree (its records, or why they cannot be read). */
   records(node: RunNode): Promise<RunRecords>;
   /** The plan for the tree, and the command a Confirm runs. */
@@ -73,9 +85,7 @@ export function fileUiSource(
   const { agents } = options;
   const env = options.env ?? {};
   return {
-    async tree() {
-      return (await statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS })).roots;
-    },
+    tree: () => statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS }),
     async records(node) {
       return runRecordsOf(await peek(node.path));
     },

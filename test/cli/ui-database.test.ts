@@ -12,10 +12,9 @@
  * and the command shown masks the password; the command line's mistakes are one line each.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -25,22 +24,21 @@ import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { launchChromium } from './support/chromium.ts';
 import { REPO, runCli, temporaryFolder } from './support/cli-fixtures.ts';
+import {
+  assertScreenshots,
+  assertSigtermStops,
+  type CliChild,
+  PageWatch,
+  printedUrl,
+  send,
+  startCli,
+  uiAddress,
+} from './support/ui-child.ts';
 
 const OUTPUT = join(REPO, 'test-output', 'ui-database');
-const NODE = join(REPO, 'node_modules/.bin/node');
-const MAIN = join(REPO, 'src/cli/main.ts');
 
 function progress(text: string): void {
   process.stderr.write(`# ui-database.test: ${text}\n`);
-}
-
-/** The environment of the CLI processes: the test's, without colour or debug output. */
-function cliEnv(): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env };
-  delete env.FORCE_COLOR;
-  delete env.NO_COLOR;
-  delete env.LLM_AGENT_DEBUG;
-  return env;
 }
 
 /*
@@ -57,26 +55,6 @@ export default ({ cwd }) =>
     return new Promise(() => undefined);
   });
 `;
-
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function send(url: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((done, fail) => {
-    const req = httpRequest(url, { headers, timeout: 10_000 }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => {
-        body += chunk;
-      });
-      response.on('end', () => done({ status: response.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`timed out: ${url}`)));
-    req.on('error', fail);
-    req.end();
-  });
-}
 
 /** Poll `check` every 100 ms until it holds, at most `ms`. */
 async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
@@ -102,26 +80,6 @@ function withSecret(url: string, secret: string): { url: string; secret: string 
   return { url: parsed.toString(), secret };
 }
 
-/** A CLI process whose output is collected; `exited` resolves with its exit code or signal. */
-function start(args: string[], cwd: string) {
-  const child = spawn(NODE, [MAIN, ...args], {
-    cwd,
-    env: cliEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    output.stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    output.stderr += chunk;
-  });
-  const exited = new Promise<number | NodeJS.Signals | null>((done) =>
-    child.on('exit', (code, signal) => done(signal ?? code)),
-  );
-  return { child, output, exited };
-}
-
 // One server for the file (DATABASE_URL, or a throw-away cluster); each test a fresh schema.
 let database: TestDatabase;
 before(async () => {
@@ -138,7 +96,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
   let folder = '';
   let databaseUrl = '';
   let secret: string | undefined;
-  let ui: ReturnType<typeof start> | undefined;
+  let ui: CliChild | undefined;
   const workers: ChildProcess[] = [];
   let url = '';
   let base = '';
@@ -170,7 +128,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
       'fetch the page',
     );
     progress('a worker takes the runs; it is killed inside the fetch');
-    const doomed = start(
+    const doomed = startCli(
       ['worker', ...target, '--agents', 'agents.ts', '--lease', '1000', '--poll', '100'],
       folder,
     );
@@ -200,27 +158,11 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
     );
 
     progress('starting llm-agent ui --database URL --schema S');
-    ui = start(['ui', '--database', databaseUrl, '--schema', schema], folder);
-    const started = ui;
-    url = await new Promise<string>((done, fail) => {
-      const timer = setTimeout(
-        () => fail(new Error(`no URL in 20 s; stderr: ${started.output.stderr}`)),
-        20_000,
-      );
-      started.child.stdout.on('data', () => {
-        if (started.output.stdout.includes('\n')) {
-          clearTimeout(timer);
-          done(started.output.stdout.split('\n')[0] as string);
-        }
-      });
-      started.child.on('exit', (code) =>
-        fail(new Error(`ui exited ${code}: ${started.output.stderr}`)),
-      );
-    });
+    ui = startCli(['ui', '--database', databaseUrl, '--schema', schema], folder);
+    // 20 s, not 15: the ui connects to the database before it listens.
+    url = await printedUrl(ui, 20_000);
     progress(`serving at ${url}`);
-    const match = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{64})$/.exec(url);
-    assert.ok(match, `the URL printed: ${url}`);
-    base = `http://127.0.0.1:${match[1]}`;
+    ({ base } = uiAddress(url));
   });
 
   after(async () => {
@@ -260,28 +202,29 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
     }
 
     const cookie = { Cookie: `llm_agent_ui_${new URL(base).port}=${url.split('token=')[1]}` };
-    const run = await send(`${base}/run?path=${encodeURIComponent(childRun)}`, cookie);
+    const run = await send(`${base}/run?path=${encodeURIComponent(childRun)}`, {
+      headers: cookie,
+    });
     assert.equal(run.status, 200);
     assert.equal((run.body.match(/<section class="run"/g) ?? []).length, 1);
     assert.match(run.body, /fetch the page/);
     assert.match(run.body, /in flight when the process died: no result/);
     if (secret !== undefined) assert.ok(!run.body.includes(secret));
     for (const path of ['nope', 'main.agents', '', '../main']) {
-      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`, cookie);
+      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`, {
+        headers: cookie,
+      });
       assert.equal(reply.status, 404, path);
     }
   });
 
   test('in Chromium: the tree and the plan; Confirm approves; a worker revives both; the page redraws itself to finished', async () => {
     const browser = await launchChromium();
-    const requests: string[] = [];
-    const consoleLines: string[] = [];
+    const watch = new PageWatch();
     try {
       const page = await browser.newPage();
       page.setDefaultTimeout(30_000);
-      page.on('request', (request) => requests.push(request.url()));
-      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
-      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
+      watch.attach(page);
       progress('opening the page');
       await page.goto(url);
       await page.waitForSelector('body[data-events="open"]');
@@ -351,7 +294,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
       await page.screenshot({ path: join(OUTPUT, 'approved.png'), fullPage: true });
 
       progress('starting a worker; waiting for the page to show both runs finished');
-      const worker = start(
+      const worker = startCli(
         [
           'worker',
           '--database',
@@ -411,29 +354,14 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
     } finally {
       await browser.close();
     }
-    assert.ok(requests.length >= 5, `requests: ${requests.join(', ')}`);
-    for (const request of requests) {
-      assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
-    }
-    assert.ok(requests.includes(`${base}/revive`), 'the page posted /revive');
-    assert.deepEqual(
-      consoleLines.filter((line) => !line.includes('Content Security Policy')),
-      [],
-      'nothing logged but CSP reports',
-    );
-    for (const name of ['before.png', 'run.png', 'approved.png', 'after.png']) {
-      const path = join(OUTPUT, name);
-      assert.ok(existsSync(path) && statSync(path).size > 1000, `${path} was written`);
-    }
+    assert.ok(watch.requests.length >= 5, `requests: ${watch.requests.join(', ')}`);
+    watch.assertStayedHome(base);
+    watch.assertPostedRevive(base);
+    assertScreenshots(OUTPUT, ['before.png', 'run.png', 'approved.png', 'after.png']);
   });
 
   test('SIGTERM stops the ui (exit code 0)', async () => {
-    ui?.child.kill('SIGTERM');
-    const code = await Promise.race([
-      ui?.exited,
-      new Promise((done) => setTimeout(() => done('timeout'), 10_000)),
-    ]);
-    assert.equal(code, 0, ui?.output.stderr);
+    await assertSigtermStops(ui);
   });
 });
 
@@ -451,7 +379,8 @@ describe('databaseUiSource', { timeout: 60_000 }, () => {
         { agentId: 'queued-1', agentType: 'quick', label: 'q', model: 'scripted' },
         'later',
       );
-      const roots = await source.tree();
+      const { roots, notRead } = await source.tree();
+      assert.deepEqual(notRead, []);
       assert.deepEqual(
         roots.map((node) => [node.path, node.state]),
         [['queued-1', 'queued']],

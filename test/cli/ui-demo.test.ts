@@ -6,18 +6,23 @@
  * finished — every request to the server itself, no console error, screenshots of both.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DEMO_REPORT, DEMO_SECTIONS, sectionContent } from '../../src/demo/demo-script.ts';
 import { launchChromium } from './support/chromium.ts';
 import { type CliResult, REPO, runCli, temporaryFolder } from './support/cli-fixtures.ts';
+import {
+  assertScreenshots,
+  assertSigtermStops,
+  type CliChild,
+  PageWatch,
+  printedUrl,
+  startCli,
+  uiAddress,
+} from './support/ui-child.ts';
 
 const OUTPUT = join(REPO, 'test-output', 'ui-demo');
-const NODE = join(REPO, 'node_modules/.bin/node');
-const MAIN = join(REPO, 'src/cli/main.ts');
 
 function progress(text: string): void {
   process.stderr.write(`# ui-demo.test: ${text}\n`);
@@ -26,52 +31,25 @@ function progress(text: string): void {
 describe('llm-agent ui on the demo’s crashed tree', { timeout: 180_000 }, () => {
   let folder = '';
   let demo: CliResult;
-  let child: ChildProcess | undefined;
+  let ui: CliChild | undefined;
   let url = '';
   let base = '';
-  let stderr = '';
-  let exited: Promise<number | null> = Promise.resolve(null);
 
   before(async () => {
     folder = await temporaryFolder();
     await mkdir(OUTPUT, { recursive: true });
     progress('running llm-agent demo demo --stop-after-crash');
     demo = await runCli(['demo', 'demo', '--stop-after-crash'], { cwd: folder });
-    const env: Record<string, string | undefined> = { ...process.env };
-    delete env.FORCE_COLOR;
-    delete env.LLM_AGENT_DEBUG;
     // No --agents: the demo's transcripts are revived with the demo's own agents.
     progress('starting llm-agent ui demo');
-    const started = spawn(NODE, [MAIN, 'ui', 'demo'], {
-      cwd: folder,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    exited = new Promise((done) => started.on('exit', (code) => done(code)));
-    started.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    url = await new Promise<string>((done, fail) => {
-      let out = '';
-      const timer = setTimeout(() => fail(new Error(`no URL in 15 s; stderr: ${stderr}`)), 15_000);
-      started.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        out += chunk;
-        if (out.includes('\n')) {
-          clearTimeout(timer);
-          done(out.split('\n')[0] as string);
-        }
-      });
-      started.on('exit', (code) => fail(new Error(`ui exited ${code}: ${stderr}`)));
-    });
+    ui = startCli(['ui', 'demo'], folder);
+    url = await printedUrl(ui);
     progress(`serving at ${url}`);
-    const match = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=[0-9a-f]{64}$/.exec(url);
-    assert.ok(match, `the URL printed: ${url}`);
-    base = `http://127.0.0.1:${match[1]}`;
+    ({ base } = uiAddress(url));
   });
 
   after(async () => {
-    if (child !== undefined && child.exitCode === null) child.kill('SIGKILL');
+    if (ui !== undefined && ui.child.exitCode === null) ui.child.kill('SIGKILL');
     await rm(folder, { recursive: true, force: true });
   });
 
@@ -87,14 +65,11 @@ describe('llm-agent ui on the demo’s crashed tree', { timeout: 180_000 }, () =
 
   test('in Chromium: the crashed tree and the plan; Confirm revives it; the page shows it finished', async () => {
     const browser = await launchChromium();
-    const requests: string[] = [];
-    const consoleLines: string[] = [];
+    const watch = new PageWatch();
     try {
       const page = await browser.newPage();
       page.setDefaultTimeout(20_000);
-      page.on('request', (request) => requests.push(request.url()));
-      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
-      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
+      watch.attach(page);
       progress('opening the page');
       await page.goto(url);
       await page.waitForSelector('body[data-events="open"]');
@@ -130,19 +105,9 @@ describe('llm-agent ui on the demo’s crashed tree', { timeout: 180_000 }, () =
     } finally {
       await browser.close();
     }
-    for (const request of requests) {
-      assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
-    }
-    assert.ok(requests.includes(`${base}/revive`), 'the page posted /revive');
-    assert.deepEqual(
-      consoleLines.filter((line) => !line.includes('Content Security Policy')),
-      [],
-      'nothing logged but CSP reports',
-    );
-    for (const name of ['crashed.png', 'revived.png']) {
-      const path = join(OUTPUT, name);
-      assert.ok(existsSync(path) && statSync(path).size > 1000, `${path} was written`);
-    }
+    watch.assertStayedHome(base);
+    watch.assertPostedRevive(base);
+    assertScreenshots(OUTPUT, ['crashed.png', 'revived.png']);
     // The revived lead assembled the report from both sections, the rewritten one included.
     const report = await readFile(join(folder, 'demo', 'workspace', DEMO_REPORT), 'utf8');
     for (const section of DEMO_SECTIONS) {
@@ -151,11 +116,6 @@ describe('llm-agent ui on the demo’s crashed tree', { timeout: 180_000 }, () =
   });
 
   test('SIGTERM stops the server (exit code 0)', async () => {
-    child?.kill('SIGTERM');
-    const code = await Promise.race([
-      exited,
-      new Promise((done) => setTimeout(() => done('timeout'), 10_000)),
-    ]);
-    assert.equal(code, 0, stderr);
+    await assertSigtermStops(ui);
   });
 });

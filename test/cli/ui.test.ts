@@ -8,9 +8,9 @@
  * error. In-process, with a command that never ends: one command at a time (409).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -26,47 +26,24 @@ import {
   writeFixtureTree,
 } from './support/cli-fixtures.ts';
 import { SCRIPT, writeHostileTree } from './support/hostile-transcripts.ts';
+import {
+  assertScreenshots,
+  assertSigtermStops,
+  type CliChild,
+  PageWatch,
+  printedUrl,
+  send,
+  startCli,
+  uiAddress,
+} from './support/ui-child.ts';
 
 const OUTPUT = join(REPO, 'test-output', 'ui');
-const NODE = join(REPO, 'node_modules/.bin/node');
-const MAIN = join(REPO, 'src/cli/main.ts');
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 function progress(text: string): void {
   process.stderr.write(`# ui.test: ${text}\n`);
-}
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One HTTP request with exactly the headers given (Origin and Host included). */
-function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  return new Promise((done, fail) => {
-    const req = httpRequest(
-      url,
-      { method: options.method ?? 'GET', headers: options.headers ?? {}, timeout: 5000 },
-      (response) => {
-        let body = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => {
-          body += chunk;
-        });
-        response.on('end', () =>
-          done({ status: response.statusCode ?? 0, headers: response.headers, body }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`timed out: ${url}`)));
-    req.on('error', fail);
-    req.end();
-  });
 }
 
 /** Every transcript below the folder, with its bytes. */
@@ -93,12 +70,10 @@ function refusedPosts(base: string, token: string): [string, Record<string, stri
 
 describe('llm-agent ui', { timeout: 120_000 }, () => {
   let folder = '';
-  let child: ChildProcess | undefined;
+  let ui: CliChild | undefined;
   let url = '';
   let base = '';
   let token = '';
-  let stderr = '';
-  let exited: Promise<number | null> = Promise.resolve(null);
 
   before(async () => {
     folder = await temporaryFolder();
@@ -106,42 +81,15 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     await writeFixtureTree(folder);
     // The fixture's runs record model test:none: reviving them needs the fixture's agents.
     await writeFixtureAgents(folder);
-    const env: Record<string, string | undefined> = { ...process.env };
-    delete env.FORCE_COLOR;
-    delete env.LLM_AGENT_DEBUG;
     progress('starting llm-agent ui runs --agents agents.ts');
-    const started = spawn(NODE, [MAIN, 'ui', 'runs', '--agents', 'agents.ts'], {
-      cwd: folder,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    exited = new Promise((done) => started.on('exit', (code) => done(code)));
-    started.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    url = await new Promise<string>((done, fail) => {
-      let out = '';
-      const timer = setTimeout(() => fail(new Error(`no URL in 15 s; stderr: ${stderr}`)), 15_000);
-      started.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        out += chunk;
-        const line = out.split('\n')[0] as string;
-        if (out.includes('\n')) {
-          clearTimeout(timer);
-          done(line);
-        }
-      });
-      started.on('exit', (code) => fail(new Error(`ui exited ${code}: ${stderr}`)));
-    });
+    ui = startCli(['ui', 'runs', '--agents', 'agents.ts'], folder);
+    url = await printedUrl(ui);
     progress(`serving at ${url}`);
-    const match = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{64})$/.exec(url);
-    assert.ok(match, `the URL printed: ${url}`);
-    base = `http://127.0.0.1:${match[1]}`;
-    token = match[2] as string;
+    ({ base, token } = uiAddress(url));
   });
 
   after(async () => {
-    if (child !== undefined && child.exitCode === null) child.kill('SIGKILL');
+    if (ui !== undefined && ui.child.exitCode === null) ui.child.kill('SIGKILL');
     await rm(folder, { recursive: true, force: true });
   });
 
@@ -246,14 +194,11 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
 
   test('in Chromium: the tree, filters, a run page and the plan; Confirm revives, the log streams, the page redraws itself', async () => {
     const browser = await launchChromium();
-    const requests: string[] = [];
-    const consoleLines: string[] = [];
+    const watch = new PageWatch();
     try {
       const page = await browser.newPage();
       page.setDefaultTimeout(20_000);
-      page.on('request', (request) => requests.push(request.url()));
-      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
-      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
+      watch.attach(page);
       progress('opening the page');
       await page.goto(url);
       await page.waitForSelector('body[data-events="open"]');
@@ -344,29 +289,14 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     } finally {
       await browser.close();
     }
-    assert.ok(requests.length >= 6, `requests: ${requests.join(', ')}`);
-    for (const request of requests) {
-      assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
-    }
-    assert.ok(requests.includes(`${base}/revive`), 'the page posted /revive');
-    assert.deepEqual(
-      consoleLines.filter((line) => !line.includes('Content Security Policy')),
-      [],
-      'nothing logged but CSP reports',
-    );
-    for (const name of ['before.png', 'filtered.png', 'run.png', 'after.png']) {
-      const path = join(OUTPUT, name);
-      assert.ok(existsSync(path) && statSync(path).size > 1000, `${path} was written`);
-    }
+    assert.ok(watch.requests.length >= 6, `requests: ${watch.requests.join(', ')}`);
+    watch.assertStayedHome(base);
+    watch.assertPostedRevive(base);
+    assertScreenshots(OUTPUT, ['before.png', 'filtered.png', 'run.png', 'after.png']);
   });
 
   test('SIGTERM stops the server (exit code 0)', async () => {
-    child?.kill('SIGTERM');
-    const code = await Promise.race([
-      exited,
-      new Promise((done) => setTimeout(() => done('timeout'), 10_000)),
-    ]);
-    assert.equal(code, 0, stderr);
+    await assertSigtermStops(ui);
   });
 });
 
@@ -384,6 +314,40 @@ writeFileSync(out, JSON.stringify({ pid: process.pid, argv: process.argv.slice(2
 console.log('blocker started');
 setInterval(() => undefined, 1000);
 `;
+
+/**
+ * The server's event stream up to its first event `name`, after `action` runs (once the stream
+ * is connected, so that nothing it causes is missed).
+ */
+function heard(
+  base: string,
+  token: string,
+  name: string,
+  action: () => Promise<unknown>,
+): Promise<string> {
+  return new Promise((done, fail) => {
+    const stream = httpRequest(`${base}/events?token=${token}`, (response) => {
+      let text = '';
+      let acted = false;
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+        if (!acted && text.includes(': connected')) {
+          acted = true;
+          action().catch(fail);
+        }
+        if (new RegExp(`event: ${name}\n(data: .*\n)+\n`).test(text)) {
+          stream.destroy();
+          done(text);
+        }
+      });
+    });
+    stream.on('error', (error) => {
+      if (!/socket hang up|aborted/.test(String(error))) fail(error);
+    });
+    stream.setTimeout(20_000, () => fail(new Error(`no ${name} within 20 s`)));
+    stream.end();
+  });
+}
 
 describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
   test('refused POSTs start nothing; two POSTs at once start one revive (202 and 409); close() stops it; nothing to revive is 409', async () => {
@@ -469,6 +433,79 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
   });
 });
 
+describe('llm-agent ui: how a command ended, and what was not read', { timeout: 60_000 }, () => {
+  test('a revive that fails says so with what its exit code means; a clean one says exit code 0', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      for (const [code, line] of [
+        [7, 'revive failed (exit code 7: another reviver holds the tree; nothing was written)'],
+        [
+          1,
+          'revive failed (exit code 1: a revival or a revived run failed; the log above says which)',
+        ],
+        [0, 'revive ended (exit code 0)'],
+      ] as const) {
+        const server = await startUiServer({
+          source: fileUiSource(['runs'], folder),
+          cwd: folder,
+          env: process.env,
+          port: 0,
+          // Ends at once with the code given, as revive would.
+          command: [process.execPath, '-e', `console.log('ending'); process.exit(${code})`],
+        });
+        try {
+          const base = `http://127.0.0.1:${server.port}`;
+          const text = await heard(base, server.token, 'done', async () => {
+            const reply = await send(`${base}/revive`, {
+              method: 'POST',
+              headers: { 'X-LLM-Agent-Token': server.token },
+            });
+            assert.equal(reply.status, 202);
+          });
+          assert.match(text, /event: progress\ndata: ending\n/, 'the command really ran');
+          assert.ok(text.includes(`event: done\ndata: ${line}\n`), text);
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('a folder below PATH that cannot be read is named on the page, as status names it', async () => {
+    const folder = await temporaryFolder();
+    try {
+      const name = 'n'.repeat(200);
+      // Deeper than the system's path limit (ENAMETOOLONG), which holds for root too.
+      execFileSync('bash', [
+        '-c',
+        `mkdir -p "${folder}/runs" && cd "${folder}/runs" && for i in $(seq 1 25); do mkdir ${name} && cd ${name}; done && echo '{}' > deep.jsonl`,
+      ]);
+      assert.deepEqual(await readdir(join(folder, 'runs', name)), [name], 'the fault exists');
+      const server = await startUiServer({
+        source: fileUiSource(['runs'], folder),
+        cwd: folder,
+        env: process.env,
+        port: 0,
+      });
+      try {
+        const page = await send(`http://127.0.0.1:${server.port}/?token=${server.token}`);
+        assert.equal(page.status, 200);
+        assert.match(
+          page.body,
+          /<p class="halt">Not read: <code>[^<]*n{200}<\/code> \(ENAMETOOLONG\): the runs in it are not shown<\/p>/,
+        );
+      } finally {
+        await server.close();
+      }
+    } finally {
+      execFileSync('rm', ['-rf', folder]);
+    }
+  });
+});
+
 describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
   test('in Chromium: nothing of it runs or loads, on the tree page, on its run page, or after a redraw', async () => {
     const folder = await temporaryFolder();
@@ -484,12 +521,9 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
       const base = `http://127.0.0.1:${server.port}`;
       const page = await browser.newPage();
       page.setDefaultTimeout(20_000);
-      const requests: string[] = [];
-      const consoleLines: string[] = [];
+      const watch = new PageWatch();
+      watch.attach(page);
       let dialogs = 0;
-      page.on('request', (request) => requests.push(request.url()));
-      page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
-      page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
       page.on('dialog', async (dialog) => {
         dialogs += 1;
         await dialog.dismiss();
@@ -526,14 +560,7 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
       await page.screenshot({ path: join(OUTPUT, 'hostile.png'), fullPage: true });
       assert.equal(await pwned(), 'undefined', 'no payload ran');
       assert.equal(dialogs, 0);
-      for (const request of requests) {
-        assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
-      }
-      assert.deepEqual(
-        consoleLines.filter((line) => !line.includes('Content Security Policy')),
-        [],
-        'nothing logged but CSP reports',
-      );
+      watch.assertStayedHome(base);
     } finally {
       await browser.close();
       await server.close();
@@ -543,32 +570,6 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
 });
 
 describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
-  /** The first `tree-changed` of the server's event stream, after `change` runs. */
-  function heard(base: string, token: string, change: () => Promise<void>): Promise<string> {
-    return new Promise((done, fail) => {
-      const stream = httpRequest(`${base}/events?token=${token}`, (response) => {
-        let text = '';
-        let changed = false;
-        response.setEncoding('utf8').on('data', (chunk: string) => {
-          text += chunk;
-          if (!changed && text.includes(': connected')) {
-            changed = true;
-            change().catch(fail);
-          }
-          if (/event: tree-changed/.test(text)) {
-            stream.destroy();
-            done(text);
-          }
-        });
-      });
-      stream.on('error', (error) => {
-        if (!/socket hang up|aborted/.test(String(error))) fail(error);
-      });
-      stream.setTimeout(20_000, () => fail(new Error('no tree-changed within 20 s')));
-      stream.end();
-    });
-  }
-
   test('a change below a folder PATH, or in a transcript PATH’s children, is announced without waiting for the poll', async () => {
     const folder = await temporaryFolder();
     try {
@@ -597,7 +598,12 @@ describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
         });
         try {
           progress(`watching ${given}`);
-          const text = await heard(`http://127.0.0.1:${server.port}`, server.token, change);
+          const text = await heard(
+            `http://127.0.0.1:${server.port}`,
+            server.token,
+            'tree-changed',
+            change,
+          );
           assert.match(text, /event: tree-changed/, given);
         } finally {
           await server.close();
