@@ -1,8 +1,9 @@
-import { mkdir, open, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, open, stat, truncate, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { COMPACTION_PREFIX } from '../src/loop/compaction.ts';
 import { Session } from '../src/transcript/index.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
+import { generatedData } from './generated-data.ts';
 
 /** Bump when the corpus changes shape, so that a reused folder is regenerated. */
 const CORPUS_VERSION = 5;
@@ -263,81 +264,75 @@ export async function statusCorpus(
   count: number,
   log: (line: string) => void = () => undefined,
 ): Promise<{ folder: string; manifest: CorpusManifest; generatedMs: number }> {
-  const folder = join(dataFolder, `status-${count}`);
-  const manifestPath = join(dataFolder, `status-${count}.manifest.json`);
-  try {
-    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as CorpusManifest;
-    if (manifest.version === CORPUS_VERSION && manifest.count === count) {
-      return { folder, manifest, generatedMs: 0 };
-    }
-  } catch {
-    // Absent or stale: generate below.
-  }
-  const started = performance.now();
-  await rm(folder, { recursive: true, force: true });
-  await rm(manifestPath, { force: true });
-  const next = random(20261202 + count);
-  const manifest: CorpusManifest = {
-    version: CORPUS_VERSION,
+  return generatedData(
+    dataFolder,
+    'status',
+    CORPUS_VERSION,
     count,
-    roots: 0,
-    children: 0,
-    bytes: 0,
-    largestBytes: 0,
-    states: {},
-    sizes: {},
-  };
-  let made = 0;
-  const make = async (
-    path: string,
-    agentId: string,
-    depth: number,
-    parent?: { transcript: string; callId: string },
-  ) => {
-    const state = pick(next, STATE_WEIGHTS);
-    const sizeClass = pick(next, SIZE_CLASSES);
-    const bytes = targetBytes(next, depth > 0 && sizeClass === 'huge' ? 'large' : sizeClass);
-    await writeTranscript(
-      path,
-      state,
-      bytes,
-      next,
-      parent === undefined ? { agentId } : { agentId, parent },
-    );
-    made += 1;
-    const size = (await stat(path)).size;
-    manifest.bytes += size;
-    manifest.largestBytes = Math.max(manifest.largestBytes, size);
-    manifest.states[state] = (manifest.states[state] ?? 0) + 1;
-    manifest.sizes[sizeClass] = (manifest.sizes[sizeClass] ?? 0) + 1;
-    if (depth === 0) manifest.roots += 1;
-    else manifest.children += 1;
-    if (made % 1000 === 0) log(`  status corpus: ${made}/${count} transcripts`);
-    if (state === 'unreadable' || state === 'empty' || depth >= 2) return;
-    const roll = next();
-    const children =
-      depth === 0
-        ? roll < 0.6
-          ? 0
-          : roll < 0.85
-            ? 1 + Math.floor(next() * 2)
-            : 3 + Math.floor(next() * 4)
-        : roll < 0.9
-          ? 0
-          : 1 + Math.floor(next() * 2);
-    for (let index = 1; index <= children && made < count; index += 1) {
-      const childId = `worker-${index}`;
-      const childPath = join(path.replace(/\.jsonl$/, '.agents'), `${childId}.jsonl`);
-      await make(childPath, childId, depth + 1, {
-        transcript: relative(dirname(childPath), path),
-        callId: `call_spawn_${index}`,
-      });
-    }
-  };
-  for (let root = 1; made < count; root += 1) {
-    const project = `project-${String(root % 20).padStart(2, '0')}`;
-    await make(join(folder, project, `run-${String(root).padStart(5, '0')}.jsonl`), 'main', 0);
-  }
-  await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  return { folder, manifest, generatedMs: performance.now() - started };
+    async (folder): Promise<CorpusManifest> => {
+      const next = random(20261202 + count);
+      const manifest: CorpusManifest = {
+        version: CORPUS_VERSION,
+        count,
+        roots: 0,
+        children: 0,
+        bytes: 0,
+        largestBytes: 0,
+        states: {},
+        sizes: {},
+      };
+      let made = 0;
+      const make = async (
+        path: string,
+        agentId: string,
+        depth: number,
+        parent?: { transcript: string; callId: string },
+      ) => {
+        const state = pick(next, STATE_WEIGHTS);
+        const sizeClass = pick(next, SIZE_CLASSES);
+        const bytes = targetBytes(next, depth > 0 && sizeClass === 'huge' ? 'large' : sizeClass);
+        await writeTranscript(
+          path,
+          state,
+          bytes,
+          next,
+          parent === undefined ? { agentId } : { agentId, parent },
+        );
+        made += 1;
+        const size = (await stat(path)).size;
+        manifest.bytes += size;
+        manifest.largestBytes = Math.max(manifest.largestBytes, size);
+        manifest.states[state] = (manifest.states[state] ?? 0) + 1;
+        manifest.sizes[sizeClass] = (manifest.sizes[sizeClass] ?? 0) + 1;
+        if (depth === 0) manifest.roots += 1;
+        else manifest.children += 1;
+        if (made % 1000 === 0) log(`  status corpus: ${made}/${count} transcripts`);
+        if (state === 'unreadable' || state === 'empty' || depth >= 2) return;
+        const roll = next();
+        const children =
+          depth === 0
+            ? roll < 0.6
+              ? 0
+              : roll < 0.85
+                ? 1 + Math.floor(next() * 2)
+                : 3 + Math.floor(next() * 4)
+            : roll < 0.9
+              ? 0
+              : 1 + Math.floor(next() * 2);
+        for (let index = 1; index <= children && made < count; index += 1) {
+          const childId = `worker-${index}`;
+          const childPath = join(path.replace(/\.jsonl$/, '.agents'), `${childId}.jsonl`);
+          await make(childPath, childId, depth + 1, {
+            transcript: relative(dirname(childPath), path),
+            callId: `call_spawn_${index}`,
+          });
+        }
+      };
+      for (let root = 1; made < count; root += 1) {
+        const project = `project-${String(root % 20).padStart(2, '0')}`;
+        await make(join(folder, project, `run-${String(root).padStart(5, '0')}.jsonl`), 'main', 0);
+      }
+      return manifest;
+    },
+  );
 }

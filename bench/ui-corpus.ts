@@ -1,4 +1,4 @@
-import { copyFile, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { inputDigest } from '../src/loop/input-digest.ts';
 import { agentIdForSpawn } from '../src/subagents/agent-id.ts';
@@ -6,6 +6,7 @@ import { joinOutput } from '../src/subagents/join-output.ts';
 import type { JsonValue, RecordBody } from '../src/transcript/records.ts';
 import { Session, type SessionMeta } from '../src/transcript/session.ts';
 import { abandonSession } from '../test/support/abandon-session.ts';
+import { generatedData } from './generated-data.ts';
 import { random } from './status-corpus.ts';
 
 /** Bump when the tree changes shape, so that a reused folder is regenerated. */
@@ -369,71 +370,65 @@ export async function uiTree(
   count: number,
   log: (line: string) => void = () => undefined,
 ): Promise<{ folder: string; manifest: UiTreeManifest; generatedMs: number }> {
-  const folder = join(dataFolder, `ui-${count}`);
-  const manifestPath = join(dataFolder, `ui-${count}.manifest.json`);
-  try {
-    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as UiTreeManifest;
-    if (manifest.version === TREE_VERSION && manifest.count === count) {
-      return { folder, manifest, generatedMs: 0 };
-    }
-  } catch {
-    // Absent or stale: generate below.
-  }
-  const started = performance.now();
-  await rm(folder, { recursive: true, force: true });
-  await rm(manifestPath, { force: true });
-  const runs = planTree(folder, count, random(20261210 + count));
-  const sizes: { path: string; bytes: number; state: UiTreeState }[] = [];
-  const manifest: UiTreeManifest = {
-    version: TREE_VERSION,
-    count: runs.length,
-    children: 0,
-    grandchildren: 0,
-    bytes: 0,
-    states: {},
-    sizes: {},
-    root: 'main.jsonl',
-    largest: { path: '', bytes: 0 },
-    median: { path: '', bytes: 0 },
-    extra: `ui-${count}.extra.jsonl`,
-  };
-  for (const [index, run] of runs.entries()) {
-    await writeRun(run);
-    const bytes = (await stat(run.path)).size;
-    const path = relative(folder, run.path);
-    sizes.push({ path, bytes, state: run.state });
-    manifest.bytes += bytes;
-    manifest.states[run.state] = (manifest.states[run.state] ?? 0) + 1;
-    manifest.sizes[run.sizeClass] = (manifest.sizes[run.sizeClass] ?? 0) + 1;
-    const depth = path.split('.agents/').length - 1;
-    if (depth === 1) manifest.children += 1;
-    if (depth === 2) manifest.grandchildren += 1;
-    if (bytes > manifest.largest.bytes) manifest.largest = { path, bytes };
-    if ((index + 1) % 200 === 0) log(`  ui tree: ${index + 1}/${runs.length} runs`);
-  }
-  const bySize = [...sizes].sort((a, b) => a.bytes - b.bytes);
-  const median =
-    bySize.slice(Math.floor(bySize.length / 2)).find((run) => run.state !== 'unreadable') ??
-    (bySize[0] as { path: string; bytes: number });
-  manifest.median = { path: median.path, bytes: median.bytes };
-  // The run copied in to make the page redraw: small, finished, a root of its own.
-  const extra: PlannedRun = {
-    path: join(dataFolder, manifest.extra),
-    agentId: 'late',
-    agentType: 'main',
-    label: 'A late run',
-    task: 'Say hello',
-    answer: 'hello',
-    state: 'finished',
-    sizeClass: 'small',
-    bytes: 4000,
-    batches: [],
-    seed: 7,
-  };
-  await rm(extra.path, { force: true });
-  await writeRun(extra);
-  await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  return { folder, manifest, generatedMs: performance.now() - started };
+  return generatedData(
+    dataFolder,
+    'ui',
+    TREE_VERSION,
+    count,
+    async (folder): Promise<UiTreeManifest> => {
+      const runs = planTree(folder, count, random(20261210 + count));
+      const sizes: { path: string; bytes: number; state: UiTreeState }[] = [];
+      const manifest: UiTreeManifest = {
+        version: TREE_VERSION,
+        count: runs.length,
+        children: 0,
+        grandchildren: 0,
+        bytes: 0,
+        states: {},
+        sizes: {},
+        root: 'main.jsonl',
+        largest: { path: '', bytes: 0 },
+        median: { path: '', bytes: 0 },
+        extra: `ui-${count}.extra.jsonl`,
+      };
+      for (const [index, run] of runs.entries()) {
+        await writeRun(run);
+        const bytes = (await stat(run.path)).size;
+        const path = relative(folder, run.path);
+        sizes.push({ path, bytes, state: run.state });
+        manifest.bytes += bytes;
+        manifest.states[run.state] = (manifest.states[run.state] ?? 0) + 1;
+        manifest.sizes[run.sizeClass] = (manifest.sizes[run.sizeClass] ?? 0) + 1;
+        const depth = path.split('.agents/').length - 1;
+        if (depth === 1) manifest.children += 1;
+        if (depth === 2) manifest.grandchildren += 1;
+        if (bytes > manifest.largest.bytes) manifest.largest = { path, bytes };
+        if ((index + 1) % 200 === 0) log(`  ui tree: ${index + 1}/${runs.length} runs`);
+      }
+      const bySize = [...sizes].sort((a, b) => a.bytes - b.bytes);
+      const median =
+        bySize.slice(Math.floor(bySize.length / 2)).find((run) => run.state !== 'unreadable') ??
+        (bySize[0] as { path: string; bytes: number });
+      manifest.median = { path: median.path, bytes: median.bytes };
+      // The run copied in to make the page redraw: small, finished, a root of its own.
+      const extra: PlannedRun = {
+        path: join(dataFolder, manifest.extra),
+        agentId: 'late',
+        agentType: 'main',
+        label: 'A late run',
+        task: 'Say hello',
+        answer: 'hello',
+        state: 'finished',
+        sizeClass: 'small',
+        bytes: 4000,
+        batches: [],
+        seed: 7,
+      };
+      await rm(extra.path, { force: true });
+      await writeRun(extra);
+      return manifest;
+    },
+  );
 }
 
 /**
