@@ -70,6 +70,23 @@ export interface RunTreeHtmlOptions {
   sections?: readonly RunNode[];
   /** Where a run of the tree links to (default: its section on this page, `#run-N`). */
   href?: (node: RunNode) => string;
+  /**
+   * For a page served with its own policy and script (`llm-agent ui`): markup of ours put in
+   * its places — never text from a transcript. Without it the page is `show --html`'s: its
+   * policy in a `<meta>` (no script at all), made "by llm-agent show --html".
+   */
+  served?: {
+    /** Who made the page, shown in its header. */
+    madeBy: string;
+    /** Added to `<head>` (meta tags, a style sheet). */
+    head: string;
+    /** Added at the end of `<header>`. */
+    headerEnd: string;
+    /** Between `</header>` and `<main>`. */
+    afterHeader: string;
+    /** Added at the end of `<body>`. */
+    bodyEnd: string;
+  };
 }
 
 /** The envelopes shown inline even without `envelopes`: the crash history and the halts. */
@@ -149,28 +166,34 @@ export function runTreeHtml(
   const href = options.href ?? ((node: RunNode) => `#${anchors.get(node)}`);
   const filters = stateFilters(nodes);
   const title = roots[0] === undefined ? 'no runs' : roots[0].displayPath;
+  const served = options.served;
   const out: string[] = [
     '<!DOCTYPE html>',
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`,
+    served === undefined
+      ? `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`
+      : '',
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>llm-agent runs: ${escapeHtml(title)}</title>`,
     `<style>${STYLE}${filters.style}</style>`,
+    served?.head ?? '',
     '</head>',
     '<body>',
     '<header>',
     `<h1>Run tree: ${escapeHtml(title)}</h1>`,
     `<p class="meta">${nodes.length} run${nodes.length === 1 ? '' : 's'}${
       options.generatedAt === undefined ? '' : ` · made ${escapeHtml(options.generatedAt)}`
-    } · by llm-agent show --html</p>`,
+    } · by ${served?.madeBy ?? 'llm-agent show --html'}</p>`,
     filters.html,
     '<nav aria-label="runs">',
     treeList(roots, href),
     '</nav>',
+    served?.headerEnd ?? '',
     '</header>',
+    served?.afterHeader ?? '',
     '<main>',
   ];
   const parents = new Map(nodes.flatMap((node) => node.children.map((child) => [child, node])));
@@ -181,8 +204,8 @@ export function runTreeHtml(
     });
     out.push(section);
   }
-  out.push('</main>', '</body>', '</html>', '');
-  return out.join('\n');
+  out.push('</main>', served?.bodyEnd ?? '', '</body>', '</html>');
+  return `${out.filter((part) => part !== '').join('\n')}\n`;
 }
 
 function treeList(nodes: RunNode[], href: (node: RunNode) => string): string {
@@ -196,6 +219,19 @@ function treeList(nodes: RunNode[], href: (node: RunNode) => string): string {
   return `<ul>\n${items.join('\n')}\n</ul>`;
 }
 
+/** Every state a run can be in (a key missing here would not type-check). */
+const ALL_STATES = Object.keys({
+  running: true,
+  finished: true,
+  revivable: true,
+  failed: true,
+  stopped: true,
+  capped: true,
+  unreadable: true,
+  empty: true,
+  queued: true,
+} satisfies Record<StatusState, true>) as StatusState[];
+
 /**
  * Filters by state, without script: a radio button per state the tree has, and a rule per
  * state that hides the runs (and their sections) not in it — a run stays in the tree while a
@@ -205,22 +241,27 @@ function treeList(nodes: RunNode[], href: (node: RunNode) => string): string {
 function stateFilters(nodes: readonly RunNode[]): { html: string; style: string } {
   const counts = new Map<StatusState, number>();
   for (const node of nodes) counts.set(node.state, (counts.get(node.state) ?? 0) + 1);
-  if (nodes.length === 0) return { html: '', style: '' };
+
   const choice = (id: string, label: string, count: number, checked: boolean): string =>
     `<label><input type="radio" name="state" id="${id}"${checked ? ' checked' : ''}> ${label} (${count})</label>`;
   const states = [...counts.keys()].sort();
-  const html = [
-    '<fieldset id="filters"><legend>Show</legend>',
-    choice('filter-all', 'all', nodes.length, true),
-    ...states.map((state) => choice(`filter-${state}`, state, counts.get(state) as number, false)),
-    '</fieldset>',
-  ].join('\n');
-  const style = states
-    .map(
-      (state) =>
-        `body:has(#filter-${state}:checked) nav li:not(:has(.state-${state})),body:has(#filter-${state}:checked) section.run:not(:has(>h2 .state-${state})){display:none}`,
-    )
-    .join('\n');
+  const html =
+    nodes.length === 0
+      ? ''
+      : [
+          '<fieldset id="filters"><legend>Show</legend>',
+          choice('filter-all', 'all', nodes.length, true),
+          ...states.map((state) =>
+            choice(`filter-${state}`, state, counts.get(state) as number, false),
+          ),
+          '</fieldset>',
+        ].join('\n');
+  // A rule for every state, not only those here now: a page redrawn in place keeps its head,
+  // and a state that appears later must filter too.
+  const style = ALL_STATES.map(
+    (state) =>
+      `body:has(#filter-${state}:checked) nav li:not(:has(.state-${state})),body:has(#filter-${state}:checked) section.run:not(:has(>h2 .state-${state})){display:none}`,
+  ).join('\n');
   return { html, style };
 }
 

@@ -10,7 +10,7 @@ import type { UiSource } from './ui-source.ts';
  * The runs of a PostgreSQL store for `llm-agent ui --database URL [--schema NAME]`: the tree
  * `status --database` shows, each run's records, and, when runs are parked
  * `awaiting-approval`, the plan `revive --database` prints for them. Confirm runs
- * `llm-agent revive --database URL [--schema NAME] RUN… --yes`, which approves them; a worker
+ * `llm-agent revive --database URL [--schema NAME] --yes -- RUN…`, which approves them; a worker
  * then revives each exactly once (nothing is revived in the ui's process). `url` and `schema`
  * are what the store was connected with; the page shows the URL without its password.
  *
@@ -50,13 +50,14 @@ export function databaseUiSource(
       // `revive runs/` keeps meaning the folder). It is no new exposure: the ui's own command
       // line, visible in `ps` as long as the ui runs, carries the same URL. The page shows it
       // with the password masked.
-      const argv = ['revive', ...target(options.url), ...runs, '--yes'];
+      // The run names after `--`: a run named like an option (`--help`) stays a run name.
+      const argv = ['revive', ...target(options.url), '--yes', '--', ...runs];
       return {
         text: plan.text,
         runs: runs.length,
         verb: 'approve',
         argv,
-        shown: `llm-agent ${['revive', ...target(maskedUrl(options.url)), ...runs, '--yes'].join(' ')}`,
+        shown: `llm-agent ${['revive', ...target(maskedUrl(options.url)), '--yes', '--', ...runs].join(' ')}`,
       };
     },
     async signature() {

@@ -16,9 +16,9 @@ import { UserError } from './user-error.ts';
 /**
  * `llm-agent ui PATH… [--port N]`: a local web view of the run trees at PATH (the page of
  * `show --html`, refreshed as the transcripts change), with the revival plan and a Confirm
- * button that runs `llm-agent revive PATH… --yes`. With `--database URL`, the runs of the
+ * button that runs `llm-agent revive --yes -- PATH…`. With `--database URL`, the runs of the
  * PostgreSQL store instead, and Confirm approves the runs awaiting approval (`llm-agent
- * revive --database URL RUN… --yes`) for a worker to revive. Serves 127.0.0.1 until Ctrl-C or
+ * revive --database URL --yes -- RUN…`) for a worker to revive. Serves 127.0.0.1 until Ctrl-C or
  * SIGTERM.
  *
  * @example
@@ -36,12 +36,12 @@ tokens a revive sends), filters by state, and links each run to its conversation
 --html draws it); everything is read again on each visit and redrawn when a transcript
 changes. When runs are revivable, it shows the plan revive would carry out (children first,
 calls in flight answered as interrupted, the token estimate) and a Confirm button. Nothing is spent before the click: Confirm runs
-llm-agent revive PATH… --yes in a child process and streams its output to the page.
+llm-agent revive --yes -- PATH… in a child process and streams its output to the page.
 
 With --database URL, the page shows the runs of the PostgreSQL store as status --database
 does (the worker holding each run and its lease too), redrawn when a run changes. Runs a
 supervisor parked awaiting approval get the plan revive --database prints, and Confirm runs
-llm-agent revive --database URL RUN… --yes, which approves them: a worker (llm-agent worker)
+llm-agent revive --database URL --yes -- RUN…, which approves them: a worker (llm-agent worker)
 then revives each exactly once. The page shows the URL with its password masked.
 
 Only this machine can connect, and only with the token (a new one each start): a request

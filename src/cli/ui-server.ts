@@ -71,9 +71,6 @@ export interface UiServer {
 const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/** The `<meta>` policy of the `show --html` page: no script at all; the header's applies here. */
-const PAGE_POLICY_META = /<meta http-equiv="Content-Security-Policy" content="[^"]*">\n?/;
-
 /** The CLI next to this module: main.ts from the sources, main.js from dist. */
 const MAIN = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? './main.ts' : './main.js', import.meta.url),
@@ -157,6 +154,10 @@ const APP_JS = `'use strict';
             button.disabled = false;
           });
         }
+      }).catch(function () {
+        reviving = false;
+        status.textContent = 'the server could not be reached: nothing was started';
+        button.disabled = false;
       });
     });
   }
@@ -166,11 +167,11 @@ const APP_JS = `'use strict';
   });
   events.addEventListener('progress', function (event) { line(event.data); });
   events.addEventListener('done', function (event) {
+    var end = JSON.parse(event.data);
     reviving = false;
-    line(event.data);
-    status.textContent = event.data;
-    // Only a clean end says "(exit code 0)"; anything else is shown as the failure it is.
-    status.className = /(exit code 0)$/.test(event.data) ? 'ended' : 'failed';
+    line(end.line);
+    status.textContent = end.line;
+    status.className = end.ok ? 'ended' : 'failed';
     refresh();
   });
   events.addEventListener('tree-changed', function () {
@@ -191,10 +192,9 @@ const EXTRA_STYLE = `<style>
 button{font-size:14px;padding:.3rem 1rem}
 </style>`;
 
-/** The command in progress: its child, and the events so far (replayed to a late listener). */
+/** The command in progress. */
 interface Running {
   child: ChildProcess;
-  events: string[];
 }
 
 /**
@@ -212,13 +212,20 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   let origin = '';
   let cookieName = '';
 
-  const send = (event: string, data: string): string => {
-    const frame = `event: ${event}\n${data
+  // The last command's events, numbered: a page that connects later is sent them all, one
+  // that reconnects (its EventSource says the last id it saw) only what it missed.
+  let logged: { id: number; frame: string }[] = [];
+  let lastId = 0;
+  let closing = false;
+  const send = (event: string, data: string, keep = false): void => {
+    if (keep) lastId += 1;
+    const id = keep ? lastId : 0;
+    const frame = `${keep ? `id: ${id}\n` : ''}event: ${event}\n${data
       .split(/\r\n|\r|\n/)
       .map((part) => `data: ${part}`)
       .join('\n')}\n\n`;
+    if (keep) logged.push({ id, frame });
     for (const client of clients) client.write(frame);
-    return frame;
   };
 
   const server = createServer((request, response) => {
@@ -274,7 +281,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         reply(response, 200, 'text/javascript; charset=utf-8', APP_JS);
         return;
       case '/events':
-        openEvents(response);
+        openEvents(request, response);
         return;
       case '/favicon.ico':
         // Asked for by every browser: nothing, rather than a 404 in its console.
@@ -301,24 +308,18 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const read = new Map<string, RunRecords>();
     if (shown !== undefined) read.set(shown.path, await source.records(shown));
     const action = await source.action(roots);
-    const html = runTreeHtml(roots, read, {
+    return runTreeHtml(roots, read, {
       generatedAt: new Date().toISOString(),
       sections: shown === undefined ? [] : [shown],
       href: (node) => `/run?path=${encodeURIComponent(node.path)}`,
+      served: {
+        madeBy: 'llm-agent ui',
+        head: `<meta name="llm-agent-token" content="${token}">\n${EXTRA_STYLE}`,
+        headerEnd: `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>'}`,
+        afterHeader: `${actionHtml(action, shown !== undefined)}\n${activityHtml()}`,
+        bodyEnd: '<script src="/app.js"></script>',
+      },
     });
-    return html
-      .replace(PAGE_POLICY_META, '')
-      .replace(
-        '<meta charset="utf-8">',
-        `<meta charset="utf-8">\n<meta name="llm-agent-token" content="${token}">`,
-      )
-      .replace('</head>', `${EXTRA_STYLE}\n</head>`)
-      .replace('by llm-agent show --html', 'by llm-agent ui')
-      .replace(
-        '</header>',
-        `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>\n'}</header>\n${actionHtml(action, shown !== undefined)}\n${activityHtml()}`,
-      )
-      .replace('</body>', '<script src="/app.js"></script>\n</body>');
   }
 
   /**
@@ -361,14 +362,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     ].join('\n');
   }
 
-  function openEvents(response: ServerResponse): void {
+  function openEvents(request: IncomingMessage, response: ServerResponse): void {
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
       Connection: 'keep-alive',
     });
     response.write(': connected\n\n');
-    for (const frame of running?.events ?? []) response.write(frame);
+    const seenId = Number(request.headers['last-event-id'] ?? 0);
+    for (const { id, frame } of logged) {
+      if (!(id <= seenId)) response.write(frame);
+    }
     clients.add(response);
     response.on('close', () => clients.delete(response));
   }
@@ -380,7 +384,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     // The plan is made again now: what is confirmed is what is there, not an older page.
     const action = await source.action((await source.tree()).roots);
-    // Checked again after the wait: two POSTs at once start one command.
+    // Checked again after the wait: two POSTs at once start one command, and none starts
+    // once the server is closing (nothing would stop it).
+    if (closing) {
+      reply(response, 503, 'text/plain', 'the server is stopping');
+      return;
+    }
     if (running !== undefined) {
       reply(response, 409, 'text/plain', 'a revive is already running');
       return;
@@ -392,42 +401,66 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const [program, ...before] = options.command ?? [process.execPath, MAIN];
     const env: Record<string, string | undefined> = { ...options.env, NO_COLOR: '1' };
     delete env.FORCE_COLOR;
+    // A process group of its own: Ctrl-C in the ui's terminal reaches the ui, which stops the
+    // command once, cleanly (a second signal would make revive give up at once).
     const child = spawn(program as string, [...before, ...action.argv], {
       cwd: options.cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
-    const current: Running = { child, events: [] };
+    if (child.pid === undefined) {
+      child.once('error', () => undefined);
+      reply(response, 500, 'text/plain', 'the command could not be started');
+      return;
+    }
+    const current: Running = { child };
     running = current;
-    const emit = (event: string, data: string): void => {
-      current.events.push(send(event, data));
-    };
-    emit('progress', `$ ${action.shown ?? `llm-agent ${action.argv.join(' ')}`}`);
+    logged = [];
+    send('progress', `$ ${action.shown ?? `llm-agent ${action.argv.join(' ')}`}`, true);
     for (const stream of [child.stdout, child.stderr]) {
       let rest = '';
       stream.setEncoding('utf8');
       stream.on('data', (chunk: string) => {
         const lines = (rest + chunk).split('\n');
         rest = lines.pop() ?? '';
-        for (const text of lines) emit('progress', text);
+        for (const text of lines) send('progress', text, true);
       });
       stream.on('end', () => {
-        if (rest !== '') emit('progress', rest);
+        if (rest !== '') send('progress', rest, true);
         rest = '';
       });
     }
-    child.on('error', (error) => emit('progress', `could not start: ${error.message}`));
+    child.on('error', (error) => send('progress', `could not run: ${error.message}`, true));
     child.on('close', (code, signal) => {
-      send('done', endedLine(action.verb, code, signal));
+      send('done', JSON.stringify(endedLine(action.verb, code, signal)), true);
       running = undefined;
     });
     reply(response, 202, 'text/plain', `${action.verb} started`);
   }
 
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(options.port, '127.0.0.1', () => done());
+  });
+  const port = (server.address() as AddressInfo).port;
+  origin = `http://127.0.0.1:${port}`;
+  // Cookies are per host, not per port: a name per port keeps two servers apart.
+  cookieName = `llm_agent_ui_${port}`;
+
   // Tell the pages when the runs change: checked every second, and soon after the source
   // says something may have changed. The baseline is taken now and only ever moved by a
   // check, so no change between two checks — nor one made while no page listened — goes
   // unannounced.
+  // A burst of writes (a run appending record after record) is one check, 100 ms on. The
+  // watch starts first: the baseline's reading is what tells it where to look.
+  let soon: NodeJS.Timeout | undefined;
+  const unwatch = source.watch?.(() => {
+    soon ??= setTimeout(() => {
+      soon = undefined;
+      check();
+    }, 100);
+  });
   let seen = await source.signature().catch(() => '');
   let checking = false;
   let again = false;
@@ -455,35 +488,23 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
   const poll = setInterval(check, options.pollMs ?? 1000);
   poll.unref();
-  // A burst of writes (a run appending record after record) is one check, 100 ms on.
-  let soon: NodeJS.Timeout | undefined;
-  const unwatch = source.watch?.(() => {
-    soon ??= setTimeout(() => {
-      soon = undefined;
-      check();
-    }, 100);
-  });
-
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(options.port, '127.0.0.1', () => done());
-  });
-  const port = (server.address() as AddressInfo).port;
-  origin = `http://127.0.0.1:${port}`;
-  // Cookies are per host, not per port: a name per port keeps two servers apart.
-  cookieName = `llm_agent_ui_${port}`;
 
   return {
     url: `${origin}/?token=${token}`,
     port,
     token,
     async close() {
+      closing = true;
       clearInterval(poll);
       clearTimeout(soon);
       unwatch?.();
       const current = running;
       if (current !== undefined) {
-        current.child.kill('SIGTERM');
+        try {
+          process.kill(-(current.child.pid as number), 'SIGTERM');
+        } catch {
+          current.child.kill('SIGTERM');
+        }
         await new Promise<void>((done) => {
           if (current.child.exitCode !== null || current.child.signalCode !== null) done();
           else current.child.once('close', () => done());
@@ -539,17 +560,27 @@ const REVIVE_ENDINGS: Partial<Record<number, string>> = {
 };
 
 /**
- * The line that ends a command's log: `revive ended (exit code 0)` when it succeeded, else
- * what the code means; a signal is said as one.
+ * The line that ends a command's log — `revive ended (exit code 0)` when it succeeded, else
+ * what the code means; a signal is said as one — and whether it succeeded.
  */
-function endedLine(verb: UiAction['verb'], code: number | null, signal: string | null): string {
-  if (code === null)
-    return `${verb} ended by ${signal ?? 'a signal'}: the runs stay as it left them`;
-  if (code === EXIT.ok) return `${verb} ended (exit code 0)`;
+function endedLine(
+  verb: UiAction['verb'],
+  code: number | null,
+  signal: string | null,
+): { line: string; ok: boolean } {
+  if (code === null) {
+    return {
+      line: `${verb} ended by ${signal ?? 'a signal'}: the runs stay as it left them`,
+      ok: false,
+    };
+  }
+  if (code === EXIT.ok) return { line: `${verb} ended (exit code 0)`, ok: true };
   const meaning = REVIVE_ENDINGS[code];
-  return `${verb} failed (exit code ${code}${meaning === undefined ? '' : `: ${meaning}`})`;
+  return {
+    line: `${verb} failed (exit code ${code}${meaning === undefined ? '' : `: ${meaning}`})`,
+    ok: false,
+  };
 }
-
 /** The folders below the PATHs that could not be read: their runs are missing from the tree. */
 function notReadHtml(notRead: readonly NotRead[]): string {
   return notRead

@@ -1,10 +1,11 @@
-import { type FSWatcher, statSync, watch } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { peek } from '../transcript/peek.ts';
 import { type RunRecords, runRecordsOf } from './conversation-html.ts';
-import { findTranscripts, type NotRead } from './find-transcripts.ts';
+import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
 import type { RunNode } from './inspect-tree.ts';
+import { mayBeLocked, readLockTableAsync } from './lock-snapshot.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { statusTree } from './status-tree.ts';
 import { createStyle } from './terminal-style.ts';
@@ -62,7 +63,8 @@ export interface UiSource {
   signature(): Promise<string>;
   /**
    * Calls `changed` soon after something may have changed, so the page need not wait for
-   * the next poll; returns what stops it. Best effort: the poll stays the guarantee.
+   * the next poll; returns what stops it. Best effort: the poll stays the guarantee. Called
+   * before the first `signature`, which may be what tells it where to look.
    */
   watch?(changed: () => void): () => void;
   /** Releases what the source holds (a database pool). */
@@ -84,6 +86,7 @@ export function fileUiSource(
 ): UiSource {
   const { agents } = options;
   const env = options.env ?? {};
+  const watching = new FolderWatch();
   return {
     tree: () => statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS }),
     async records(node) {
@@ -91,11 +94,13 @@ export function fileUiSource(
     },
     async action(roots) {
       const plan = planTreeRevival(roots);
+      // The PATHs after `--`: a folder named like an option stays a PATH.
       const argv = [
         'revive',
-        ...paths,
         '--yes',
         ...(agents === undefined ? [] : ['--agents', agents]),
+        '--',
+        ...paths,
       ];
       return {
         text: planText(plan, createStyle(false)),
@@ -104,54 +109,103 @@ export function fileUiSource(
         argv,
       };
     },
-    signature: () => fileSignature(paths, cwd),
-    watch: (changed) => watchPaths(paths, cwd, changed),
-    async close() {},
+    async signature() {
+      const seen = await fileSignature(paths, cwd);
+      watching.follow(seen.folders);
+      return seen.text;
+    },
+    // Where to watch is learnt from each signature: the folders it read.
+    watch(changed) {
+      watching.start(changed);
+      return () => watching.stop();
+    },
+    async close() {
+      watching.stop();
+    },
   };
-}
-
-/** Every transcript below the PATHs with its size and mtime: changes when any of them does. */
-async function fileSignature(paths: string[], cwd: string): Promise<string> {
-  const found = await findTranscripts(paths, cwd);
-  const parts: string[] = [];
-  for (const path of found) {
-    const stats = await stat(path).catch(() => undefined);
-    parts.push(`${path}:${stats?.size ?? -1}:${stats?.mtimeMs ?? -1}`);
-  }
-  return parts.join('\n');
 }
 
 /**
- * Watches a folder PATH with everything below it, and a transcript PATH's folder (not below
- * it: that may be a whole home folder) and its children's `.agents` folder. A watch that
- * cannot be made (no such folder yet, the system's watch limit) is left to the poll.
+ * What the page shows of the files, as text that changes when it does: each transcript's
+ * identity, size and modification time, and whether a process holds its lock (a run whose
+ * process dies changes no byte: only its lock goes); each tree claim file and its lock. And
+ * the folders worth watching: the PATHs that are folders, and every folder that holds a
+ * transcript (a new `.agents` folder shows up in its parent's, which holds the parent run).
  */
-function watchPaths(paths: string[], cwd: string, changed: () => void): () => void {
-  const watchers: FSWatcher[] = [];
-  const add = (folder: string, recursive: boolean): void => {
-    try {
-      const watcher = watch(folder, { recursive, persistent: false }, () => changed());
-      watcher.on('error', () => watcher.close());
-      watchers.push(watcher);
-    } catch {
-      // Polled instead.
-    }
-  };
+async function fileSignature(
+  paths: string[],
+  cwd: string,
+): Promise<{ text: string; folders: Set<string> }> {
+  const listing: FolderListing = { folders: new Set(), claims: new Set() };
+  const found = await findTranscripts(paths, cwd, [], listing);
+  const table = await readLockTableAsync();
+  const locked = (ino: number): string =>
+    table === null ? '?' : mayBeLocked(table, ino) ? 'locked' : 'free';
+  const parts: string[] = [];
+  const folders = new Set<string>();
   for (const given of paths) {
     const path = resolve(cwd, given);
-    let folder = false;
-    try {
-      folder = statSync(path).isDirectory();
-    } catch {
-      continue;
+    if (listing.folders.has(path)) folders.add(path);
+  }
+  for (const path of found) {
+    folders.add(dirname(path));
+    const stats = await stat(path).catch(() => undefined);
+    parts.push(
+      stats === undefined
+        ? `${path}:gone`
+        : `${path}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${locked(stats.ino)}`,
+    );
+  }
+  for (const claim of [...listing.claims].sort()) {
+    const stats = await stat(claim).catch(() => undefined);
+    parts.push(`${claim}:${stats === undefined ? 'gone' : `${stats.ino}:${locked(stats.ino)}`}`);
+  }
+  return { text: parts.join('\n'), folders };
+}
+
+/** More folders than this are not watched one by one: the poll alone notices their changes. */
+const MAX_WATCHED_FOLDERS = 1000;
+
+/**
+ * A watch (not recursive) on each folder worth watching, kept to the set the last check found:
+ * a folder that appears is watched from the check after it, one that goes is let go. A watch
+ * that cannot be made (the folder went, the system's watch limit) is left to the poll.
+ */
+class FolderWatch {
+  #changed: (() => void) | undefined;
+  readonly #watchers = new Map<string, FSWatcher>();
+
+  start(changed: () => void): void {
+    this.#changed = changed;
+  }
+
+  follow(folders: ReadonlySet<string>): void {
+    if (this.#changed === undefined) return;
+    const wanted = folders.size > MAX_WATCHED_FOLDERS ? new Set<string>() : folders;
+    for (const [folder, watcher] of this.#watchers) {
+      if (!wanted.has(folder)) {
+        watcher.close();
+        this.#watchers.delete(folder);
+      }
     }
-    if (folder) add(path, true);
-    else {
-      add(dirname(path), false);
-      add(path.replace(/\.jsonl$/, '.agents'), true);
+    for (const folder of wanted) {
+      if (this.#watchers.has(folder)) continue;
+      try {
+        const watcher = watch(folder, { persistent: false }, () => this.#changed?.());
+        watcher.on('error', () => {
+          watcher.close();
+          this.#watchers.delete(folder);
+        });
+        this.#watchers.set(folder, watcher);
+      } catch {
+        // Polled instead.
+      }
     }
   }
-  return () => {
-    for (const watcher of watchers) watcher.close();
-  };
+
+  stop(): void {
+    this.#changed = undefined;
+    for (const watcher of this.#watchers.values()) watcher.close();
+    this.#watchers.clear();
+  }
 }

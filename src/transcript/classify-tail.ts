@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { decodeLine, LINE_END } from './line-codec.ts';
+import { decodeLine, LINE_END, MAX_LINE_BYTES } from './line-codec.ts';
 
 /*
  * The decision a scan ends with: what the bad lines at the end of a transcript are — a
@@ -145,13 +145,9 @@ export type ScanResult =
       salvage?: DamagedTail;
     };
 
-/**
- * A line longer than this is bad without being buffered, so junk cannot exhaust memory.
- *
- * @example
- * const tooLong = bytes.length > MAX_LINE_BYTES; // a line this long is bad at once, never buffered
- */
-export const MAX_LINE_BYTES = 256 * 1024 * 1024;
+// The longest line a reader reads is the line format's (line-codec.ts), re-exported for the
+// readers that import it from here.
+export { MAX_LINE_BYTES };
 /**
  * More trailing bytes than one write could have left are damage, not a torn tail.
  *

@@ -61,6 +61,15 @@ export function encodeLine(header: RecordHeader, body: RecordBody): EncodedLine 
 }
 
 /**
+ * A line longer than this is bad without being buffered, so junk cannot exhaust memory; no
+ * writer writes one.
+ *
+ * @example
+ * const tooLong = bytes.length > MAX_LINE_BYTES; // a line this long is bad at once, never buffered
+ */
+export const MAX_LINE_BYTES = 256 * 1024 * 1024;
+
+/**
  * {@link encodeLine} for a writer: the line is decoded as a reader decodes it, and a record
  * the reader would refuse is not returned — a TypeError (a programmer error: the caller built
  * a bad body) whose message starts `a reader would refuse this TYPE record:`. What a writer
@@ -71,6 +80,11 @@ export function encodeLine(header: RecordHeader, body: RecordBody): EncodedLine 
  */
 export function encodeReadableLine(header: RecordHeader, body: RecordBody): EncodedLine {
   const line = encodeLine(header, body);
+  if (line.bytes.length - 1 > MAX_LINE_BYTES) {
+    throw new TypeError(
+      `a reader would refuse this ${body.type} record: its line of ${line.bytes.length - 1} bytes is longer than any record (${MAX_LINE_BYTES})`,
+    );
+  }
   const read = decodeLine(line.bytes.subarray(0, line.bytes.length - 1));
   if (!read.ok) {
     throw new TypeError(`a reader would refuse this ${body.type} record: ${read.message}`);

@@ -110,6 +110,12 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
   before(async () => {
     schema = await database.newSchema();
     ({ url: databaseUrl, secret } = withSecret(database.url, 'ui-test-hunter2'));
+    if (secret === undefined) {
+      // Said, not silent: the masking is then proved only by the in-process test below.
+      progress(
+        'no password can be put in this server’s URL: the page-level password checks are not made',
+      );
+    }
     await PostgresStore.migrate({ connectionString: database.url, schema });
     store = await PostgresStore.connect({ connectionString: database.url, schema });
     folder = await temporaryFolder();
@@ -193,7 +199,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
     );
     assert.match(home.body, /<button id="confirm" type="button">Confirm: approve 2 runs<\/button>/);
     assert.ok(
-      home.body.includes(`--schema ${schema} main ${childRun} --yes</code>`),
+      home.body.includes(`--schema ${schema} --yes -- main ${childRun}</code>`),
       'the command Confirm runs',
     );
     if (secret !== undefined) {
@@ -249,7 +255,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
       const section = (await page.locator('#revive').textContent()) ?? '';
       assert.match(section, /a worker then revives each run once/);
       assert.ok(
-        section.includes(`--schema ${schema} main ${childRun} --yes`),
+        section.includes(`--schema ${schema} --yes -- main ${childRun}`),
         `the command shown: ${section}`,
       );
       if (secret !== undefined) assert.ok(!section.includes(secret), 'no password on the page');
@@ -389,10 +395,18 @@ describe('databaseUiSource', { timeout: 60_000 }, () => {
       assert.equal(action.runs, 0);
       assert.equal(action.verb, 'approve');
       assert.equal(action.text, 'Nothing to approve.\n');
-      assert.deepEqual(action.argv, ['revive', '--database', given, '--schema', schema, '--yes']);
+      assert.deepEqual(action.argv, [
+        'revive',
+        '--database',
+        given,
+        '--schema',
+        schema,
+        '--yes',
+        '--',
+      ]);
       assert.equal(
         action.shown,
-        `llm-agent revive --database postgres://bob:***@db.example:5432/runs?sslmode=require --schema ${schema} --yes`,
+        `llm-agent revive --database postgres://bob:***@db.example:5432/runs?sslmode=require --schema ${schema} --yes --`,
       );
       const records = await source.records(roots[0] as (typeof roots)[number]);
       assert.ok('records' in records && records.records.length === 2);
@@ -408,7 +422,7 @@ describe('databaseUiSource', { timeout: 60_000 }, () => {
       const shown = (await queryPassword.action([])).shown ?? '';
       assert.equal(
         shown,
-        'llm-agent revive --database postgres://db.example/runs?password=***&sslmode=require --yes',
+        'llm-agent revive --database postgres://db.example/runs?password=***&sslmode=require --yes --',
       );
       assert.ok(!shown.includes('hunter2'));
 

@@ -8,15 +8,18 @@
  * error. In-process, with a command that never ends: one command at a time (409).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/cli/find-transcripts.ts';
 import { startUiServer } from '../../src/cli/ui-server.ts';
 import { fileUiSource } from '../../src/cli/ui-source.ts';
+import { Session } from '../../src/transcript/session.ts';
+import { startSessionWorker } from '../support/session-workers.ts';
+import { sessionMeta } from '../support/transcripts.ts';
 import { launchChromium } from './support/chromium.ts';
 import {
   FIXTURE,
@@ -25,7 +28,7 @@ import {
   writeFixtureAgents,
   writeFixtureTree,
 } from './support/cli-fixtures.ts';
-import { SCRIPT, writeHostileTree } from './support/hostile-transcripts.ts';
+import { DOLLARS, SCRIPT, writeHostileTree } from './support/hostile-transcripts.ts';
 import {
   assertScreenshots,
   assertSigtermStops,
@@ -132,7 +135,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.equal(reply.status, 403, what);
     }
     const get = await send(`${base}/revive?token=${token}`);
-    assert.notEqual(get.status, 202, 'a GET revives nothing');
+    assert.equal(get.status, 404, 'a GET revives nothing: /revive is not a page');
     // That nothing was started is proved with a command that never ends, below; here, that
     // the page still offers the revive and nothing was written.
     assert.deepEqual(await snapshot(folder), before, 'the transcripts are byte for byte the same');
@@ -257,6 +260,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
         .waitFor({ timeout: 60_000 });
       const status = (await page.locator('#revive-status').textContent()) ?? '';
       assert.equal(status, 'revive ended (exit code 0)');
+      assert.equal(await page.locator('#revive-status').getAttribute('class'), 'ended');
       const log = (await page.locator('#log').textContent()) ?? '';
       assert.match(log, /\[worker-call_s2\] says: B checked after the interruption/);
       assert.match(log, /\[main\] finished/);
@@ -285,6 +289,13 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
         'redrawn in place, not reloaded',
       );
       assert.equal(await page.isChecked('#filter-finished'), true, 'the filter chosen is kept');
+      // A state the page did not have when it loaded filters too (its rule was there all along).
+      await writeFile(join(folder, 'runs', 'broken.jsonl'), 'not a transcript\n');
+      await page.locator('#filter-unreadable').waitFor();
+      await page.check('#filter-unreadable');
+      assert.equal(await page.locator('nav a', { hasText: 'broken' }).isVisible(), true);
+      assert.equal(await page.locator('nav a', { hasText: 'Noticed' }).isVisible(), false);
+      assert.equal(await page.locator('nav a', { hasText: 'Main run' }).isVisible(), false);
       await page.close();
     } finally {
       await browser.close();
@@ -393,7 +404,7 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
           if (started === undefined) await new Promise((done) => setTimeout(done, 100));
         }
         assert.ok(started, 'the command started');
-        assert.deepEqual(started.argv, ['revive', 'runs', '--yes']);
+        assert.deepEqual(started.argv, ['revive', '--yes', '--', 'runs']);
         assert.equal((await post()).status, 409, 'still running: refused again');
         const page = await send(`${base}/?token=${server.token}`);
         assert.match(page.body, /<button id="confirm" type="button" disabled>/);
@@ -464,10 +475,277 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
             assert.equal(reply.status, 202);
           });
           assert.match(text, /event: progress\ndata: ending\n/, 'the command really ran');
-          assert.ok(text.includes(`event: done\ndata: ${line}\n`), text);
+          const ok = code === 0;
+          assert.ok(text.includes(`event: done\ndata: ${JSON.stringify({ line, ok })}\n`), text);
         } finally {
           await server.close();
         }
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('a page that connects later is sent the last command’s log; one that reconnects, only what it missed', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      const server = await startUiServer({
+        source: fileUiSource(['runs'], folder),
+        cwd: folder,
+        env: process.env,
+        port: 0,
+        command: [process.execPath, '-e', "console.log('one'); console.log('two')"],
+      });
+      try {
+        const base = `http://127.0.0.1:${server.port}`;
+        await heard(base, server.token, 'done', () =>
+          send(`${base}/revive`, {
+            method: 'POST',
+            headers: { 'X-LLM-Agent-Token': server.token },
+          }),
+        );
+        // A new page: the whole log, ids in order, its end included.
+        const late = await heard(base, server.token, 'done', async () => undefined);
+        assert.deepEqual(
+          [...late.matchAll(/id: (\d+)\nevent: (\w+)\ndata: (.*)\n/g)].map((m) => [
+            Number(m[1]),
+            m[2],
+            m[2] === 'done' ? JSON.parse(m[3] as string).ok : m[3],
+          ]),
+          [
+            [1, 'progress', '$ llm-agent revive --yes -- runs'],
+            [2, 'progress', 'one'],
+            [3, 'progress', 'two'],
+            [4, 'done', true],
+          ],
+        );
+        // A page whose stream dropped after id 2: only 3 and 4 again.
+        const resumed = await new Promise<string>((done, fail) => {
+          const stream = httpRequest(
+            `${base}/events`,
+            { headers: { 'X-LLM-Agent-Token': server.token, 'Last-Event-ID': '2' } },
+            (response) => {
+              let text = '';
+              response.setEncoding('utf8').on('data', (chunk: string) => {
+                text += chunk;
+                if (text.includes('event: done')) {
+                  stream.destroy();
+                  done(text);
+                }
+              });
+            },
+          );
+          stream.on('error', (error) => {
+            if (!/socket hang up|aborted/.test(String(error))) fail(error);
+          });
+          stream.end();
+        });
+        assert.deepEqual(
+          [...resumed.matchAll(/id: (\d+)/g)].map((m) => Number(m[1])),
+          [3, 4],
+        );
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('a command that cannot be started is a 500, and the next Confirm is not refused as busy', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      const server = await startUiServer({
+        source: fileUiSource(['runs'], folder),
+        cwd: folder,
+        env: process.env,
+        port: 0,
+        command: [join(folder, 'no-such-program')],
+      });
+      try {
+        const post = () =>
+          send(`http://127.0.0.1:${server.port}/revive`, {
+            method: 'POST',
+            headers: { 'X-LLM-Agent-Token': server.token },
+          });
+        for (let attempt = 0; attempt < 2; attempt += 1) {
+          const reply = await post();
+          assert.equal(reply.status, 500, reply.body);
+          assert.equal(reply.body, 'the command could not be started');
+        }
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('a Confirm still making its plan when the server closes starts nothing (503)', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      await writeFile(join(folder, 'blocker.mjs'), BLOCKER);
+      const out = join(folder, 'blocker.json');
+      const files = fileUiSource(['runs'], folder);
+      let planning: () => void = () => undefined;
+      const planned = new Promise<void>((done) => {
+        planning = done;
+      });
+      // The plan takes until the test has closed the server.
+      const release = new Promise<void>((done) => setTimeout(done, 300));
+      const server = await startUiServer({
+        source: {
+          ...files,
+          async action(roots) {
+            planning();
+            await release;
+            return files.action(roots);
+          },
+        },
+        cwd: folder,
+        env: { ...process.env, BLOCKER_OUT: out },
+        port: 0,
+        command: [process.execPath, join(folder, 'blocker.mjs')],
+      });
+      const reply = send(`http://127.0.0.1:${server.port}/revive`, {
+        method: 'POST',
+        headers: { 'X-LLM-Agent-Token': server.token },
+      });
+      await planned;
+      const closed = server.close();
+      const answered = await reply.catch((error: unknown) => ({ status: 0, body: String(error) }));
+      await closed;
+      assert.ok(
+        answered.status === 503 || answered.status === 0,
+        `${answered.status} ${answered.body}`,
+      );
+      await new Promise((done) => setTimeout(done, 500));
+      assert.equal(existsSync(out), false, 'the command was never started');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('a run whose process dies while the page is open: the page is told, and shows it revivable', async () => {
+    const folder = await temporaryFolder();
+    const worker = await startSessionWorker();
+    try {
+      const path = join(folder, 'runs', 'r.jsonl');
+      await mkdir(join(folder, 'runs'));
+      const session = await Session.create(path, sessionMeta('r'));
+      await session.appendDurable({
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'text', text: 'hi' }],
+      });
+      await session.close();
+      await worker.send({ op: 'open', path });
+      // Polled every 200 ms, and nothing of the file changes when its process dies: only the
+      // poll, reading the locks, can tell.
+      const server = await startUiServer({
+        source: fileUiSource(['runs'], folder),
+        cwd: folder,
+        env: process.env,
+        port: 0,
+        pollMs: 200,
+      });
+      try {
+        const stateOf = async () =>
+          /class="state state-([a-z]+)"/.exec((await send(server.url)).body)?.[1];
+        assert.equal(await stateOf(), 'running', 'the fault: a process holds the run');
+        const size = (await stat(path)).size;
+        const text = await heard(
+          `http://127.0.0.1:${server.port}`,
+          server.token,
+          'tree-changed',
+          async () => {
+            process.kill(worker.pid, 'SIGKILL');
+          },
+        );
+        assert.match(text, /event: tree-changed/);
+        assert.equal((await stat(path)).size, size, 'not a byte of the file changed');
+        assert.equal(await stateOf(), 'revivable');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await worker.stop().catch(() => undefined);
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('Ctrl-C in the terminal reaches the ui, not its command: the command is stopped once, by the ui', async () => {
+    const folder = await temporaryFolder();
+    try {
+      await writeFixtureTree(folder);
+      const signals = join(folder, 'signals.txt');
+      // Records every signal; ends on SIGTERM only (as revive ends at once on a second one).
+      await writeFile(
+        join(folder, 'command.mjs'),
+        `import { appendFileSync } from 'node:fs';
+for (const name of ['SIGINT', 'SIGTERM']) {
+  process.on(name, () => {
+    appendFileSync(${JSON.stringify(signals)}, name + '\\n');
+    if (name === 'SIGTERM') process.exit(0);
+  });
+}
+appendFileSync(${JSON.stringify(signals)}, '');
+setInterval(() => undefined, 1000);
+`,
+      );
+      // The ui as a terminal runs it: the leader of a process group that Ctrl-C signals whole.
+      await writeFile(
+        join(folder, 'serve.ts'),
+        `import { startUiServer } from ${JSON.stringify(join(REPO, 'src/cli/ui-server.ts'))};
+import { fileUiSource } from ${JSON.stringify(join(REPO, 'src/cli/ui-source.ts'))};
+const server = await startUiServer({
+  source: fileUiSource(['runs'], ${JSON.stringify(folder)}),
+  cwd: ${JSON.stringify(folder)},
+  env: process.env,
+  port: 0,
+  command: [process.execPath, ${JSON.stringify(join(folder, 'command.mjs'))}],
+});
+process.on('SIGINT', async () => {
+  console.log('ui got SIGINT');
+  await server.close();
+  process.exit(0);
+});
+console.log(server.port + ' ' + server.token);
+`,
+      );
+      const ui = spawn(process.execPath, [join(folder, 'serve.ts')], {
+        cwd: folder,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      ui.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+      });
+      const exited = new Promise<number | null>((done) => ui.on('exit', (code) => done(code)));
+      try {
+        while (!out.includes('\n')) await new Promise((done) => setTimeout(done, 50));
+        const [port, token] = (out.split('\n')[0] as string).split(' ');
+        const base = `http://127.0.0.1:${port}`;
+        const posted = await send(`${base}/revive`, {
+          method: 'POST',
+          headers: { 'X-LLM-Agent-Token': token as string },
+        });
+        assert.equal(posted.status, 202);
+        // The command has started once its (empty) record of signals exists.
+        for (let waited = 0; !existsSync(signals); waited += 50) {
+          assert.ok(waited < 10_000, 'the command never started');
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        process.kill(-(ui.pid as number), 'SIGINT');
+        assert.equal(await exited, 0);
+        assert.match(out, /ui got SIGINT/, 'the fault: Ctrl-C reached the ui’s process group');
+        assert.equal(await readFile(signals, 'utf8'), 'SIGTERM\n', 'one signal, from the ui');
+      } finally {
+        if (ui.exitCode === null) process.kill(-(ui.pid as number), 'SIGKILL');
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
@@ -543,6 +821,17 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
       const shown = (await page.locator('main').textContent()) ?? '';
       assert.ok(shown.includes(SCRIPT), 'the script is shown as text');
       assert.equal(await page.locator('script').count(), 1, 'only the page script');
+      assert.equal(await page.locator('meta[name="llm-agent-token"]').count(), 1, 'one head');
+      // The call in flight is named in the plan as it is, $-patterns and all.
+      assert.ok(
+        ((await page.locator('#revive').textContent()) ?? '').includes('2 runs to revive'),
+        'a run page links the plan',
+      );
+      await page.goto(`${base}/#revive`);
+      assert.ok(
+        ((await page.locator('#plan').textContent()) ?? '').includes(`call_${SCRIPT}${DOLLARS}`),
+      );
+      await page.goBack();
       assert.equal(await page.locator('script[src="/app.js"]').count(), 1);
       assert.equal(await page.locator('img, svg, iframe, link, object, embed').count(), 0);
 

@@ -18,8 +18,10 @@ const STYLE =
   '<style>body{background:url(https://evil.example/x)}</style><link rel=stylesheet href=https://evil.example/s.css>';
 const BIDI = 'safe\u202etxt.exe\u202c \u2066iso\u2069 \u202aemb\u202b';
 const CONTROL = 'bell\u0007 esc\u001b[2J nul\u0000 c1\u009b del\u007f';
+/** What `String.prototype.replace` would expand in a replacement string: a page must show them as they are. */
+export const DOLLARS = "$' $` $& $$";
 /** Everything at once: what each field of the hostile transcript holds. */
-export const HOSTILE = `${SCRIPT} ${IMG} ${BREAKOUT} ${STYLE} javascript:alert(1) ${BIDI} ${CONTROL} &amp; 'q'`;
+export const HOSTILE = `${SCRIPT} ${IMG} ${BREAKOUT} ${STYLE} javascript:alert(1) ${BIDI} ${CONTROL} &amp; 'q' ${DOLLARS}`;
 export const HOSTILE_FILE = `x"><svg onload=alert(1)>`;
 
 export function hostileBodies(
@@ -28,7 +30,7 @@ export function hostileBodies(
 ): RecordBody[] {
   const input = { path: HOSTILE, content: HOSTILE, nested: [HOSTILE, { [HOSTILE]: HOSTILE }] };
   const tool = `write_file${IMG}`;
-  const callId = `call_${SCRIPT}`;
+  const callId = `call_${SCRIPT}${DOLLARS}`;
   const longOutput = `${HOSTILE}\n`.repeat(40);
   return [
     {
