@@ -162,7 +162,11 @@ const APP_JS = `'use strict';
     });
   }
   var events = new EventSource('/events');
+  // After a dropped stream the page may have missed a change: it redraws once reconnected.
+  var opened = false;
   events.addEventListener('open', function () {
+    if (opened) refresh();
+    opened = true;
     document.body.setAttribute('data-events', 'open');
   });
   events.addEventListener('progress', function (event) { line(event.data); });
@@ -217,6 +221,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   let logged: { id: number; frame: string }[] = [];
   let lastId = 0;
   let closing = false;
+  // Confirms still making their plan: close() lets them answer (503) before it shuts the door.
+  const starts = new Set<Promise<void>>();
   const send = (event: string, data: string, keep = false): void => {
     if (keep) lastId += 1;
     const id = keep ? lastId : 0;
@@ -261,7 +267,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         reply(response, 403, 'text/plain', 'forbidden');
         return;
       }
-      await startCommand(response);
+      const starting = startCommand(response);
+      starts.add(starting);
+      try {
+        await starting;
+      } finally {
+        starts.delete(starting);
+      }
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -416,6 +428,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     const current: Running = { child };
     running = current;
+    // In a group of its own the command no longer hears the terminal: if the ui's process ends
+    // without closing (a second Ctrl-C, a crash), the command is told to stop on the way out.
+    const onExit = (): void => stopGroup(child);
+    process.once('exit', onExit);
+    child.once('close', () => process.off('exit', onExit));
     logged = [];
     send('progress', `$ ${action.shown ?? `llm-agent ${action.argv.join(' ')}`}`, true);
     for (const stream of [child.stdout, child.stderr]) {
@@ -448,24 +465,16 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   // Cookies are per host, not per port: a name per port keeps two servers apart.
   cookieName = `llm_agent_ui_${port}`;
 
-  // Tell the pages when the runs change: checked every second, and soon after the source
-  // says something may have changed. The baseline is taken now and only ever moved by a
-  // check, so no change between two checks — nor one made while no page listened — goes
-  // unannounced.
-  // A burst of writes (a run appending record after record) is one check, 100 ms on. The
-  // watch starts first: the baseline's reading is what tells it where to look.
-  let soon: NodeJS.Timeout | undefined;
-  const unwatch = source.watch?.(() => {
-    soon ??= setTimeout(() => {
-      soon = undefined;
-      check();
-    }, 100);
-  });
-  let seen = await source.signature().catch(() => '');
+  // Tell the pages when the runs change: checked every second, and 100 ms after the source
+  // says something may have changed (a burst of writes is one check). The baseline is taken
+  // before any check compares with it, and only ever moved by a check, so no change between
+  // two checks — nor one made while no page listened — goes unannounced. The watch starts
+  // first: the baseline's reading may be what tells it where to look.
+  let seen: string | undefined;
   let checking = false;
   let again = false;
   const check = (): void => {
-    if (clients.size === 0) return;
+    if (seen === undefined || clients.size === 0) return;
     if (checking) {
       again = true;
       return;
@@ -486,39 +495,66 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         }
       });
   };
+  let soon: NodeJS.Timeout | undefined;
+  const unwatch = source.watch?.(() => {
+    soon ??= setTimeout(() => {
+      soon = undefined;
+      check();
+    }, 100);
+  });
+  seen = await source.signature().catch(() => '');
   const poll = setInterval(check, options.pollMs ?? 1000);
   poll.unref();
 
+  let closed: Promise<void> | undefined;
   return {
     url: `${origin}/?token=${token}`,
     port,
     token,
-    async close() {
-      closing = true;
-      clearInterval(poll);
-      clearTimeout(soon);
-      unwatch?.();
-      const current = running;
-      if (current !== undefined) {
-        try {
-          process.kill(-(current.child.pid as number), 'SIGTERM');
-        } catch {
-          current.child.kill('SIGTERM');
-        }
-        await new Promise<void>((done) => {
-          if (current.child.exitCode !== null || current.child.signalCode !== null) done();
-          else current.child.once('close', () => done());
-        });
-      }
-      for (const client of clients) client.end();
-      clients.clear();
-      await new Promise<void>((done) => {
-        server.close(() => done());
-        server.closeAllConnections();
-      });
-      await source.close();
+    close() {
+      closed ??= shutDown();
+      return closed;
     },
   };
+
+  async function shutDown(): Promise<void> {
+    closing = true;
+    clearInterval(poll);
+    clearTimeout(soon);
+    unwatch?.();
+    // A Confirm making its plan answers 503 now; one that does not within 5 s is cut off.
+    await Promise.race([
+      Promise.allSettled([...starts]),
+      new Promise((done) => setTimeout(done, 5000).unref()),
+    ]);
+    const current = running;
+    if (current !== undefined) {
+      stopGroup(current.child);
+      await new Promise<void>((done) => {
+        if (current.child.exitCode !== null || current.child.signalCode !== null) done();
+        else current.child.once('close', () => done());
+      });
+    }
+    for (const client of clients) client.end();
+    clients.clear();
+    await new Promise<void>((done) => {
+      server.close(() => done());
+      server.closeAllConnections();
+    });
+    await source.close();
+  }
+}
+
+/**
+ * Stop a command's process group, once (revive takes a second signal as "give up at once").
+ * Its group is its own (it was started detached), so this reaches what it started too.
+ */
+function stopGroup(child: ChildProcess): void {
+  try {
+    process.kill(-(child.pid as number), 'SIGTERM');
+  } catch {
+    child.kill('SIGTERM');
+  }
 }
 
 const SECURITY_HEADERS = {

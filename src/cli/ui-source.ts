@@ -1,6 +1,6 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { peek } from '../transcript/peek.ts';
 import { type RunRecords, runRecordsOf } from './conversation-html.ts';
 import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
@@ -144,7 +144,8 @@ async function fileSignature(
   const parts: string[] = [];
   const folders = new Set<string>();
   for (const given of paths) {
-    const path = resolve(cwd, given);
+    // The walk lists folders by their real paths: a PATH given through a link is found so.
+    const path = await realpath(resolve(cwd, given)).catch(() => resolve(cwd, given));
     if (listing.folders.has(path)) folders.add(path);
   }
   for (const path of found) {
@@ -191,11 +192,17 @@ class FolderWatch {
     for (const folder of wanted) {
       if (this.#watchers.has(folder)) continue;
       try {
-        const watcher = watch(folder, { persistent: false }, () => this.#changed?.());
-        watcher.on('error', () => {
+        const forget = (): void => {
           watcher.close();
-          this.#watchers.delete(folder);
+          if (this.#watchers.get(folder) === watcher) this.#watchers.delete(folder);
+        };
+        const watcher = watch(folder, { persistent: false }, (event, name) => {
+          // The folder itself went (removed, renamed): this watch hears nothing more, so it is
+          // let go, and the next check watches whatever folder is at the path then.
+          if (event === 'rename' && name === basename(folder)) forget();
+          this.#changed?.();
         });
+        watcher.on('error', forget);
         this.#watchers.set(folder, watcher);
       } catch {
         // Polled instead.
