@@ -15,7 +15,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/cli/find-transcripts.ts';
-import { startUiServer } from '../../src/cli/ui-server.ts';
+import { startUiServer, type UiServer, type UiServerOptions } from '../../src/cli/ui-server.ts';
 import { fileUiSource } from '../../src/cli/ui-source.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { startSessionWorker } from '../support/session-workers.ts';
@@ -35,6 +35,7 @@ import {
   type CliChild,
   PageWatch,
   printedUrl,
+  type Reply,
   send,
   startCli,
   uiAddress,
@@ -69,6 +70,47 @@ function refusedPosts(base: string, token: string): [string, Record<string, stri
     ['other port', { 'X-LLM-Agent-Token': token, Origin: 'http://127.0.0.1:1' }],
     ['null origin', { 'X-LLM-Agent-Token': token, Origin: 'null' }],
   ];
+}
+
+/** Runs `body` in a fresh folder holding the fixture tree, and removes the folder after. */
+async function inFixtureTree(body: (folder: string) => Promise<void>): Promise<void> {
+  const folder = await temporaryFolder();
+  try {
+    await writeFixtureTree(folder);
+    await body(folder);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/** What `serving` serves: `roots` (default `runs`) of `folder`, and any server option to change. */
+type Serving = { folder: string; roots?: string[] } & Partial<UiServerOptions>;
+
+/** Serves in-process (env: this process's, port: any free one), runs `body`, closes the server. */
+async function serving(
+  { folder, roots = ['runs'], ...options }: Serving,
+  body: (server: UiServer, base: string) => Promise<void>,
+): Promise<void> {
+  const server = await startUiServer({
+    source: fileUiSource(roots, folder),
+    cwd: folder,
+    env: process.env,
+    port: 0,
+    ...options,
+  });
+  try {
+    await body(server, `http://127.0.0.1:${server.port}`);
+  } finally {
+    await server.close();
+  }
+}
+
+/** POSTs a Confirm to the server's /revive, its token in the header. */
+function postRevive(server: Pick<UiServer, 'port' | 'token'>): Promise<Reply> {
+  return send(`http://127.0.0.1:${server.port}/revive`, {
+    method: 'POST',
+    headers: { 'X-LLM-Agent-Token': server.token },
+  });
 }
 
 describe('llm-agent ui', { timeout: 120_000 }, () => {
@@ -326,6 +368,19 @@ console.log('blocker started');
 setInterval(() => undefined, 1000);
 `;
 
+/** Writes BLOCKER into `folder`: the file it writes, and the options making it the command. */
+async function writeBlocker(
+  folder: string,
+): Promise<{ out: string } & Pick<UiServerOptions, 'env' | 'command'>> {
+  await writeFile(join(folder, 'blocker.mjs'), BLOCKER);
+  const out = join(folder, 'blocker.json');
+  return {
+    out,
+    env: { ...process.env, BLOCKER_OUT: out },
+    command: [process.execPath, join(folder, 'blocker.mjs')],
+  };
+}
+
 /**
  * The server's event stream up to its first event `name`, after `action` runs (once the stream
  * is connected, so that nothing it causes is missed).
@@ -362,21 +417,9 @@ function heard(
 
 describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
   test('refused POSTs start nothing; two POSTs at once start one revive (202 and 409); close() stops it; nothing to revive is 409', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
-      await writeFile(join(folder, 'blocker.mjs'), BLOCKER);
-      const out = join(folder, 'blocker.json');
-      const server = await startUiServer({
-        source: fileUiSource(['runs'], folder),
-        cwd: folder,
-        env: { ...process.env, BLOCKER_OUT: out },
-        port: 0,
-        command: [process.execPath, join(folder, 'blocker.mjs')],
-      });
-      let closed = false;
-      try {
-        const base = `http://127.0.0.1:${server.port}`;
+    await inFixtureTree(async (folder) => {
+      const { out, ...blocking } = await writeBlocker(folder);
+      await serving({ folder, ...blocking }, async (server, base) => {
         for (const [what, headers] of refusedPosts(base, server.token)) {
           const reply = await send(`${base}/revive?token=${server.token}`, {
             method: 'POST',
@@ -386,12 +429,7 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
         }
         // Had a refused POST started the command (which never ends by itself), both of these
         // would be 409.
-        const post = () =>
-          send(`${base}/revive`, {
-            method: 'POST',
-            headers: { 'X-LLM-Agent-Token': server.token },
-          });
-        const replies = await Promise.all([post(), post()]);
+        const replies = await Promise.all([postRevive(server), postRevive(server)]);
         assert.deepEqual(replies.map((reply) => reply.status).sort(), [202, 409]);
         assert.match(
           replies.find((reply) => reply.status === 409)?.body ?? '',
@@ -405,50 +443,32 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
         }
         assert.ok(started, 'the command started');
         assert.deepEqual(started.argv, ['revive', '--yes', '--', 'runs']);
-        assert.equal((await post()).status, 409, 'still running: refused again');
+        assert.equal((await postRevive(server)).status, 409, 'still running: refused again');
         const page = await send(`${base}/?token=${server.token}`);
         assert.match(page.body, /<button id="confirm" type="button" disabled>/);
         assert.match(page.body, /<span id="revive-status">running…<\/span>/);
 
+        // (close() is idempotent: serving's own close after this one does nothing more.)
         await server.close();
-        closed = true;
         assert.equal(await readFile(`${out}.stopped`, 'utf8'), 'SIGTERM');
         assert.throws(() => process.kill(started.pid, 0), { code: 'ESRCH' }, 'it is gone');
-      } finally {
-        if (!closed) await server.close();
-      }
+      });
 
       // A tree with nothing to revive: a POST starts nothing.
       await rm(out, { force: true });
-      const quiet = await startUiServer({
-        source: fileUiSource(['other'], folder),
-        cwd: folder,
-        env: { ...process.env, BLOCKER_OUT: out },
-        port: 0,
-        command: [process.execPath, join(folder, 'blocker.mjs')],
-      });
-      try {
-        const reply = await send(`http://127.0.0.1:${quiet.port}/revive`, {
-          method: 'POST',
-          headers: { 'X-LLM-Agent-Token': quiet.token },
-        });
+      await serving({ folder, roots: ['other'], ...blocking }, async (quiet) => {
+        const reply = await postRevive(quiet);
         assert.equal(reply.status, 409);
         assert.equal(reply.body, 'nothing to revive');
-      } finally {
-        await quiet.close();
-      }
+      });
       assert.equal(existsSync(out), false, 'the command was never started');
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('llm-agent ui: how a command ended, and what was not read', { timeout: 60_000 }, () => {
   test('a revive that fails says so with what its exit code means; a clean one says exit code 0', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
+    await inFixtureTree(async (folder) => {
       for (const [code, line] of [
         [7, 'revive failed (exit code 7: another reviver holds the tree; nothing was written)'],
         [
@@ -457,54 +477,26 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
         ],
         [0, 'revive ended (exit code 0)'],
       ] as const) {
-        const server = await startUiServer({
-          source: fileUiSource(['runs'], folder),
-          cwd: folder,
-          env: process.env,
-          port: 0,
-          // Ends at once with the code given, as revive would.
-          command: [process.execPath, '-e', `console.log('ending'); process.exit(${code})`],
-        });
-        try {
-          const base = `http://127.0.0.1:${server.port}`;
+        // Ends at once with the code given, as revive would.
+        const command = [process.execPath, '-e', `console.log('ending'); process.exit(${code})`];
+        await serving({ folder, command }, async (server, base) => {
           const text = await heard(base, server.token, 'done', async () => {
-            const reply = await send(`${base}/revive`, {
-              method: 'POST',
-              headers: { 'X-LLM-Agent-Token': server.token },
-            });
+            const reply = await postRevive(server);
             assert.equal(reply.status, 202);
           });
           assert.match(text, /event: progress\ndata: ending\n/, 'the command really ran');
           const ok = code === 0;
           assert.ok(text.includes(`event: done\ndata: ${JSON.stringify({ line, ok })}\n`), text);
-        } finally {
-          await server.close();
-        }
+        });
       }
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a page that connects later is sent the last command’s log; one that reconnects, only what it missed', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
-      const server = await startUiServer({
-        source: fileUiSource(['runs'], folder),
-        cwd: folder,
-        env: process.env,
-        port: 0,
-        command: [process.execPath, '-e', "console.log('one'); console.log('two')"],
-      });
-      try {
-        const base = `http://127.0.0.1:${server.port}`;
-        await heard(base, server.token, 'done', () =>
-          send(`${base}/revive`, {
-            method: 'POST',
-            headers: { 'X-LLM-Agent-Token': server.token },
-          }),
-        );
+    await inFixtureTree(async (folder) => {
+      const command = [process.execPath, '-e', "console.log('one'); console.log('two')"];
+      await serving({ folder, command }, async (server, base) => {
+        await heard(base, server.token, 'done', () => postRevive(server));
         // A new page: the whole log, ids in order, its end included.
         const late = await heard(base, server.token, 'done', async () => undefined);
         assert.deepEqual(
@@ -545,50 +537,25 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
           [...resumed.matchAll(/id: (\d+)/g)].map((m) => Number(m[1])),
           [3, 4],
         );
-      } finally {
-        await server.close();
-      }
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+      });
+    });
   });
 
   test('a command that cannot be started is a 500, and the next Confirm is not refused as busy', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
-      const server = await startUiServer({
-        source: fileUiSource(['runs'], folder),
-        cwd: folder,
-        env: process.env,
-        port: 0,
-        command: [join(folder, 'no-such-program')],
-      });
-      try {
-        const post = () =>
-          send(`http://127.0.0.1:${server.port}/revive`, {
-            method: 'POST',
-            headers: { 'X-LLM-Agent-Token': server.token },
-          });
+    await inFixtureTree(async (folder) => {
+      await serving({ folder, command: [join(folder, 'no-such-program')] }, async (server) => {
         for (let attempt = 0; attempt < 2; attempt += 1) {
-          const reply = await post();
+          const reply = await postRevive(server);
           assert.equal(reply.status, 500, reply.body);
           assert.equal(reply.body, 'the command could not be started');
         }
-      } finally {
-        await server.close();
-      }
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+      });
+    });
   });
 
   test('a Confirm still making its plan when the server closes starts nothing (503)', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
-      await writeFile(join(folder, 'blocker.mjs'), BLOCKER);
-      const out = join(folder, 'blocker.json');
+    await inFixtureTree(async (folder) => {
+      const { out, ...blocking } = await writeBlocker(folder);
       const files = fileUiSource(['runs'], folder);
       let planning: () => void = () => undefined;
       const planned = new Promise<void>((done) => {
@@ -606,14 +573,10 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
           },
         },
         cwd: folder,
-        env: { ...process.env, BLOCKER_OUT: out },
         port: 0,
-        command: [process.execPath, join(folder, 'blocker.mjs')],
+        ...blocking,
       });
-      const reply = send(`http://127.0.0.1:${server.port}/revive`, {
-        method: 'POST',
-        headers: { 'X-LLM-Agent-Token': server.token },
-      });
+      const reply = postRevive(server);
       await planned;
       const closed = server.close();
       const answered = await reply;
@@ -623,9 +586,7 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
       assert.equal(answered.status, 503, answered.body);
       assert.equal(answered.body, 'the server is stopping');
       assert.equal(existsSync(out), false, 'the command was never started');
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a run whose process dies while the page is open: the page is told, and shows it revivable', async () => {
@@ -644,32 +605,18 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
       await worker.send({ op: 'open', path });
       // Polled every 200 ms, and nothing of the file changes when its process dies: only the
       // poll, reading the locks, can tell.
-      const server = await startUiServer({
-        source: fileUiSource(['runs'], folder),
-        cwd: folder,
-        env: process.env,
-        port: 0,
-        pollMs: 200,
-      });
-      try {
+      await serving({ folder, pollMs: 200 }, async (server, base) => {
         const stateOf = async () =>
           /class="state state-([a-z]+)"/.exec((await send(server.url)).body)?.[1];
         assert.equal(await stateOf(), 'running', 'the fault: a process holds the run');
         const size = (await stat(path)).size;
-        const text = await heard(
-          `http://127.0.0.1:${server.port}`,
-          server.token,
-          'tree-changed',
-          async () => {
-            process.kill(worker.pid, 'SIGKILL');
-          },
-        );
+        const text = await heard(base, server.token, 'tree-changed', async () => {
+          process.kill(worker.pid, 'SIGKILL');
+        });
         assert.match(text, /event: tree-changed/);
         assert.equal((await stat(path)).size, size, 'not a byte of the file changed');
         assert.equal(await stateOf(), 'revivable');
-      } finally {
-        await server.close();
-      }
+      });
     } finally {
       await worker.stop().catch(() => undefined);
       await rm(folder, { recursive: true, force: true });
@@ -677,9 +624,7 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
   });
 
   test('Ctrl-C in the terminal reaches the ui, not its command: the command is stopped once, by the ui', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
+    await inFixtureTree(async (folder) => {
       const signals = join(folder, 'signals.txt');
       // Records every signal; ends on SIGTERM only (as revive ends at once on a second one).
       await writeFile(
@@ -732,11 +677,7 @@ console.log(server.port + ' ' + server.token);
           await new Promise((done) => setTimeout(done, 50));
         }
         const [port, token] = (out.split('\n')[0] as string).split(' ');
-        const base = `http://127.0.0.1:${port}`;
-        const posted = await send(`${base}/revive`, {
-          method: 'POST',
-          headers: { 'X-LLM-Agent-Token': token as string },
-        });
+        const posted = await postRevive({ port: Number(port), token: token as string });
         assert.equal(posted.status, 202);
         // The command has started once its (empty) record of signals exists.
         for (let waited = 0; !existsSync(signals); waited += 50) {
@@ -759,9 +700,7 @@ console.log(server.port + ' ' + server.token);
           }
         }
       }
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a folder below PATH that cannot be read is named on the page, as status names it', async () => {
@@ -774,22 +713,14 @@ console.log(server.port + ' ' + server.token);
         `mkdir -p "${folder}/runs" && cd "${folder}/runs" && for i in $(seq 1 25); do mkdir ${name} && cd ${name}; done && echo '{}' > deep.jsonl`,
       ]);
       assert.deepEqual(await readdir(join(folder, 'runs', name)), [name], 'the fault exists');
-      const server = await startUiServer({
-        source: fileUiSource(['runs'], folder),
-        cwd: folder,
-        env: process.env,
-        port: 0,
-      });
-      try {
-        const page = await send(`http://127.0.0.1:${server.port}/?token=${server.token}`);
+      await serving({ folder }, async (server, base) => {
+        const page = await send(`${base}/?token=${server.token}`);
         assert.equal(page.status, 200);
         assert.match(
           page.body,
           /<p class="halt">Not read: <code>[^<]*n{200}<\/code> \(ENAMETOOLONG\): the runs in it are not shown<\/p>/,
         );
-      } finally {
-        await server.close();
-      }
+      });
     } finally {
       execFileSync('rm', ['-rf', folder]);
     }
@@ -799,72 +730,73 @@ console.log(server.port + ' ' + server.token);
 describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
   test('in Chromium: nothing of it runs or loads, on the tree page, on its run page, or after a redraw', async () => {
     const folder = await temporaryFolder();
-    const root = await writeHostileTree(join(folder, 'hostile'));
-    const server = await startUiServer({
-      source: fileUiSource(['hostile'], folder),
-      cwd: folder,
-      env: process.env,
-      port: 0,
-    });
-    const browser = await launchChromium();
     try {
-      const base = `http://127.0.0.1:${server.port}`;
-      const page = await browser.newPage();
-      page.setDefaultTimeout(20_000);
-      const watch = new PageWatch();
-      watch.attach(page);
-      let dialogs = 0;
-      page.on('dialog', async (dialog) => {
-        dialogs += 1;
-        await dialog.dismiss();
-      });
-      const pwned = () => page.evaluate(() => typeof (globalThis as { __pwned?: unknown }).__pwned);
+      const root = await writeHostileTree(join(folder, 'hostile'));
+      await serving({ folder, roots: ['hostile'] }, async (server, base) => {
+        const browser = await launchChromium();
+        try {
+          const page = await browser.newPage();
+          page.setDefaultTimeout(20_000);
+          const watch = new PageWatch();
+          watch.attach(page);
+          let dialogs = 0;
+          page.on('dialog', async (dialog) => {
+            dialogs += 1;
+            await dialog.dismiss();
+          });
+          const pwned = () =>
+            page.evaluate(() => typeof (globalThis as { __pwned?: unknown }).__pwned);
 
-      await page.goto(server.url);
-      await page.waitForSelector('body[data-events="open"]');
-      assert.match((await page.locator('nav').textContent()) ?? '', /safe\\u202etxt\.exe/);
-      // The root's link carries its file name (a breakout attempt) only URL-encoded.
-      await page.locator('nav a').first().click();
-      await page.waitForURL(`${base}/run?path=${encodeURIComponent(root)}`);
-      await page.waitForSelector('body[data-events="open"]');
-      await page.locator('details').evaluateAll((all) => {
-        for (const element of all) element.setAttribute('open', '');
-      });
-      const shown = (await page.locator('main').textContent()) ?? '';
-      assert.ok(shown.includes(SCRIPT), 'the script is shown as text');
-      assert.equal(await page.locator('script').count(), 1, 'only the page script');
-      assert.equal(await page.locator('meta[name="llm-agent-token"]').count(), 1, 'one head');
-      // The call in flight is named in the plan as it is, $-patterns and all.
-      assert.ok(
-        ((await page.locator('#revive').textContent()) ?? '').includes('2 runs to revive'),
-        'a run page links the plan',
-      );
-      await page.goto(`${base}/#revive`);
-      assert.ok(
-        ((await page.locator('#plan').textContent()) ?? '').includes(`call_${SCRIPT}${DOLLARS}`),
-      );
-      await page.goBack();
-      assert.equal(await page.locator('script[src="/app.js"]').count(), 1);
-      assert.equal(await page.locator('img, svg, iframe, link, object, embed').count(), 0);
+          await page.goto(server.url);
+          await page.waitForSelector('body[data-events="open"]');
+          assert.match((await page.locator('nav').textContent()) ?? '', /safe\\u202etxt\.exe/);
+          // The root's link carries its file name (a breakout attempt) only URL-encoded.
+          await page.locator('nav a').first().click();
+          await page.waitForURL(`${base}/run?path=${encodeURIComponent(root)}`);
+          await page.waitForSelector('body[data-events="open"]');
+          await page.locator('details').evaluateAll((all) => {
+            for (const element of all) element.setAttribute('open', '');
+          });
+          const shown = (await page.locator('main').textContent()) ?? '';
+          assert.ok(shown.includes(SCRIPT), 'the script is shown as text');
+          assert.equal(await page.locator('script').count(), 1, 'only the page script');
+          assert.equal(await page.locator('meta[name="llm-agent-token"]').count(), 1, 'one head');
+          // The call in flight is named in the plan as it is, $-patterns and all.
+          assert.ok(
+            ((await page.locator('#revive').textContent()) ?? '').includes('2 runs to revive'),
+            'a run page links the plan',
+          );
+          await page.goto(`${base}/#revive`);
+          assert.ok(
+            ((await page.locator('#plan').textContent()) ?? '').includes(
+              `call_${SCRIPT}${DOLLARS}`,
+            ),
+          );
+          await page.goBack();
+          assert.equal(await page.locator('script[src="/app.js"]').count(), 1);
+          assert.equal(await page.locator('img, svg, iframe, link, object, embed').count(), 0);
 
-      // A change to the tree: the page fetches and swaps in the new page, hostile text included.
-      const refreshed = page.locator('body[data-refreshed]');
-      assert.equal(await refreshed.count(), 0);
-      const later = new Date(Date.now() + 5000);
-      await utimes(root, later, later);
-      await refreshed.waitFor({ timeout: 20_000 });
-      await page.locator('details').evaluateAll((all) => {
-        for (const element of all) element.setAttribute('open', '');
+          // A change to the tree: the page fetches and swaps in the new page, hostile text
+          // included.
+          const refreshed = page.locator('body[data-refreshed]');
+          assert.equal(await refreshed.count(), 0);
+          const later = new Date(Date.now() + 5000);
+          await utimes(root, later, later);
+          await refreshed.waitFor({ timeout: 20_000 });
+          await page.locator('details').evaluateAll((all) => {
+            for (const element of all) element.setAttribute('open', '');
+          });
+          assert.ok(((await page.locator('main').textContent()) ?? '').includes(SCRIPT));
+          assert.equal(await page.locator('script').count(), 1, 'still only the page script');
+          await page.screenshot({ path: join(OUTPUT, 'hostile.png'), fullPage: true });
+          assert.equal(await pwned(), 'undefined', 'no payload ran');
+          assert.equal(dialogs, 0);
+          watch.assertStayedHome(base);
+        } finally {
+          await browser.close();
+        }
       });
-      assert.ok(((await page.locator('main').textContent()) ?? '').includes(SCRIPT));
-      assert.equal(await page.locator('script').count(), 1, 'still only the page script');
-      await page.screenshot({ path: join(OUTPUT, 'hostile.png'), fullPage: true });
-      assert.equal(await pwned(), 'undefined', 'no payload ran');
-      assert.equal(dialogs, 0);
-      watch.assertStayedHome(base);
     } finally {
-      await browser.close();
-      await server.close();
       await rm(folder, { recursive: true, force: true });
     }
   });
@@ -872,9 +804,7 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
 
 describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
   test('a watched folder removed and made again is watched again from the next check', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
+    await inFixtureTree(async (folder) => {
       const source = fileUiSource(['runs'], folder);
       let heardChanges = 0;
       const stop = source.watch?.(() => {
@@ -904,15 +834,11 @@ describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
         stop();
         await source.close();
       }
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a change below a folder PATH, or in a transcript PATH’s children, is announced without waiting for the poll', async () => {
-    const folder = await temporaryFolder();
-    try {
-      await writeFixtureTree(folder);
+    await inFixtureTree(async (folder) => {
       for (const [given, change] of [
         [
           'runs',
@@ -928,28 +854,12 @@ describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
         ],
       ] as const) {
         // Polled once an hour: only the watch can announce the change within the test.
-        const server = await startUiServer({
-          source: fileUiSource([given], folder),
-          cwd: folder,
-          env: process.env,
-          port: 0,
-          pollMs: 3_600_000,
-        });
-        try {
+        await serving({ folder, roots: [given], pollMs: 3_600_000 }, async (server, base) => {
           progress(`watching ${given}`);
-          const text = await heard(
-            `http://127.0.0.1:${server.port}`,
-            server.token,
-            'tree-changed',
-            change,
-          );
+          const text = await heard(base, server.token, 'tree-changed', change);
           assert.match(text, /event: tree-changed/, given);
-        } finally {
-          await server.close();
-        }
+        });
       }
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    });
   });
 });
