@@ -73,16 +73,21 @@ export const MAX_LINE_BYTES = 256 * 1024 * 1024;
  * {@link encodeLine} for a writer: the line is decoded as a reader decodes it, and a record
  * the reader would refuse is not returned — a TypeError (a programmer error: the caller built
  * a bad body) whose message starts `a reader would refuse this TYPE record:`. What a writer
- * writes is always what its reader reads.
+ * writes is always what its reader reads. `maxLineBytes` is the readers' limit; only a test
+ * gives another.
  *
  * @example
  * const line = encodeReadableLine({ v: 1, seq: 0, at: new Date().toISOString() }, body);
  */
-export function encodeReadableLine(header: RecordHeader, body: RecordBody): EncodedLine {
+export function encodeReadableLine(
+  header: RecordHeader,
+  body: RecordBody,
+  maxLineBytes: number = MAX_LINE_BYTES,
+): EncodedLine {
   const line = encodeLine(header, body);
-  if (line.bytes.length - 1 > MAX_LINE_BYTES) {
+  if (line.bytes.length - 1 > maxLineBytes) {
     throw new TypeError(
-      `a reader would refuse this ${body.type} record: its line of ${line.bytes.length - 1} bytes is longer than any record (${MAX_LINE_BYTES})`,
+      `a reader would refuse this ${body.type} record: its line of ${line.bytes.length - 1} bytes is longer than any record (${maxLineBytes})`,
     );
   }
   const read = decodeLine(line.bytes.subarray(0, line.bytes.length - 1));
