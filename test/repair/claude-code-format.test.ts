@@ -10,7 +10,7 @@ import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { sessionLines } from '../../src/repair/session-lines.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
-import { mutateLines, mutateValue } from './support/mutations.ts';
+import { mutateValue, mutationRounds } from './support/mutations.ts';
 
 /*
  * The Claude Code session format (src/repair/claude-code-format.ts) on sessions the real client
@@ -525,54 +525,40 @@ describe('mutated sessions never throw', () => {
   const KEYS = ['uuid', 'parentUuid', 'type', 'message', 'isSidechain', 'leafUuid', 'id'];
 
   test('3000 mutations of the client-written sessions: a plan of Claude Code shapes, or a reason', () => {
-    const next = seededRandom(testSeed('claude-code mutations'));
-    const kinds: Record<string, number> = { repair: 0, clean: 0, refuse: 0, undetected: 0 };
-    for (let round = 0; round < 3000; round += 1) {
-      const name = NAMES[round % NAMES.length] as string;
-      const lines = mutateLines(fixture(name).split('\n').slice(0, -1), next, (value) =>
-        mutateValue(value, next, odd, KEYS),
-      );
-      const text = `${lines.join('\n')}\n`;
-      const parsed = linesOf(text);
-      const detection = claudeCodeFormat.detect(parsed);
-      if (detection === null || !detection.supported) {
-        kinds.undetected = (kinds.undetected ?? 0) + 1;
-        continue;
-      }
-      const result = claudeCodeFormat.plan(parsed, context());
-      kinds[result.kind] = (kinds[result.kind] ?? 0) + 1;
-      if (result.kind !== 'repair') {
-        assert.doesNotMatch(result.detail, /could not plan/, `${result.detail}\n${text}`);
-        continue;
-      }
-      assert.equal(result.append.length, result.calls.length);
-      const uuids = new Set(parsed.map((line) => (line.value as Line | undefined)?.uuid));
-      let parent: unknown;
-      for (const [index, appended] of result.append.entries()) {
-        const entry = parse(appended);
-        assert.equal(entry.type, 'user');
-        assert.deepEqual(entry.message, {
-          role: 'user',
-          content: [
-            {
-              type: 'tool_result',
-              content: INTERRUPTED_MESSAGE,
-              is_error: true,
-              tool_use_id: result.calls[index]?.callId,
-            },
-          ],
-        });
-        assert.equal(entry.toolUseResult, `Error: ${INTERRUPTED_MESSAGE}`);
-        assert.match(String(entry.uuid), UUID_V4);
-        assert.ok(!uuids.has(entry.uuid));
-        assert.equal(typeof entry.parentUuid, 'string');
-        if (index > 0) assert.equal(entry.parentUuid, parent);
-        assert.equal(typeof entry.sourceToolAssistantUUID, 'string');
-        parent = entry.uuid;
-      }
-    }
-    console.log('mutation outcomes', kinds);
-    assert.ok((kinds.repair ?? 0) > 100 && (kinds.refuse ?? 0) > 10 && (kinds.clean ?? 0) > 100);
+    mutationRounds({
+      format: claudeCodeFormat,
+      sessions: NAMES.map((name) => fixture(name)),
+      next: seededRandom(testSeed('claude-code mutations')),
+      odd,
+      keys: KEYS,
+      context,
+      checkRepair(result, parsed) {
+        const uuids = new Set(parsed.map((line) => (line.value as Line | undefined)?.uuid));
+        let parent: unknown;
+        for (const [index, appended] of result.append.entries()) {
+          const entry = parse(appended);
+          assert.equal(entry.type, 'user');
+          assert.deepEqual(entry.message, {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                content: INTERRUPTED_MESSAGE,
+                is_error: true,
+                tool_use_id: result.calls[index]?.callId,
+              },
+            ],
+          });
+          assert.equal(entry.toolUseResult, `Error: ${INTERRUPTED_MESSAGE}`);
+          assert.match(String(entry.uuid), UUID_V4);
+          assert.ok(!uuids.has(entry.uuid));
+          assert.equal(typeof entry.parentUuid, 'string');
+          if (index > 0) assert.equal(entry.parentUuid, parent);
+          assert.equal(typeof entry.sourceToolAssistantUUID, 'string');
+          parent = entry.uuid;
+        }
+      },
+    });
   });
 
   test('random lines, random bytes: detect and plan never throw', () => {

@@ -10,7 +10,7 @@ import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import { sessionLines } from '../../src/repair/session-lines.ts';
-import { mutateLines, mutateValue } from './support/mutations.ts';
+import { mutationRounds } from './support/mutations.ts';
 
 /*
  * The pi session format (src/repair/pi-format.ts) on sessions the real client wrote
@@ -363,43 +363,29 @@ describe('mutated sessions never throw', () => {
   ];
 
   test('3000 mutations of the client-written sessions: a plan of pi shapes, or a reason', () => {
-    const next = seededRandom(testSeed('pi mutations'));
-    const kinds: Record<string, number> = { repair: 0, clean: 0, refuse: 0, undetected: 0 };
-    for (let round = 0; round < 3000; round += 1) {
-      const name = names[round % names.length] as string;
-      const lines = mutateLines(fixture(name).split('\n').slice(0, -1), next, (value) =>
-        mutateValue(value, next, odd, KEYS),
-      );
-      const text = `${lines.join('\n')}\n`;
-      const parsed = linesOf(text);
-      const detection = piFormat.detect(parsed);
-      if (detection === null || !detection.supported) {
-        kinds.undetected = (kinds.undetected ?? 0) + 1;
-        continue;
-      }
-      const result = piFormat.plan(parsed, context());
-      kinds[result.kind] = (kinds[result.kind] ?? 0) + 1;
-      if (result.kind !== 'repair') {
-        assert.doesNotMatch(result.detail, /could not plan/, `${result.detail}\n${text}`);
-        continue;
-      }
-      assert.equal(result.append.length, result.calls.length);
-      const v1 = detection.version === 'session v1';
-      for (const [index, line] of result.append.entries()) {
-        const entry = parse(line);
-        const message = entry.message as Record<string, unknown>;
-        assert.equal(entry.type, 'message');
-        assert.equal(message.role, 'toolResult');
-        assert.equal(message.isError, true);
-        assert.equal(message.toolCallId, result.calls[index]?.callId);
-        assert.equal(typeof message.toolName, 'string');
-        assert.deepEqual(message.content, [{ type: 'text', text: INTERRUPTED_MESSAGE }]);
-        if (v1) assert.equal('id' in entry, false);
-        else assert.match(String(entry.id), /^[0-9a-f]{8}$/);
-      }
-    }
-    console.log('mutation outcomes', kinds);
-    assert.ok((kinds.repair ?? 0) > 100 && (kinds.refuse ?? 0) > 10 && (kinds.clean ?? 0) > 100);
+    mutationRounds({
+      format: piFormat,
+      sessions: names.map((name) => fixture(name)),
+      next: seededRandom(testSeed('pi mutations')),
+      odd,
+      keys: KEYS,
+      context,
+      checkRepair(result, _parsed, detection) {
+        const v1 = detection.version === 'session v1';
+        for (const [index, line] of result.append.entries()) {
+          const entry = parse(line);
+          const message = entry.message as Record<string, unknown>;
+          assert.equal(entry.type, 'message');
+          assert.equal(message.role, 'toolResult');
+          assert.equal(message.isError, true);
+          assert.equal(message.toolCallId, result.calls[index]?.callId);
+          assert.equal(typeof message.toolName, 'string');
+          assert.deepEqual(message.content, [{ type: 'text', text: INTERRUPTED_MESSAGE }]);
+          if (v1) assert.equal('id' in entry, false);
+          else assert.match(String(entry.id), /^[0-9a-f]{8}$/);
+        }
+      },
+    });
   });
 });
 

@@ -1,3 +1,13 @@
+import assert from 'node:assert/strict';
+import type {
+  ForeignFormat,
+  ForeignLine,
+  FormatDetection,
+  PlanContext,
+  RepairPlan,
+} from '../../../src/repair/foreign-format.ts';
+import { sessionLines } from '../../../src/repair/session-lines.ts';
+
 /**
  * Random damage for the format tests: a session's lines edited the ways files get damaged,
  * and JSON values changed somewhere inside.
@@ -73,4 +83,52 @@ export function mutateLines(
     }
   }
   return lines;
+}
+
+/**
+ * The format tests' mutation rounds: each of `rounds` edits one of `sessions` (whole texts,
+ * taken in turn) with {@link mutateLines}; a detected, supported session is planned. A plan
+ * that is not a repair gives its own reason (never the never-throwing wrapper's "could not
+ * plan"); a repair answers each call with one appended line, which `checkRepair` examines.
+ * The outcomes are printed, and each kind must come up often enough to have been tested.
+ */
+export function mutationRounds(options: {
+  format: ForeignFormat;
+  sessions: readonly string[];
+  next: () => number;
+  odd: readonly unknown[];
+  keys: readonly string[];
+  context: () => PlanContext;
+  rounds?: number;
+  checkRepair: (
+    result: Extract<RepairPlan, { kind: 'repair' }>,
+    parsed: ForeignLine[],
+    detection: FormatDetection,
+  ) => void;
+}): void {
+  const { format, sessions, next, odd, keys } = options;
+  const kinds: Record<string, number> = { repair: 0, clean: 0, refuse: 0, undetected: 0 };
+  for (let round = 0; round < (options.rounds ?? 3000); round += 1) {
+    const session = sessions[round % sessions.length] as string;
+    const lines = mutateLines(session.split('\n').slice(0, -1), next, (value) =>
+      mutateValue(value, next, odd, keys),
+    );
+    const text = `${lines.join('\n')}\n`;
+    const parsed = sessionLines(Buffer.from(text)).lines;
+    const detection = format.detect(parsed);
+    if (detection === null || !detection.supported) {
+      kinds.undetected = (kinds.undetected ?? 0) + 1;
+      continue;
+    }
+    const result = format.plan(parsed, options.context());
+    kinds[result.kind] = (kinds[result.kind] ?? 0) + 1;
+    if (result.kind !== 'repair') {
+      assert.doesNotMatch(result.detail, /could not plan/, `${result.detail}\n${text}`);
+      continue;
+    }
+    assert.equal(result.append.length, result.calls.length);
+    options.checkRepair(result, parsed, detection);
+  }
+  console.log('mutation outcomes', kinds);
+  assert.ok((kinds.repair ?? 0) > 100 && (kinds.refuse ?? 0) > 10 && (kinds.clean ?? 0) > 100);
 }
