@@ -49,7 +49,7 @@ export interface ScriptedServer {
 
 /**
  * Serve `handle` on 127.0.0.1: every request's body parsed as JSON and recorded in `requests`
- * (a body that is not JSON answered 400). With `route`, anything but a POST to it is a 404.
+ * (a body that is not JSON answered 400). With `route` (a path; a query is ignored), anything but a POST to it is a 404.
  *
  * @example
  * const requests: Record<string, unknown>[] = [];
@@ -66,7 +66,9 @@ export async function startScriptedServer(
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      if (route !== undefined && (request.method !== 'POST' || request.url !== route)) {
+      // The route is a path: a query (Claude Code asks `/v1/messages?beta=true`) does not count.
+      const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+      if (route !== undefined && (request.method !== 'POST' || path !== route)) {
         sendJson(response, 404, {
           error: { message: `no route ${request.method} ${request.url}`, type: 'not_found' },
         });

@@ -9,12 +9,15 @@
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { anthropicPairingError } from '../../src/testing/provider-servers.ts';
+import {
+  anthropicPairingError,
+  type ScriptedServer,
+  sendJson,
+  startScriptedServer,
+} from '../../src/testing/provider-servers.ts';
 import { finishWithin, type RunningChild, startDetached } from './support/client-run.ts';
 import { processTable, processTree } from './support/process-tree.ts';
 
@@ -139,17 +142,11 @@ export interface ModelTurn {
   calls?: { id: string; name: string; input: Record<string, unknown> }[];
 }
 
-/** A running scripted Anthropic Messages server. */
-export interface ModelServer {
-  /** The base URL (`http://127.0.0.1:PORT`, what ANTHROPIC_BASE_URL takes). */
-  url: string;
-  /** Every `POST /v1/messages` body, parsed, in order. */
-  requests: Record<string, unknown>[];
-  /** Every 400 sent for a request that breaks Anthropic's tool_use/tool_result pairing. */
-  rejections: string[];
-  remaining(): number;
-  close(): Promise<void>;
-}
+/**
+ * A running scripted Anthropic Messages server; its `url` is the base Claude Code takes
+ * (`ANTHROPIC_BASE_URL`, without `/v1`).
+ */
+export type ModelServer = ScriptedServer;
 
 /**
  * A strict scripted Anthropic Messages server: each `POST /v1/messages` is checked against
@@ -163,38 +160,26 @@ export async function startModelServer(script: readonly ModelTurn[]): Promise<Mo
   const requests: Record<string, unknown>[] = [];
   const rejections: string[] = [];
   let answered = 0;
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const json = (status: number, body: unknown) => {
-        response.writeHead(status, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(body));
-      };
-      if (request.method !== 'POST' || !(request.url ?? '').startsWith('/v1/messages')) {
-        json(404, { type: 'error', error: { type: 'not_found_error', message: 'no route' } });
-        return;
-      }
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-      } catch {
-        json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad json' } });
-        return;
-      }
-      requests.push(body);
+  const server = await startScriptedServer(
+    (body, response) => {
       const problem = anthropicPairingError(
         (body.messages ?? []) as Parameters<typeof anthropicPairingError>[0],
         new Map(),
       );
       if (problem !== null) {
         rejections.push(problem);
-        json(400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
+        sendJson(response, 400, {
+          type: 'error',
+          error: { type: 'invalid_request_error', message: problem },
+        });
         return;
       }
       const step = steps.shift();
       if (step === undefined) {
-        json(500, { type: 'error', error: { type: 'api_error', message: 'script exhausted' } });
+        sendJson(response, 500, {
+          type: 'error',
+          error: { type: 'api_error', message: 'script exhausted' },
+        });
         return;
       }
       answered += 1;
@@ -239,19 +224,11 @@ export async function startModelServer(script: readonly ModelTurn[]): Promise<Mo
       });
       send('message_stop', {});
       response.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
+    },
     requests,
     rejections,
-    remaining: () => steps.length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+    steps,
+    '/v1/messages',
+  );
+  return { ...server, url: server.url.replace(/\/v1$/, '') };
 }
