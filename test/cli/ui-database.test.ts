@@ -228,12 +228,8 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
     const browser = await launchChromium();
     const watch = new PageWatch();
     try {
-      const page = await browser.newPage();
-      page.setDefaultTimeout(30_000);
-      watch.attach(page);
       progress('opening the page');
-      await page.goto(url);
-      await page.waitForSelector('body[data-events="open"]');
+      const page = await watch.open(browser, url, 30_000);
 
       const nav = (await page.locator('nav').textContent()) ?? '';
       assert.match(nav, /hello “hello” finished/);

@@ -241,12 +241,8 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     const browser = await launchChromium();
     const watch = new PageWatch();
     try {
-      const page = await browser.newPage();
-      page.setDefaultTimeout(20_000);
-      watch.attach(page);
       progress('opening the page');
-      await page.goto(url);
-      await page.waitForSelector('body[data-events="open"]');
+      const page = await watch.open(browser, url, 20_000);
 
       const nav = (await page.locator('nav').textContent()) ?? '';
       assert.match(nav, /main “Main run” revivable · waiting on 2 children/);

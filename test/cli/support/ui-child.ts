@@ -10,7 +10,7 @@ import { existsSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { REPO } from './cli-fixtures.ts';
 
 const NODE = join(REPO, 'node_modules/.bin/node');
@@ -135,6 +135,19 @@ export class PageWatch {
   readonly requests: string[] = [];
   /** Every console message (`type: text`) and uncaught error (`pageerror: message`). */
   readonly consoleLines: string[] = [];
+
+  /**
+   * A new page of `browser`, watched, with `timeoutMs` as its default wait, opened at the ui's
+   * `url` and waited on until its event stream is open (the page is live).
+   */
+  async open(browser: Browser, url: string, timeoutMs: number): Promise<Page> {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(timeoutMs);
+    this.attach(page);
+    await page.goto(url);
+    await page.waitForSelector('body[data-events="open"]');
+    return page;
+  }
 
   /** Start collecting; call before the page is opened. */
   attach(page: Page): void {
