@@ -625,9 +625,11 @@ describe('repairSession on a copy of a client-written session', () => {
     const original = await readFile(new URL('killed-one-call.jsonl', FIXTURES));
     const path = join(folder, 'live.jsonl');
     await writeFile(path, original);
-    const outcome = await repairSession(path);
+    // Quiet for ten minutes to count as left alone: just written is live on any machine.
+    const outcome = await repairSession(path, { quietMs: 600_000 });
     assert.equal(outcome.status, 'refused');
     assert.equal(outcome.status === 'refused' && outcome.reason, 'live');
+    assert.match(outcome.status === 'refused' ? outcome.detail : '', /changed \d+ ms ago/);
     assert.ok((await readFile(path)).equals(original));
   });
 

@@ -637,9 +637,11 @@ describe('repairSession on a Codex rollout', () => {
   test('a supported rollout that was just written is refused as live without force', async () => {
     const path = join(folder, `rollout-${counter++}.jsonl`);
     await writeFile(path, fixture('killed-one-call.jsonl'));
-    const outcome = await repairSession(path);
+    // Quiet for ten minutes to count as left alone: just written is live on any machine.
+    const outcome = await repairSession(path, { quietMs: 600_000 });
     assert.equal(outcome.status, 'refused');
     assert.ok(outcome.status === 'refused');
     assert.equal(outcome.reason, 'live');
+    assert.match(outcome.detail, /changed \d+ ms ago/);
   });
 });

@@ -219,6 +219,11 @@ describe('repairSession (the shell, on a toy format)', () => {
     assert.ok(failed.status === 'refused');
     assert.equal(failed.reason, 'io-error');
     assert.equal(await readFile(path, 'utf8'), original);
+    const backups = (await readdir(folder)).filter((name) =>
+      name.startsWith(`${basename(path)}.bak-`),
+    );
+    assert.equal(backups.length, 1, 'the backup was written before the failed append');
+    assert.equal(await readFile(join(folder, backups[0] as string), 'utf8'), original);
     const retried = await repairSession(path, { formats });
     assert.ok(retried.status === 'repaired');
     assert.equal(await readFile(path, 'utf8'), `${original}{"result":"a","interrupted":true}\n`);
