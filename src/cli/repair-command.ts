@@ -125,6 +125,7 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
       if (outcome.sidecar !== undefined) {
         lines.push(`  torn last line copied to ${terminalSafe(shown(outcome.sidecar, cwd))}`);
       }
+      lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
       return `${lines.join('\n')}\n`;
     }
     case 'planned': {
@@ -136,17 +137,36 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
           `  a torn last line (${outcome.tornBytes} bytes) would be copied to a sidecar, then a newline appended`,
         );
       }
+      lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
       lines.push(
         `  would append ${outcome.append.length} line${outcome.append.length === 1 ? '' : 's'}:`,
       );
       for (const line of outcome.append) lines.push(`  + ${terminalSafe(line)}`);
       return `${lines.join('\n')}\n`;
     }
-    case 'clean':
-      return `nothing to repair in ${name}${format}: ${terminalSafe(outcome.detail)}\n`;
+    case 'clean': {
+      const lines = [`nothing to repair in ${name}${format}: ${terminalSafe(outcome.detail)}`];
+      if (outcome.tornBytes > 0) {
+        lines.push(
+          `  a torn last line (${outcome.tornBytes} bytes) was not read: a call it held cannot be seen`,
+        );
+      }
+      lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
+      return `${lines.join('\n')}\n`;
+    }
     case 'refused':
       return `not repaired (${outcome.reason}): ${terminalSafe(outcome.detail)}\n`;
   }
+}
+
+/** The lines that are not JSON, named: the repair reads past them, as the client does. */
+function skippedNote(skipped: readonly number[], client: string): string[] {
+  if (skipped.length === 0) return [];
+  const shownLines = skipped.slice(0, 10).join(', ');
+  const more = skipped.length > 10 ? ` and ${skipped.length - 10} more` : '';
+  return [
+    `  note: line${skipped.length === 1 ? '' : 's'} ${shownLines}${more} ${skipped.length === 1 ? 'is' : 'are'} not JSON: skipped, as ${client} skips ${skipped.length === 1 ? 'it' : 'them'}; a result written there cannot be seen`,
+  ];
 }
 
 function scanText(outcomes: readonly RepairOutcome[], scanned: number, cwd: string): string {

@@ -78,6 +78,8 @@ export type RepairOutcome =
       backup: string;
       /** Where a torn last line was copied, when there was one. */
       sidecar?: string;
+      /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
+      skipped: number[];
     }
   | {
       path: string;
@@ -87,8 +89,19 @@ export type RepairOutcome =
       append: string[];
       /** Bytes of a torn last line that a repair would copy to a sidecar and leave in place. */
       tornBytes: number;
+      /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
+      skipped: number[];
     }
-  | { path: string; status: 'clean'; detection: FormatDetection; detail: string }
+  | {
+      path: string;
+      status: 'clean';
+      detection: FormatDetection;
+      detail: string;
+      /** Bytes of a torn last line, not read (a call it held cannot be seen). */
+      tornBytes: number;
+      /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
+      skipped: number[];
+    }
   | {
       path: string;
       status: 'refused';
@@ -154,7 +167,7 @@ export async function repairSession(
     if (format === undefined || detection === null) {
       return refused(
         'unknown-format',
-        `not a session of ${formats.map((known) => known.name).join(', ')} that this version recognises`,
+        `${unrecognised(read)}not a session of ${formats.map((known) => known.name).join(', ')} that this version recognises`,
       );
     }
     if (!detection.supported) {
@@ -169,8 +182,13 @@ export async function repairSession(
       randomBytes: options.randomBytes ?? ((count) => cryptoRandomBytes(count)),
     });
     if (plan.kind === 'refuse') return refused('shape', plan.detail, detection);
-    if (plan.kind === 'clean') return { path, status: 'clean', detection, detail: plan.detail };
     const tornBytes = read.tornAt === null ? 0 : read.bytes.length - read.tornAt;
+    const skipped = read.lines
+      .filter((line) => line.value === undefined && line.text.trim() !== '')
+      .map((line) => line.number);
+    if (plan.kind === 'clean') {
+      return { path, status: 'clean', detection, detail: plan.detail, tornBytes, skipped };
+    }
     if (options.dryRun === true) {
       return {
         path,
@@ -179,16 +197,34 @@ export async function repairSession(
         calls: plan.calls,
         append: plan.append,
         tornBytes,
+        skipped,
       };
     }
     if (options.force !== true) {
       const live = await liveness(path, options.quietMs ?? 5000, clock());
       if (live !== null) return refused('live', `${live}; --force repairs it anyway`, detection);
     }
-    return await commit(fileSystem, path, read, plan, detection, clock());
+    const committed = await commit(fileSystem, path, read, plan, detection, clock());
+    return committed.status === 'repaired' ? { ...committed, skipped } : committed;
   } catch (error) {
     return refused('io-error', describeError(error));
   }
+}
+
+/**
+ * What is wrong at the start of a file no format recognised, when something plainly is: the
+ * formats recognise a session by its first lines.
+ */
+function unrecognised(read: ReadSession): string {
+  const first = read.lines[0];
+  if (first === undefined) {
+    return read.tornAt === null
+      ? 'the file is empty; '
+      : `it holds only a torn line of ${read.bytes.length - read.tornAt} bytes; `;
+  }
+  if (first.text.startsWith('\ufeff')) return 'line 1 starts with a byte order mark; ';
+  if (first.value === undefined) return 'line 1 is not JSON; ';
+  return '';
 }
 
 /** Read the whole file (bounded), split on `\n` only, keeping a torn last line out of the data. */
@@ -295,6 +331,7 @@ async function commit(
     calls: plan.calls,
     appended: plan.append.length,
     backup,
+    skipped: [],
   };
   if (sidecar !== undefined) outcome.sidecar = sidecar;
   return outcome;
