@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { type ResponsesServer, startResponsesServer } from '../../src/testing/index.ts';
-import { ROOT, repairCli, run, startDetached, waitFor } from './support/client-run.ts';
+import { repairCli, run, startDetached, waitFor } from './support/client-run.ts';
 import { alive, killTree, processTable, processTree } from './support/process-tree.ts';
+import { CODEX_JS, codexConfigToml } from './support/codex-config.ts';
 
 /*
  * `llm-agent repair` against the REAL Codex CLI (the pinned devDependency @openai/codex), offline:
@@ -23,7 +24,6 @@ import { alive, killTree, processTable, processTree } from './support/process-tr
  * Run by `npm run test:clients`. It fails, never skips, when Codex cannot run.
  */
 
-const CODEX_JS = join(ROOT, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
 const CODEX_VERSION = '0.171.0';
 /** How long Codex may take to reach the running tool, and to resume. */
 const START_TIMEOUT_MS = 60_000;
@@ -89,7 +89,7 @@ async function scenario(name: string, count: number): Promise<void> {
     { text: 'Resumed: I will check the markers before running anything again.' },
   ]);
   try {
-    await writeFile(join(codexHome, 'config.toml'), configToml(server.url));
+    await writeFile(join(codexHome, 'config.toml'), codexConfigToml(server.url));
     const env = {
       PATH: process.env.PATH ?? '',
       HOME: home,
@@ -232,25 +232,6 @@ function assertResumedRequest(server: ResponsesServer, ids: readonly string[]): 
   assert.ok(marker !== undefined, 'the turn_aborted marker was sent');
   assert.match(marker, /the Codex process stopped/);
   assert.ok(!JSON.stringify(input).includes('"output":"aborted"'), 'Codex filled in "aborted"');
-}
-
-/** Codex's config: a custom provider on the local server, no retries, no approvals, no sandbox. */
-function configToml(url: string): string {
-  return [
-    'model = "gpt-5"',
-    'model_provider = "fake"',
-    'approval_policy = "never"',
-    'sandbox_mode = "danger-full-access"',
-    '',
-    '[model_providers.fake]',
-    'name = "fake"',
-    `base_url = "${url}"`,
-    'env_key = "FAKE_MODEL_KEY"',
-    'wire_api = "responses"',
-    'request_max_retries = 0',
-    'stream_max_retries = 0',
-    '',
-  ].join('\n');
 }
 
 interface RolloutItem {
