@@ -86,7 +86,7 @@ async function verifiedInFull(
   if (!full.ok) return full.detail;
   if (inspection.reason === 'unreadable') return null;
   const problem = verdictDisagreement(inspection, assessTail(full.state, context));
-  return problem === null ? null : `${path}: ${problem}`;
+  return problem;
 }
 
 /** The claim file of the caller's claim while it holds it. */

@@ -95,14 +95,17 @@ export function finishInspection(draft: InspectionDraft, full: TailRead | null):
   if (full?.ok === true) {
     const problem = verdictDisagreement(inspection, assessTail(full.state, context));
     if (problem !== null) {
-      inspection = unreadableAnswer(path, maxRevivals, `${path}: ${problem}`);
+      inspection = unreadableAnswer(path, maxRevivals, problem);
     }
   }
   if (holder === null && reviver !== null) inspection.reviver = reviver;
   if (!draft.validCap && inspection.reason === 'revival-cap') {
     inspection.detail = `maxRevivals must be a non-negative integer (got ${String(draft.givenCap)}); treated as 0`;
   }
-  if (inspection.detail !== undefined) inspection.detail = `${path}: ${inspection.detail}`;
+  // The detail names the file once: a full read's own detail already does (`path:N: …`).
+  if (inspection.detail !== undefined && !inspection.detail.startsWith(`${path}:`)) {
+    inspection.detail = `${path}: ${inspection.detail}`;
+  }
   return readingOrder(inspection);
 }
 

@@ -76,6 +76,10 @@ describe('a checkpoint that lies: status and revive give one verdict', () => {
     assert.equal(revived.reason, 'unreadable');
     assert.match(revived.detail, /its last checkpoint disagrees with the records before it/);
     assert.equal(run?.detail, revived.detail, 'the same detail in both');
+    assert.ok(
+      revived.detail.startsWith(`${path}: its last checkpoint`),
+      `the file named once, first: ${revived.detail}`,
+    );
     assert.ok(untouched, 'revive wrote nothing');
   });
 

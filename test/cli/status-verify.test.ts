@@ -53,7 +53,11 @@ describe('status --verify reads every record', () => {
     assert.equal(plain.code, 3);
     const verified = await status(path, true);
     assert.equal(verified.run?.state, 'unreadable');
-    assert.match(verified.run?.detail ?? '', new RegExp(`hidden-damage\\.jsonl:${index + 1}: `));
+    // The file named once, then its line: `…/hidden-damage.jsonl:N: why`.
+    assert.match(
+      verified.run?.detail ?? '',
+      new RegExp(`^[^:]*hidden-damage\\.jsonl:${index + 1}: `),
+    );
     assert.equal(verified.code, 4);
     // What revive reads of a compacted run is what its model sees: the damage is not in it.
     const revived = await Revival.revive({ path, agentId: META.agentId, maxRevivals: 3 });
