@@ -27,6 +27,7 @@ import { UserError } from './user-error.ts';
 export const runCommand: Command = {
   name: 'run',
   help: `Usage: llm-agent run --agents MODULE [--type T] [--out PATH] [--label L] [--id ID] PROMPT…
+       llm-agent run --database URL [--schema NAME] --agents MODULE [--type T] [--id ID] PROMPT…
 
 Start a run of agent type T on PROMPT (the positional words, joined by spaces), recorded in
 the transcript PATH, and run it to the end; children it spawns are recorded in
