@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RunEvent, RunHandle, RunResult } from '../../src/loop/types.ts';
+import type { LoopEvent, RunHandle, RunResult } from '../../src/loop/types.ts';
 import { followRun, progressLine } from '../../src/cli/run-progress.ts';
 import { createStyle } from '../../src/cli/terminal-style.ts';
 
@@ -46,7 +46,7 @@ test('progress lines show the model’s control characters escaped, and any dept
 });
 
 /** A run handle that only replays `events` (all followRun reads of it). */
-function replay(events: RunEvent[]): RunHandle {
+function replay(events: LoopEvent[]): RunHandle {
   return {
     async *[Symbol.asyncIterator]() {
       yield* events;
@@ -54,7 +54,7 @@ function replay(events: RunEvent[]): RunHandle {
   } as unknown as RunHandle;
 }
 
-function turns(final: string): RunEvent[] {
+function turns(final: string): LoopEvent[] {
   return [
     { type: 'text-delta', text: 'Let me look.' },
     { type: 'turn-end', turn: 1, finishReason: 'tool-calls' },
@@ -64,7 +64,7 @@ function turns(final: string): RunEvent[] {
   ];
 }
 
-async function followed(events: RunEvent[], finalAnswerShown: boolean): Promise<string> {
+async function followed(events: LoopEvent[], finalAnswerShown: boolean): Promise<string> {
   let written = '';
   const stream = {
     write: (chunk: string) => {
