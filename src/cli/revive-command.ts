@@ -11,6 +11,7 @@ import { Composer } from '../subagents/composer.ts';
 import {
   type Command,
   type CommandIo,
+  hintCommand,
   integerOption,
   parseCommandLine,
   writeLine,
@@ -193,7 +194,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       writeLine(io.stderr, claimed.message);
       return claimed.code;
     }
-    const stopper = new RunStopper(io, `llm-agent ${['revive', ...argv].map(quote).join(' ')}`);
+    const stopper = new RunStopper(io, hintCommand(io, ['revive', ...argv].map(quote).join(' ')));
     let outcomes: RevivalOutcome[];
     try {
       outcomes = await executePlan(
@@ -350,7 +351,7 @@ async function claimTrees(
   if (planText(again, PLAIN) !== planText(plan, PLAIN)) {
     return refuse(
       EXIT.claimed,
-      'revive: the runs changed after the plan was made (another process revived or ran them); nothing was written — look again with llm-agent status',
+      `revive: the runs changed after the plan was made (another process revived or ran them); nothing was written — look again with ${hintCommand(io, 'status')}`,
     );
   }
   return { ok: true, claims };

@@ -7,7 +7,14 @@ import { Composer } from '../subagents/composer.ts';
 import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
-import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
+import {
+  type Command,
+  type CommandIo,
+  hintCommand,
+  parseCommandLine,
+  writeLine,
+} from './command.ts';
+import { databaseOptions, maskedNote } from './database-hint.ts';
 import { EXIT } from './exit-codes.ts';
 import { connectStore, databaseUrl } from './database-store.ts';
 import { loadAgents } from './load-agents.ts';
@@ -129,7 +136,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     if (result.status === 'finished') return EXIT.ok;
     // As after Ctrl-C: the transcript keeps the run, and one command carries it on.
     io.stderr.write(
-      `The run ${result.status}; its transcript keeps it revivable (llm-agent status ${quote(values.out ?? out)} says why). Carry on with: llm-agent revive ${quote(values.out ?? out)} --agents ${quote(module)}\n`,
+      `The run ${result.status}; its transcript keeps it revivable (${hintCommand(io, `status ${quote(values.out ?? out)}`)} says why). Carry on with: ${hintCommand(io, `revive ${quote(values.out ?? out)} --agents ${quote(module)}`)}\n`,
     );
     return EXIT.failure;
   },
@@ -182,8 +189,9 @@ async function submitRun(
     await store.close();
   }
   io.stdout.write(`${run}\n`);
+  const target = databaseOptions(url, request.schema);
   io.stderr.write(
-    `Submitted ${terminalSafe(run)} (queued): a worker takes it — llm-agent worker --database URL --agents ${quote(request.module)}\n`,
+    `Submitted ${terminalSafe(run)} (queued): a worker takes it — ${hintCommand(io, `worker ${target.args} --agents ${quote(request.module)}`)}${maskedNote(target.masked)}\n`,
   );
   return EXIT.ok;
 }
@@ -216,7 +224,7 @@ export async function runRoot(
   const followers: Promise<void>[] = [];
   const stopper = new RunStopper(
     io,
-    `llm-agent revive ${quote(request.path)} --agents ${quote(module)}`,
+    hintCommand(io, `revive ${quote(request.path)} --agents ${quote(module)}`),
   );
   const composer = new Composer({
     registry,
