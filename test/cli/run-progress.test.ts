@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { progressLine } from '../../src/cli/run-progress.ts';
-import { createStyle } from '../../src/cli/terminal-style.ts';
+import { progressLine } from '../../src/render/run-progress.ts';
+import { createStyle } from '../../src/render/terminal-style.ts';
 
 const style = createStyle(false);
 
