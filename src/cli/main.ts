@@ -8,13 +8,14 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Command, CommandIo } from './command.ts';
-import { EXIT } from './exit-codes.ts';
+import type { Command } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { EXIT } from '../render/exit-codes.ts';
 import { invocationOf } from './invocation.ts';
 import { OptionError, usageOf } from './option-error.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { colourEnabled, createStyle } from './terminal-style.ts';
-import { UserError } from './user-error.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { colourEnabled, createStyle } from '../render/terminal-style.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * A subcommand, loaded only when it is used: `--version` and `status` stay quick to start.

@@ -7,22 +7,17 @@ import { Composer } from '../subagents/composer.ts';
 import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
-import {
-  type Command,
-  type CommandIo,
-  hintCommand,
-  parseCommandLine,
-  writeLine,
-} from './command.ts';
-import { databaseOptions, maskedNote } from './database-hint.ts';
-import { EXIT } from './exit-codes.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { loadAgents } from './load-agents.ts';
-import { quote } from './format-status.ts';
-import { followRun } from './run-progress.ts';
-import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
-import { RunStopper } from './run-stopper.ts';
-import { UserError } from './user-error.ts';
+import { type Command, parseCommandLine, writeLine } from './command.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { loadAgents } from '../runs/load-agents.ts';
+import { quote } from '../render/format-status.ts';
+import { followRun } from '../render/run-progress.ts';
+import { terminalSafe, terminalSafeLines } from '../render/terminal-safe.ts';
+import { RunStopper } from '../runs/run-stopper.ts';
+import { asUserError, UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent run --agents MODULE [--type T] [--out PATH] PROMPT`: start a run of one agent
@@ -267,21 +262,6 @@ export async function runRoot(
   await Promise.all(followers);
   stopper.dispose();
   return { result, stopped: stopper.stopped };
-}
-
-/**
- * A configuration problem met while starting a run, as one line for the user; anything else
- * unchanged.
- *
- * @example
- * throw asUserError('runs/a.jsonl', error);
- */
-export function asUserError(path: string, error: unknown): unknown {
-  if (SessionError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
-  if (error instanceof ModelSpecError || error instanceof TypeError) {
-    return new UserError(`${path}: ${error.message}`);
-  }
-  return error;
 }
 
 function timestamp(): string {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { databaseOptions } from '../../src/cli/database-hint.ts';
+import { databaseOptions } from '../../src/render/database-hint.ts';
 
 test('a hint names the database and schema given, and never prints a password', () => {
   assert.deepEqual(databaseOptions('postgres://u@127.0.0.1:5432/app', 'fleet'), {

@@ -26,7 +26,13 @@ export function databaseOptions(
   return { args: `--database ${quote(shown)}${withSchema}`, masked: shown !== url };
 }
 
-/** What to add after a hint whose URL was masked ('' when nothing was). */
+/**
+ * What to add after a hint whose URL was masked ('' when nothing was).
+ *
+ * @example
+ * const target = databaseOptions(url, schema);
+ * console.error(`Next: llm-agent status ${target.args}${maskedNote(target.masked)}`);
+ */
 export function maskedNote(masked: boolean): string {
   return masked ? ' (the password is masked: put yours back)' : '';
 }
