@@ -200,7 +200,14 @@ export async function claimTrees(
   return { ok: true, claims };
 }
 
-async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
+/**
+ * True when every planned revival is a run of the demo, whose agents are built in: such runs
+ * are revived without `--agents`.
+ *
+ * @example
+ * const needsModule = !(await allDemoRuns(planTreeRevival(roots).revivals));
+ */
+export async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
   for (const revival of revivals) {
     const meta = await readSessionMeta(revival.node.path);
     if (meta?.model !== DEMO_MODEL_SPEC) return false;
