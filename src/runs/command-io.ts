@@ -26,3 +26,13 @@ export interface CommandIo {
    */
   onInterrupt?: (handler: (signal: string) => void) => () => void;
 }
+
+/**
+ * Write a line.
+ *
+ * @example
+ * writeLine(io.stdout, 'Nothing to revive.');
+ */
+export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
+  stream.write(`${text}\n`);
+}
