@@ -104,15 +104,22 @@ function hasEnvelope(value: unknown): value is Record<string, unknown> {
 function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null {
   let found = false;
   let version: string | undefined;
+  const session: { id?: string; cwd?: string } = {};
   for (const line of lines) {
     const value = line.value;
-    if (hasEnvelope(value)) found = true;
+    if (hasEnvelope(value)) {
+      found = true;
+      session.id = value.sessionId as string;
+      if (typeof value.cwd === 'string') session.cwd = value.cwd;
+    }
     if (isObject(value) && typeof value.version === 'string' && typeof value.uuid === 'string') {
       version = value.version;
     }
   }
   if (!found || version === undefined) return null;
-  if (SUPPORTED_VERSION.test(version)) return { format: 'claude-code', version, supported: true };
+  if (SUPPORTED_VERSION.test(version)) {
+    return { format: 'claude-code', version, supported: true, session };
+  }
   return {
     format: 'claude-code',
     version: shownVersion(version),

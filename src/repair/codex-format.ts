@@ -143,7 +143,10 @@ function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
         reason: `history_mode ${shown(mode)} is not one Codex 0.171 writes (legacy, paginated)`,
       };
     }
-    return { format: 'codex', version: shownVersion, supported: true };
+    const session: { id?: string; cwd?: string } = {};
+    if (typeof meta.id === 'string') session.id = meta.id;
+    if (typeof meta.cwd === 'string') session.cwd = meta.cwd;
+    return { format: 'codex', version: shownVersion, supported: true, session };
   }
   if (isPreEnvelopeMeta(first)) {
     const version = typeof first.cli_version === 'string' ? first.cli_version : 'unknown';

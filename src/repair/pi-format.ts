@@ -68,9 +68,12 @@ function detectPi(lines: readonly ForeignLine[]): FormatDetection | null {
   // pi writes both into every header it has ever written; other tools' `session` lines lack them.
   if (typeof header.timestamp !== 'string' || typeof header.cwd !== 'string') return null;
   const version = header.version;
-  if (version === undefined) return { format: 'pi', version: 'session v1', supported: true };
+  const session = { id: header.id, cwd: header.cwd };
+  if (version === undefined) {
+    return { format: 'pi', version: 'session v1', supported: true, session };
+  }
   if (typeof version === 'number' && (SUPPORTED_VERSIONS as readonly number[]).includes(version)) {
-    return { format: 'pi', version: `session v${version}`, supported: true };
+    return { format: 'pi', version: `session v${version}`, supported: true, session };
   }
   return {
     format: 'pi',

@@ -86,11 +86,13 @@ function envelope(of: Line, fields: Line): Line {
 describe('detect', () => {
   test('recognises every session the client wrote, with its version', () => {
     for (const name of NAMES) {
-      assert.deepEqual(claudeCodeFormat.detect(linesOf(fixture(name))), {
-        format: 'claude-code',
-        version: '2.1.197',
-        supported: true,
-      });
+      const lines = linesOf(fixture(name));
+      const { session, ...detected } = claudeCodeFormat.detect(lines) ?? {};
+      assert.deepEqual(detected, { format: 'claude-code', version: '2.1.197', supported: true });
+      // The session's id and folder, for liveness: those of its message lines.
+      const last = lines.findLast((line) => (line.value as { uuid?: unknown }).uuid !== undefined)
+        ?.value as { sessionId: string; cwd: string };
+      assert.deepEqual(session, { id: last.sessionId, cwd: last.cwd }, name);
     }
   });
 

@@ -95,11 +95,12 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 describe('codexFormat.detect', () => {
   test('the rollouts Codex 0.171.0 wrote are supported', () => {
     for (const name of FILES.filter((file) => !file.startsWith('agent-sessions'))) {
-      assert.deepEqual(
-        codexFormat.detect(linesOf(fixture(name))),
-        { format: 'codex', version: '0.171.0', supported: true },
-        name,
-      );
+      const lines = linesOf(fixture(name));
+      const { session, ...detected } = codexFormat.detect(lines) ?? {};
+      assert.deepEqual(detected, { format: 'codex', version: '0.171.0', supported: true }, name);
+      // The session's id and folder, for liveness: session_meta's.
+      const meta = (lines[0] as { value: { payload: { id: string; cwd: string } } }).value.payload;
+      assert.deepEqual(session, { id: meta.id, cwd: meta.cwd }, name);
     }
   });
 

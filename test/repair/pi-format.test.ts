@@ -66,11 +66,12 @@ describe('detect', () => {
       ['stream-error.v3.jsonl', 'session v3'],
       ['pi-mono-large-session.head-6.v1.jsonl', 'session v1'],
     ]) {
-      assert.deepEqual(piFormat.detect(linesOf(fixture(name as string))), {
-        format: 'pi',
-        version,
-        supported: true,
-      });
+      const lines = linesOf(fixture(name as string));
+      const { session, ...detected } = piFormat.detect(lines) ?? {};
+      assert.deepEqual(detected, { format: 'pi', version, supported: true });
+      // The session's id and folder, for liveness: the header's.
+      const header = lines[0]?.value as { id: string; cwd: string };
+      assert.deepEqual(session, { id: header.id, cwd: header.cwd }, name);
     }
   });
 

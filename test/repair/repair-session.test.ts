@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ForeignFormat, ForeignLine } from '../../src/repair/foreign-format.ts';
-import { openElsewhere } from '../../src/repair/open-elsewhere.ts';
+import { readProcessTable } from '../../src/repair/process-table.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
@@ -184,25 +184,33 @@ describe('repairSession (the shell, on a toy format)', () => {
     );
     try {
       // The fault is real: the other process has the file open before the repair looks.
-      for (let tries = 0; (await openElsewhere(held)).holders.length === 0; tries += 1) {
+      const holds = async () =>
+        (await readProcessTable()).processes.some(
+          (entry) =>
+            entry.pid === holder.pid && entry.descriptors.some((one) => one.target === held),
+        );
+      for (let tries = 0; !(await holds()); tries += 1) {
         assert.ok(tries < 200, 'the holder never opened the file');
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       const open = await repairSession(held, { formats });
       assert.ok(open.status === 'refused');
       assert.equal(open.reason, 'live');
-      assert.match(open.detail, new RegExp(`open in another process \\(pid ${holder.pid}`));
-      // A scan with no time left says it did not look at every process, not that none has it.
-      assert.deepEqual(await openElsewhere(held, { budgetMs: 0 }), {
-        holders: [],
-        complete: false,
-      });
-      const found = await openElsewhere(held);
-      assert.equal(found.complete, true);
-      assert.deepEqual(
-        found.holders.map((one) => one.pid),
-        [holder.pid],
+      assert.match(
+        open.detail,
+        new RegExp(`pid ${holder.pid} \\(node\\): it has the session file open`),
       );
+      assert.match(open.detail, /First stop that client \(or wait for its tool to finish\)/);
+      // A process table read with no time left says it did not look at every process, and a
+      // repair given such a table refuses: what was not looked at may hold the file.
+      const cut = await readProcessTable({ budgetMs: 0 });
+      assert.deepEqual(cut, { processes: [], complete: false });
+      const unsure = await repairSession(await session('{"toy":1}\n{"call":"a"}\n'), {
+        formats,
+        processTable: async () => cut,
+      });
+      assert.ok(unsure.status === 'refused');
+      assert.match(unsure.detail, /not every process could be looked at/);
     } finally {
       holder.kill('SIGKILL');
     }
