@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/foreign-format.ts';
+import { claudeCodeFormat } from '../../src/repair/claude-code-format.ts';
 import { piFormat } from '../../src/repair/pi-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
@@ -421,6 +422,32 @@ describe('repairSession on a copy of a client-written session', () => {
       assert.ok((await readFile(path)).equals(after), 'the second repair wrote nothing');
     });
   }
+
+  test("a pi or Codex session holding one line in Claude Code's envelope is refused as mixed, nothing written", async () => {
+    const claudeLine = fixture('../claude-code/killed-one-call.jsonl')
+      .split('\n')
+      .find((line) => line.includes('"type":"user"')) as string;
+    for (const [name, text] of [
+      ['pi', fixture('crash-one-call.v3.jsonl')],
+      ['codex', fixture('../codex/killed-one-call.jsonl')],
+    ] as const) {
+      const mixed = `${text}${claudeLine}\n`;
+      // The fault: Claude Code's detector alone takes the file for its own.
+      assert.equal(claudeCodeFormat.detect(linesOf(mixed))?.format, 'claude-code', name);
+      const path = join(folder, `mixed-${name}.jsonl`);
+      await writeFile(path, mixed);
+      const old = new Date(Date.now() - 60_000);
+      await utimes(path, old, old);
+      const outcome = await repairSession(path);
+      assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+      assert.equal(outcome.reason, 'mixed-format', name);
+      assert.match(
+        outcome.detail,
+        new RegExp(`read both as a claude-code 2\\.1\\.197 and as a ${name} `),
+      );
+      assert.equal(await readFile(path, 'utf8'), mixed, `${name}: nothing written`);
+    }
+  });
 
   test('a torn last line: kept in place, copied to a sidecar, then the results', async () => {
     const original = Buffer.from(`${fixture('crash-one-call.v3.jsonl')}{"type":"mess`);

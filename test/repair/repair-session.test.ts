@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {
+  appendFile,
   mkdtemp,
   readdir,
   readFile,
@@ -273,6 +274,83 @@ describe('repairSession (the shell, on a toy format)', () => {
     assert.equal(await readFile(path, 'utf8'), rewritten);
     const backups = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
     assert.deepEqual(backups, [], 'no backup, no sidecar');
+  });
+
+  test('a line the client writes while the backup is written: the late check on the appending descriptor refuses, and the backup is taken back', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const client = '{"user":"go on"}\n';
+    let wrote = false;
+    const faulty = new FaultyFileSystem(nodeFileSystem, {
+      beforeCall: async (call) => {
+        // After the first check, while the backup is synced: the client appends a line.
+        if (!wrote && call.operation === 'syncFolder') {
+          await appendFile(path, client);
+          wrote = true;
+        }
+      },
+    });
+    const outcome = await repairSession(path, { formats, fileSystem: faulty });
+    assert.ok(wrote, 'the client really wrote after the first check');
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'live');
+    assert.match(outcome.detail, /changed while the backup was written/);
+    assert.equal(await readFile(path, 'utf8'), `${original}${client}`, 'nothing of ours appended');
+    const left = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
+    assert.deepEqual(left, [], 'the backup made for this repair is taken back');
+  });
+
+  test('a line the client writes between the last check and the answer: repaired, and it says so', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const client = '{"user":"go on"}\n';
+    let wrote = false;
+    const faulty = new FaultyFileSystem(nodeFileSystem, {
+      beforeCall: async (call) => {
+        // The window no check can close: after the last look, before our write lands.
+        if (!wrote && call.operation === 'write' && call.path === path) {
+          await appendFile(path, client);
+          wrote = true;
+        }
+      },
+    });
+    const outcome = await repairSession(path, { formats, fileSystem: faulty });
+    assert.ok(wrote, 'the client really wrote in the window');
+    assert.ok(outcome.status === 'repaired', JSON.stringify(outcome));
+    assert.match(
+      outcome.interleaved ?? '',
+      /17 bytes now stand before \(or among\) the appended lines/,
+    );
+    assert.match(outcome.interleaved ?? '', /the backup lacks those bytes/);
+    assert.equal(
+      await readFile(path, 'utf8'),
+      `${original}${client}{"result":"a","interrupted":true}\n`,
+    );
+    assert.equal(await readFile(outcome.backup, 'utf8'), original);
+
+    const clean = await repairSession(await session(original), { formats });
+    assert.ok(clean.status === 'repaired');
+    assert.equal(clean.interleaved, undefined, 'nothing in between: nothing said');
+  });
+
+  test("a file two formats both recognise (another client's line inside) is refused as mixed, naming both", async () => {
+    const other: ForeignFormat = {
+      name: 'claude-code',
+      detect: (lines) =>
+        lines.some((line) => (line.value as { envelope?: unknown } | undefined)?.envelope === true)
+          ? { format: 'claude-code', version: '2.1.197', supported: true }
+          : null,
+      plan: () => ({ kind: 'repair', calls: [], append: ['{"wrong":true}'] }),
+    };
+    const original = '{"toy":1}\n{"call":"a"}\n{"envelope":true}\n';
+    const path = await session(original);
+    // The fault: the other format alone takes the file for its own, and would answer wrongly.
+    assert.notEqual(other.detect([{ number: 3, text: '', value: { envelope: true } }]), null);
+    const outcome = await repairSession(path, { formats: [other, toyFormat] });
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'mixed-format');
+    assert.match(outcome.detail, /read both as a claude-code 2\.1\.197 and as a pi toy 1 session/);
+    assert.equal(await readFile(path, 'utf8'), original);
   });
 
   test('while another repair holds the file, a second one refuses', async () => {
