@@ -180,45 +180,47 @@ function planPi(lines: readonly ForeignLine[], context: PlanContext): RepairPlan
   }
   if (between !== undefined) {
     return {
-      kind: 'refuse',
+      kind: 'resumed',
+      calls,
+      told: 'pi told the model "No result provided" for each of them',
       detail: `${calls.length} tool call(s) of line ${assistant.line} have no result, but the session went on after them (line ${between.line}); pi answers them itself ("No result provided") where that message starts, and results appended after it would answer nothing`,
     };
   }
 
   const time = context.now.getTime();
   if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  if (!tree) {
+    const timestamp = context.now.toISOString();
+    const append = calls.map((call) =>
+      JSON.stringify({ type: 'message', timestamp, message: resultMessage(call, time) }),
+    );
+    return { kind: 'repair', calls, append };
+  }
+  return chainedResults(entries, leaf, calls, context);
+}
+
+/** The result entries of a tree session (v2, v3): fresh ids, chained from the last entry. */
+function chainedResults(
+  entries: readonly Entry[],
+  leaf: Entry,
+  calls: UnansweredCall[],
+  context: PlanContext,
+): RepairPlan {
+  if (typeof leaf.value.id !== 'string') {
+    return { kind: 'refuse', detail: `line ${leaf.line}: the last entry has no id to chain from` };
+  }
+  const time = context.now.getTime();
   const timestamp = context.now.toISOString();
+  const used = new Set<string>();
+  for (const entry of entries) if (typeof entry.value.id === 'string') used.add(entry.value.id);
   const append: string[] = [];
-  if (tree) {
-    if (typeof leaf.value.id !== 'string') {
-      return {
-        kind: 'refuse',
-        detail: `line ${leaf.line}: the last entry has no id to chain from`,
-      };
-    }
-    const used = new Set<string>();
-    for (const entry of entries) if (typeof entry.value.id === 'string') used.add(entry.value.id);
-    let parentId = leaf.value.id;
-    for (const call of calls) {
-      const id = freshId(used, context);
-      used.add(id);
-      append.push(
-        JSON.stringify({
-          type: 'message',
-          id,
-          parentId,
-          timestamp,
-          message: resultMessage(call, time),
-        }),
-      );
-      parentId = id;
-    }
-  } else {
-    for (const call of calls) {
-      append.push(
-        JSON.stringify({ type: 'message', timestamp, message: resultMessage(call, time) }),
-      );
-    }
+  let parentId = leaf.value.id;
+  for (const call of calls) {
+    const id = freshId(used, context);
+    used.add(id);
+    const message = resultMessage(call, time);
+    append.push(JSON.stringify({ type: 'message', id, parentId, timestamp, message }));
+    parentId = id;
   }
   return { kind: 'repair', calls, append };
 }

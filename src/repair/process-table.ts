@@ -49,7 +49,7 @@ export interface ProcessTable {
 
 /**
  * Read the process table from `/proc`: every process but this one, newest first (a client still
- * running is more likely recent than a system daemon), for at most `budgetMs` (default 3 s) — a
+ * running is more likely recent than a system daemon), for at most `budgetMs` (default 10 s) — a
  * read cut short says so (`complete: false`). Where there is no `/proc`, an empty complete table
  * (nothing more can be known). What this user may not read of a process is left out. Never
  * throws. This is the thin shell; the decisions are pure (`sessionOwners`).
@@ -63,7 +63,7 @@ export async function readProcessTable(
 ): Promise<ProcessTable> {
   const now = options.now ?? Date.now;
   const root = options.root ?? '/proc';
-  const deadline = now() + (options.budgetMs ?? 3000);
+  const deadline = now() + (options.budgetMs ?? 10_000);
   let pids: number[];
   try {
     pids = (await readdir(root))
@@ -74,31 +74,37 @@ export async function readProcessTable(
     return { processes: [], complete: true };
   }
   const processes: ProcessEntry[] = [];
-  for (const pid of pids) {
+  const others = pids.filter((pid) => pid !== process.pid);
+  // A few processes at a time: the reads are many small ones, and a busy machine is slow.
+  for (let index = 0; index < others.length; index += BATCH) {
     if (now() >= deadline) return { processes, complete: false };
-    if (pid === process.pid) continue;
-    const entry = await readProcess(`${root}/${pid}`, pid);
-    if (entry !== null) processes.push(entry);
+    const batch = others.slice(index, index + BATCH);
+    const read = await Promise.all(batch.map((pid) => readProcess(`${root}/${pid}`, pid)));
+    for (const entry of read) if (entry !== null) processes.push(entry);
   }
   return { processes, complete: true };
 }
 
+/** How many processes are read at once. */
+const BATCH = 16;
+
 /** One process, or null when it is gone. */
 async function readProcess(folder: string, pid: number): Promise<ProcessEntry | null> {
-  let command: string;
-  try {
-    command = (await readFile(`${folder}/comm`, 'utf8')).trim();
-  } catch {
-    return null;
-  }
-  const cmdline = await readFile(`${folder}/cmdline`, 'utf8').catch(() => '');
+  const [comm, cmdline, executable, cwd, descriptors] = await Promise.all([
+    readFile(`${folder}/comm`, 'utf8').catch(() => null),
+    readFile(`${folder}/cmdline`, 'utf8').catch(() => ''),
+    readlink(`${folder}/exe`).catch(() => null),
+    readlink(`${folder}/cwd`).catch(() => null),
+    readDescriptors(`${folder}/fd`),
+  ]);
+  if (comm === null) return null;
   return {
     pid,
-    command,
-    executable: await readlink(`${folder}/exe`).catch(() => null),
+    command: comm.trim(),
+    executable,
     argv: cmdline.split('\0').filter((part, index, all) => part !== '' || index < all.length - 1),
-    cwd: await readlink(`${folder}/cwd`).catch(() => null),
-    descriptors: await readDescriptors(`${folder}/fd`),
+    cwd,
+    descriptors,
   };
 }
 
@@ -109,16 +115,17 @@ async function readDescriptors(folder: string): Promise<OpenDescriptor[]> {
   } catch {
     return [];
   }
-  const descriptors: OpenDescriptor[] = [];
-  for (const name of names) {
-    try {
-      const target = await readlink(`${folder}/${name}`);
-      if (!target.startsWith('/')) continue; // a pipe, socket or anonymous inode
-      const opened = await stat(`${folder}/${name}`);
-      descriptors.push({ target, dev: opened.dev, ino: opened.ino });
-    } catch {
-      // Closed meanwhile, or not ours to read.
-    }
-  }
-  return descriptors;
+  const read = await Promise.all(
+    names.map(async (name): Promise<OpenDescriptor | null> => {
+      try {
+        const target = await readlink(`${folder}/${name}`);
+        if (!target.startsWith('/')) return null; // a pipe, socket or anonymous inode
+        const opened = await stat(`${folder}/${name}`);
+        return { target, dev: opened.dev, ino: opened.ino };
+      } catch {
+        return null; // closed meanwhile, or not ours to read
+      }
+    }),
+  );
+  return read.filter((descriptor) => descriptor !== null);
 }

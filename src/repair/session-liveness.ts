@@ -78,7 +78,7 @@ export async function sessionLiveness(
     return {
       live: true,
       reason:
-        'not every process could be looked at within 3 s (too many processes): its client may still be running',
+        'not every process could be looked at within 10 s (too many processes, or a machine too busy): its client may still be running',
       owners,
     };
   }

@@ -379,7 +379,10 @@ describe('codexFormat.plan on rollouts the real client wrote', () => {
         const detected = codexFormat.detect(linesOf(prefix));
         if (detected?.supported !== true) continue;
         const plan = codexFormat.plan(linesOf(prefix), context());
-        assert.ok(['clean', 'repair', 'refuse'].includes(plan.kind), `${name} cut ${cut}`);
+        assert.ok(
+          ['clean', 'repair', 'refuse', 'resumed'].includes(plan.kind),
+          `${name} cut ${cut}`,
+        );
         assert.doesNotMatch(JSON.stringify(plan), /could not plan a repair/, `${name} cut ${cut}`);
         if (plan.kind !== 'repair') continue;
         const again = codexFormat.plan(linesOf(appended(prefix, plan)), context());
@@ -394,23 +397,37 @@ describe('codexFormat.plan on shapes the fixtures do not show', () => {
   const line = (ordinal: number, type: string, payload: Json) =>
     `${JSON.stringify({ timestamp: '2026-12-04T04:44:12.000Z', ordinal, type, payload })}\n`;
 
-  test('the session went on after a cut-off call: refused, nothing guessed', () => {
+  test('the session went on after a cut-off call: resumed without a repair, the model told "aborted"', () => {
     const resumed = base() + line(11, 'event_msg', { type: 'task_started', turn_id: 'turn-2' });
     const plan = codexFormat.plan(linesOf(resumed), context());
-    assert.equal(plan.kind, 'refuse');
-    assert.match((plan as { detail: string }).detail, /went on after them \(line 12/);
+    assert.ok(plan.kind === 'resumed', JSON.stringify(plan));
+    assert.match(plan.detail, /went on after them \(line 12/);
+    assert.equal(plan.told, 'Codex told the model "aborted" for each of them');
+    assert.deepEqual(
+      plan.calls.map((call) => call.line),
+      [10],
+    );
     const user = line(11, 'response_item', {
       type: 'message',
       role: 'user',
       content: [{ type: 'input_text', text: 'hello again' }],
     });
-    assert.equal(codexFormat.plan(linesOf(base() + user), context()).kind, 'refuse');
+    assert.equal(codexFormat.plan(linesOf(base() + user), context()).kind, 'resumed');
   });
 
-  test('calls before the last compaction are not sent any more: clean', () => {
+  test('calls before the last compaction are not sent any more: clean; only a compaction that happened is spoken of', () => {
     const compacted =
       base() + line(11, 'compacted', { message: 'summary', replacement_history: [] });
-    assert.equal(codexFormat.plan(linesOf(compacted), context()).kind, 'clean');
+    const plan = codexFormat.plan(linesOf(compacted), context());
+    assert.deepEqual(plan, {
+      kind: 'clean',
+      detail: 'no tool call since the last compaction: nothing to answer',
+    });
+    const whole = fixture('interrupted.jsonl');
+    assert.ok(!whole.includes('"type":"compacted"'));
+    const clean = codexFormat.plan(linesOf(whole), context());
+    assert.equal(clean.kind, 'clean');
+    assert.doesNotMatch((clean as { detail: string }).detail, /compaction/);
   });
 
   test('a compaction in the middle of the turn: the turn is still the one that started', () => {
@@ -548,7 +565,7 @@ describe('codexFormat never throws on damaged or hostile rollouts', () => {
       assert.doesNotThrow(() => {
         const detected = codexFormat.detect(linesOf(text));
         const plan = codexFormat.plan(linesOf(text), context());
-        assert.ok(['clean', 'repair', 'refuse'].includes(plan.kind));
+        assert.ok(['clean', 'repair', 'refuse', 'resumed'].includes(plan.kind));
         // The plan's own safety net (a refusal naming an exception) must never be needed.
         assert.doesNotMatch(JSON.stringify(plan), /could not plan a repair/);
         if (detected?.supported === true && plan.kind === 'repair') {

@@ -277,7 +277,7 @@ describe('plan on changed sessions', () => {
     assert.equal(plan(text + back + elsewhere).kind, 'clean');
   });
 
-  test('a user message after the cut-off calls: refused, nothing pi could pair', () => {
+  test('a user message after the cut-off calls: resumed without a repair, the model told "No result provided"', () => {
     const user = entry({
       type: 'message',
       id: 'abababab',
@@ -285,11 +285,13 @@ describe('plan on changed sessions', () => {
       message: { role: 'user', content: [{ type: 'text', text: 'continue' }], timestamp: 1 },
     });
     const result = plan(text + user);
-    assert.equal(result.kind, 'refuse');
-    assert.match((result as { detail: string }).detail, /No result provided/);
+    assert.ok(result.kind === 'resumed', JSON.stringify(result));
+    assert.equal(result.told, 'pi told the model "No result provided" for each of them');
+    assert.match(result.detail, /went on after them/);
+    assert.equal(result.calls.length, 2);
     for (const type of ['custom_message', 'branch_summary', 'compaction']) {
       const between = entry({ type, id: 'cdcdcdcd', parentId: last.id, summary: 's' });
-      assert.equal(plan(text + between).kind, 'refuse', type);
+      assert.equal(plan(text + between).kind, 'resumed', type);
     }
   });
 

@@ -164,3 +164,47 @@ test('repair --scan never follows a symbolic link: link loops end, links out of 
     await rm(outside, { recursive: true, force: true });
   }
 });
+
+test('a session resumed without a repair is reported as such, with what the model was told — not "ok"', async () => {
+  const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-resumed-'));
+  try {
+    const path = join(tree, 'resumed.jsonl');
+    await copyFile(join(FOREIGN, 'claude-code/resumed-unrepaired.jsonl'), path);
+    await utimes(path, OLD, OLD);
+    const repair = await runCli(['repair', path], { cwd: tree });
+    assert.equal(repair.code, 4, repair.stdout + repair.stderr);
+    assert.match(
+      repair.stdout,
+      /^not repaired resumed\.jsonl \(claude-code 2\.1\.197\): already resumed without a repair — Claude Code dropped the calls silently when it resumed: the model was never told of them\n {2}1 tool call\(s\) \(the first on line 7\)/,
+    );
+    const scan = await runCli(['repair', '--scan', '.'], { cwd: tree });
+    assert.equal(scan.code, 0, scan.stderr);
+    assert.match(
+      scan.stdout,
+      /^resumed unrepaired +claude-code 2\.1\.197 +resumed\.jsonl\n {2}Claude Code dropped/,
+    );
+    assert.doesNotMatch(scan.stdout, /^ok/m);
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+  }
+});
+
+test('--dry-run shows the lines as an example: ids and times are made when it writes', async () => {
+  const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-dry-'));
+  try {
+    const path = join(tree, 'broken.jsonl');
+    await copyFile(join(FOREIGN, 'pi/crash-two-calls.v3.jsonl'), path);
+    await utimes(path, OLD, OLD);
+    const dry = await runCli(['repair', path, '--dry-run'], { cwd: tree });
+    assert.equal(dry.code, 3, dry.stdout + dry.stderr);
+    assert.match(
+      dry.stdout,
+      /would append 2 lines like these \(fresh ids and the time are made when it writes\):/,
+    );
+    const help = await runCli(['repair', '--help'], { cwd: tree });
+    for (const code of [0, 1, 2, 3, 4, 7])
+      assert.match(help.stdout, new RegExp(`^ {2}${code} {2}`, 'm'));
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+  }
+});
