@@ -1,23 +1,29 @@
-import { writeRevival } from './write-revival.ts';
 import { agentsFoldersOf } from '../subagents/child-layout.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
+import type {
+  ForeignRecord,
+  RecordOf,
+  RunRevivedBody,
+  TranscriptRecord,
+} from '../transcript/records.ts';
 import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
 import { scanUncompacted } from '../transcript/scan-uncompacted.ts';
-import type { TailState } from '../transcript/tail-state.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { describeError, SessionError } from '../transcript/session-error.ts';
+import type { TailState } from '../transcript/tail-state.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
+import type { Reconciliation } from './reconcile-calls.ts';
 import { RunTail } from './run-tail.ts';
 import { joinTreeClaim } from './shared-tree-claim.ts';
 import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
 import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
+import { writeRevival } from './write-revival.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -60,6 +66,13 @@ export type ReviveOptions = ReviveTarget & {
    * interrupted, never run. Without it such a transcript is refused as `unreadable`.
    */
   salvageDamagedTail?: boolean;
+  /**
+   * What tools' reconciles answered about this run's calls in flight
+   * ({@link Revival.reconcile}, asked before the revive — and before anyone confirmed it). Each
+   * answer settles the call it names if its idempotency key is the dispatch's; every other call
+   * in flight is answered as interrupted. Nothing is ever run again.
+   */
+  reconciled?: readonly Reconciliation[];
 };
 
 /**
@@ -97,6 +110,8 @@ export interface Revived {
   revival: RecordOf<'run-revived'>;
   /** Call ids answered (now or by an unfinished earlier revive) as interrupted. */
   interrupted: string[];
+  /** What each reconcile asked answered (as the envelope records it). */
+  reconciled: NonNullable<RunRevivedBody['reconciled']>;
   /** Joins left open: the Loop waits for their children under these call ids. */
   pendingJoins: PendingJoin[];
   /** Calls of the last turn that never started: the Loop runs them (it is not a retry). */
@@ -345,6 +360,7 @@ async function reviveOpen(
     lastMessage: conversationView(kept.records).at(-1),
     state,
     maxRevivals: options.maxRevivals,
+    ...(options.reconciled === undefined ? {} : { reconciled: options.reconciled }),
   });
   let appended: TranscriptRecord[];
   let revival: RecordOf<'run-revived'>;
@@ -368,6 +384,7 @@ async function reviveOpen(
     path,
     revival,
     interrupted: plan.envelope.interrupted,
+    reconciled: plan.envelope.reconciled ?? [],
     pendingJoins: plan.pendingJoins,
     neverDispatched: assessment.neverDispatched,
   };

@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import { decodeLine, encodeLine } from '../../transcript/line-codec.ts';
 import {
-  FORMAT_VERSION,
   type ForeignRecord,
+  recordVersion,
   type TranscriptRecord,
 } from '../../transcript/records.ts';
 import { SessionError, describeError } from '../../transcript/session-error.ts';
@@ -196,9 +196,10 @@ export class PostgresStore implements TranscriptStore {
 
   async #create(run: string, meta: SessionMeta, parent: string | null): Promise<TranscriptWriter> {
     const path = this.#pathOf(run);
+    const body = { type: 'session-meta' as const, ...meta };
     const line = encodeLine(
-      { v: FORMAT_VERSION, seq: 0, at: this.#clock().toISOString() },
-      { type: 'session-meta', ...meta },
+      { v: recordVersion(body), seq: 0, at: this.#clock().toISOString() },
+      body,
     );
     const created = await withClient(this.#pool, async (client) => {
       await client.query('BEGIN');
@@ -396,9 +397,9 @@ export class PostgresStore implements TranscriptStore {
     const path = this.#pathOf(run);
     const at = this.#clock().toISOString();
     const lines = [
-      encodeLine({ v: FORMAT_VERSION, seq: 0, at }, { type: 'session-meta', ...meta }),
+      encodeLine({ v: 1, seq: 0, at }, { type: 'session-meta', ...meta }),
       encodeLine(
-        { v: FORMAT_VERSION, seq: 1, at },
+        { v: 1, seq: 1, at },
         { type: 'message', role: 'user', content: [{ type: 'text', text: prompt }] },
       ),
     ];
