@@ -13,15 +13,16 @@ import {
   runNames,
   runRows,
   runStanding,
+  runSummaries,
   runTails,
   waitingWork,
 } from './run-queries.ts';
 import { createRun, exportRunBytes, importRunBytes, readRun, submitRun } from './run-records.ts';
 import { createPool, databaseLabel, type StoreContext, withClient } from './store-context.ts';
-import type { StoreRunRow, StoreTail } from './store-run-row.ts';
+import type { StoreRunRow, StoreRunSummary, StoreTail } from './store-run-row.ts';
 
 export { SchemaVersionError } from './schema-version-error.ts';
-export type { StoreRunRow, StoreTail };
+export type { StoreRunRow, StoreRunSummary, StoreTail };
 export { SCHEMA_VERSION };
 
 /**
@@ -274,12 +275,26 @@ export class PostgresStore implements TranscriptStore {
    * checkpoint holds the state of everything before it), each line decoded and its checksum
    * verified; a run whose checkpoint this version cannot read is folded from its first record.
    * Damage before the last checkpoint is found by a full read ({@link read}, which revive does).
+   * With `only`, those runs alone.
    *
    * @example
    * for (const [run, tail] of await store.tails()) if (!tail.ok) console.error(run, tail.detail);
    */
-  tails(): Promise<Map<string, StoreTail>> {
-    return runTails(this.#context);
+  tails(only?: readonly string[]): Promise<Map<string, StoreTail>> {
+    return runTails(this.#context, only);
+  }
+
+  /**
+   * Every run with who holds it and its summary — the state its records fold to, replaced by
+   * the same statement as each append — in one query that reads no record: what `status
+   * --database` shows at 100,000 runs. A run with no summary yet (written before schema
+   * version 4 and not since) has `summary: null`; fold it with {@link tails}.
+   *
+   * @example
+   * for (const row of await store.summaries()) console.log(row.run, row.summary?.open.length);
+   */
+  summaries(): Promise<StoreRunSummary[]> {
+    return runSummaries(this.#context);
   }
 
   /**

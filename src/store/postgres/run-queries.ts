@@ -7,7 +7,7 @@ import {
 import { foldRunLines, readRun } from './run-records.ts';
 import { SQL } from './sql.ts';
 import type { StoreContext } from './store-context.ts';
-import type { StoreRunRow, StoreTail } from './store-run-row.ts';
+import type { StoreRunRow, StoreRunSummary, StoreTail } from './store-run-row.ts';
 import { checkStoredLine } from './stored-line.ts';
 
 /**
@@ -73,20 +73,43 @@ export async function activeChildCount(context: StoreContext, parent: string): P
  * for (const row of await runRows(context)) console.log(row.run, row.status);
  */
 export async function runRows(context: StoreContext): Promise<StoreRunRow[]> {
-  const result = await context.pool.query<{
-    run_id: string;
-    owner: string | null;
-    epoch: string;
-    lease_expires: Date | null;
-    expired: boolean | null;
-    last_seq: string;
-    status: string;
-    revivals_used: number;
-    parent_run: string | null;
-    depth: number;
-    bytes: string;
-  }>(SQL.RUNS(context.schema));
+  const result = await context.pool.query<RunRowColumns>(SQL.RUNS(context.schema));
+  return result.rows.map(rowOf);
+}
+
+/**
+ * Every run with who holds it and its summary (the state its records fold to, or null when
+ * it has none yet), sorted by name: one row per run, no record read.
+ *
+ * @example
+ * for (const row of await runSummaries(context)) console.log(row.run, row.summary?.revivals);
+ */
+export async function runSummaries(context: StoreContext): Promise<StoreRunSummary[]> {
+  const result = await context.pool.query<RunRowColumns & { summary: string | null }>(
+    SQL.SUMMARIES(context.schema),
+  );
   return result.rows.map((row) => ({
+    ...rowOf(row),
+    summary: row.summary === null ? null : tailStateFromJson(JSON.parse(row.summary)),
+  }));
+}
+
+interface RunRowColumns {
+  run_id: string;
+  owner: string | null;
+  epoch: string;
+  lease_expires: Date | null;
+  expired: boolean | null;
+  last_seq: string;
+  status: string;
+  revivals_used: number;
+  parent_run: string | null;
+  depth: number;
+  bytes: string;
+}
+
+function rowOf(row: RunRowColumns): StoreRunRow {
+  return {
     run: row.run_id,
     owner: row.owner,
     epoch: Number(row.epoch),
@@ -98,20 +121,24 @@ export async function runRows(context: StoreContext): Promise<StoreRunRow[]> {
     parent: row.parent_run,
     depth: row.depth,
     bytes: Number(row.bytes),
-  }));
+  };
 }
 
 /**
  * Every run's state folded from its last checkpoint on, each line checked; a run whose
  * checkpoint this version cannot read is folded from its first record. See
- * {@link PostgresStore.tails}.
+ * {@link PostgresStore.tails}. With `only`, those runs alone.
  *
  * @example
  * const tails = await runTails(context);
  */
-export async function runTails(context: StoreContext): Promise<Map<string, StoreTail>> {
+export async function runTails(
+  context: StoreContext,
+  only?: readonly string[],
+): Promise<Map<string, StoreTail>> {
   const result = await context.pool.query<{ run_id: string; seq: string; line: Buffer }>(
-    SQL.TAILS(context.schema),
+    only === undefined ? SQL.TAILS(context.schema) : SQL.TAILS_OF(context.schema),
+    only === undefined ? [] : [only],
   );
   const tails = new Map<string, StoreTail>();
   const rereads: string[] = [];

@@ -43,6 +43,7 @@ export async function createRun(
     { v: FORMAT_VERSION, seq: 0, at: context.clock().toISOString() },
     { type: 'session-meta', ...meta },
   );
+  const state = foldTailState(emptyTailState(), line.record, line.bytes.length);
   const created = await withClient(context.pool, async (client) => {
     await client.query('BEGIN');
     try {
@@ -63,6 +64,7 @@ export async function createRun(
         [line.bytes],
         ['session-meta'],
         context.leaseMs,
+        JSON.stringify(state),
       ]);
       await client.query('COMMIT');
       return true;
@@ -79,7 +81,6 @@ export async function createRun(
     }
   });
   if (!created) throw new SessionError('exists', path, `${path}: a run of that name exists`);
-  const state = foldTailState(emptyTailState(), line.record, line.bytes.length);
   return writerFor(context, run, 1, 0, state);
 }
 
@@ -184,6 +185,12 @@ export async function submitRun(
       lines.map((line) => line.record.type),
       parent?.run ?? null,
       parent?.epoch ?? null,
+      JSON.stringify(
+        lines.reduce(
+          (state, line) => foldTailState(state, line.record, line.bytes.length),
+          emptyTailState(),
+        ),
+      ),
     ]);
     inserted = result.rowCount ?? 0;
   } catch (error) {
@@ -225,6 +232,7 @@ export async function importRunBytes(
     // A run that did not finish waits for a person before anyone spends tokens on it.
     releasedStatus(state) === 'finished' ? 'finished' : 'awaiting-approval',
     state.revivals,
+    JSON.stringify(state),
   ]);
   if (result.rowCount === 0)
     throw new SessionError('exists', path, `${path}: a run of that name exists`);

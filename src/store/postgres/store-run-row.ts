@@ -33,3 +33,16 @@ export interface StoreRunRow {
  * const tail: StoreTail = (await store.tails()).get('main');
  */
 export type StoreTail = { ok: true; state: TailState } | { ok: false; detail: string };
+
+/**
+ * A run's row with its summary ({@link PostgresStore.summaries}): the state its records fold
+ * to, kept by every append in the same statement — or null for a run not written since the
+ * schema had summaries (fold its records instead).
+ *
+ * @example
+ * const [first] = await store.summaries();
+ * console.log(first?.summary?.revivals);
+ */
+export interface StoreRunSummary extends StoreRunRow {
+  summary: TailState | null;
+}
