@@ -8,6 +8,8 @@ import { EXIT } from '../render/exit-codes.ts';
 import { jsonText } from '../render/json-text.ts';
 import { terminalSafe } from '../render/terminal-safe.ts';
 import { UserError } from '../runs/user-error.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
+import { quote } from '../render/format-status.ts';
 
 /** The folders `repair --scan` looks in without a DIR, below the home folder. */
 const DEFAULT_FOLDERS = ['.claude/projects', '.codex/sessions', '.pi/agent/sessions'];
@@ -107,7 +109,7 @@ Exit codes:
         io.stdout.write(
           `${jsonText({ scanned: files.length, ...(cut === undefined ? {} : { cut }), sessions: outcomes }, io.stdout)}\n`,
         );
-      else io.stdout.write(scanText(outcomes, files.length, io.cwd, cut));
+      else io.stdout.write(scanText(outcomes, files.length, io, cut));
       if (outcomes.some((outcome) => outcome.status === 'planned')) return EXIT.revivable;
       return EXIT.ok;
     }
@@ -215,9 +217,10 @@ function skippedNote(skipped: readonly number[], client: string): string[] {
 function scanText(
   outcomes: readonly RepairOutcome[],
   scanned: number,
-  cwd: string,
+  io: CommandIo,
   cut: string | undefined,
 ): string {
+  const cwd = io.cwd;
   const broken = outcomes.filter((outcome) => outcome.status === 'planned');
   const lines: string[] = [];
   for (const outcome of outcomes) {
@@ -236,8 +239,11 @@ function scanText(
   lines.push(
     `${outcomes.length} session${outcomes.length === 1 ? '' : 's'} of ${scanned} file${scanned === 1 ? '' : 's'}: ${broken.length} broken.`,
   );
-  if (broken.length > 0)
-    lines.push('Next: llm-agent repair FILE… (--dry-run first to see the lines)');
+  // The broken sessions by name, so the hint runs as printed (--dry-run: look before writing).
+  if (broken.length > 0) {
+    const files = broken.map((outcome) => quote(shown(outcome.path, cwd))).join(' ');
+    lines.push(`Next: ${hintCommand(io, `repair --dry-run ${files}`)}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../transcript/validate-record.ts';
 import { approveRuns } from '../runs/approve-runs.ts';
-import { type CommandIo, writeLine } from '../runs/command-io.ts';
+import { type CommandIo, hintCommand, writeLine } from '../runs/command-io.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
 import { connectStore } from '../runs/database-store.ts';
 import { databaseRunState } from '../runs/database-status.ts';
 import { EXIT } from '../render/exit-codes.ts';
@@ -219,7 +220,11 @@ export async function databaseDemo(io: CommandIo, url: string): Promise<number> 
       ? out.green(`All ${checks.length} checks held.`)
       : out.red(`${checks.length - held} of ${checks.length} checks failed.`),
   );
-  writeLine(io.stdout, `Look around: llm-agent status --database URL --schema ${schema}`);
+  const target = databaseOptions(url, schema);
+  writeLine(
+    io.stdout,
+    `Look around: ${hintCommand(io, `status ${target.args}`)}${maskedNote(target.masked)}`,
+  );
   writeLine(
     io.stdout,
     out.dim(`(the demo's schema stays; remove it with: DROP SCHEMA ${schema} CASCADE)`),

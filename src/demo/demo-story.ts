@@ -56,6 +56,8 @@ export async function runDemo(
   const out = io.out;
   const transcript = join(folder, 'lead.jsonl');
   const workspace = join(folder, 'workspace');
+  // Every command the demo prints starts as the user started the demo, so it pastes as is.
+  const cli = io.invocation ?? 'llm-agent';
   const shown = (path: string): string => {
     const inside = relative(io.cwd, path);
     return quote(inside === '' ? '.' : inside.startsWith('..') ? path : inside);
@@ -114,7 +116,7 @@ export async function runDemo(
   ];
   writeLine(
     io.stdout,
-    `  $ llm-agent run --agents ${shown(agentsPath)} --type lead --out ${shown(transcript)} "${TASK}"`,
+    `  $ ${cli} run --agents ${shown(agentsPath)} --type lead --out ${shown(transcript)} "${TASK}"`,
   );
   writeLine(io.stdout, out.dim('  (its progress is on stderr, marked │)'));
   const child = spawn(process.execPath, [mainPath, ...runArgs], {
@@ -161,7 +163,7 @@ export async function runDemo(
     onDisk >= 0 && onDisk < halted.bytesTotal,
   );
 
-  heading(`Step 3 — look before spending anything: llm-agent status ${shown(folder)}`);
+  heading(`Step 3 — look before spending anything: ${cli} status ${shown(folder)}`);
   const statusCode = await options.command(['status', folder], indented(io));
   writeLine(io.stdout, out.dim(`  (exit code ${statusCode}: 3 means revivable runs exist)`));
   check('status found revivable runs', statusCode === EXIT.revivable);
@@ -184,11 +186,8 @@ export async function runDemo(
       `Stopped after the crash: nothing was revived, the crashed tree is left in ${shown(folder)}. Revive it:`,
     );
     const next: [command: string, what: string][] = [
-      [
-        `llm-agent ui ${shown(folder)}`,
-        'a web page with the tree and the plan; Confirm revives it',
-      ],
-      [`llm-agent revive ${shown(transcript)} --yes`, 'the same, in the terminal'],
+      [`${cli} ui ${shown(folder)}`, 'a web page with the tree and the plan; Confirm revives it'],
+      [`${cli} revive ${shown(transcript)} --yes`, 'the same, in the terminal'],
     ];
     const width = Math.max(...next.map(([command]) => command.length));
     for (const [command, what] of next) {
@@ -199,7 +198,7 @@ export async function runDemo(
   }
 
   heading(
-    `Step 4 — revive the tree and run it to the end: llm-agent revive ${shown(transcript)} --yes`,
+    `Step 4 — revive the tree and run it to the end: ${cli} revive ${shown(transcript)} --yes`,
   );
   writeLine(
     io.stdout,
@@ -215,10 +214,7 @@ export async function runDemo(
   if (story === null) {
     check('a transcript holds the interrupted call answered as outcome-unknown', false);
   } else {
-    writeLine(
-      io.stdout,
-      `  $ llm-agent show ${shown(story.path)}   (from the interrupted call on)`,
-    );
+    writeLine(io.stdout, `  $ ${cli} show ${shown(story.path)}   (from the interrupted call on)`);
     io.stdout.write(
       conversationText(story.messages.slice(story.from), io.out, { maxValueLength: 400 })
         .split('\n')
@@ -239,7 +235,7 @@ export async function runDemo(
     );
   }
 
-  heading(`Step 6 — afterwards: llm-agent status ${shown(folder)}`);
+  heading(`Step 6 — afterwards: ${cli} status ${shown(folder)}`);
   const finalCode = await options.command(['status', folder], indented(io));
   check('every run is finished (status exit code 0)', finalCode === EXIT.ok);
   const sections = await Promise.all(
@@ -261,7 +257,7 @@ export async function runDemo(
   const code = verdict(checks, io);
   writeLine(
     io.stdout,
-    `Look around: llm-agent status ${shown(folder)}; llm-agent show ${shown(transcript)} --envelopes`,
+    `Look around: ${cli} status ${shown(folder)}; ${cli} show ${shown(transcript)} --envelopes`,
   );
   return code;
 }
