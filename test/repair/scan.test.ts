@@ -97,7 +97,15 @@ test('repair --scan lists the broken sessions of every format below the default 
   assert.equal(text.code, 3);
   assert.match(text.stdout, /6 sessions of 7 files: 3 broken\./);
   assert.match(text.stdout, /broken: 2 calls unanswered\s+claude-code 2\.1\.197/);
-  assert.match(text.stdout, /Next: llm-agent repair FILE/);
+  // The hint names the three broken sessions, so it runs as printed.
+  const next = /^Next: llm-agent repair --dry-run (.+)$/m.exec(text.stdout);
+  assert.ok(next !== null, text.stdout);
+  assert.equal((next[1] as string).split(' ').length, 3, text.stdout);
+  const dry = await runCli(['repair', '--dry-run', ...(next[1] as string).split(' ')], {
+    cwd: home,
+    env: { HOME: '/nonexistent' },
+  });
+  assert.equal(dry.code, 3, dry.stdout + dry.stderr);
 });
 
 test('repair --scan of a folder that does not exist is an error, not "0 sessions"', async () => {
