@@ -1,5 +1,3 @@
-import type { ExitCode } from '../render/exit-codes.ts';
-import { statusExitCode, statusJson, statusText, summarize } from '../render/format-status.ts';
 import { jsonText } from '../render/json-text.ts';
 import { type DatabaseHold, type RunNode, stateOf } from '../render/run-node.ts';
 import { assessTail } from '../revival/assess-tail.ts';
@@ -13,6 +11,14 @@ import type {
 } from '../store/postgres/postgres-store.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import type { CommandIo } from './command-io.ts';
+import type { ExitCode } from '../render/exit-codes.ts';
+import {
+  type StatusNext,
+  statusExitCode,
+  statusJson,
+  statusText,
+  summarize,
+} from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
 
 /**
@@ -43,7 +49,14 @@ export function databaseRunState(row: StoreRunRow): string {
 export async function databaseStatus(
   io: CommandIo,
   store: PostgresStore,
-  options: { json: boolean; width: number; wide: boolean; maxRevivals: number; verify?: boolean },
+  options: {
+    json: boolean;
+    width: number;
+    wide: boolean;
+    maxRevivals: number;
+    verify?: boolean;
+    next?: StatusNext;
+  },
 ): Promise<ExitCode> {
   const roots = await databaseTree(store, options);
   const exitCode = statusExitCode(summarize(roots));
@@ -53,7 +66,12 @@ export async function databaseStatus(
     return exitCode;
   }
   io.stdout.write(
-    statusText(roots, io.out, { width: options.width, wide: options.wide }, { database: true }),
+    statusText(
+      roots,
+      io.out,
+      { width: options.width, wide: options.wide },
+      { ...options.next, database: true },
+    ),
   );
   return exitCode;
 }

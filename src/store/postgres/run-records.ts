@@ -1,7 +1,7 @@
 import { decodeLine, encodeLine } from '../../transcript/line-codec.ts';
 import {
-  FORMAT_VERSION,
   type ForeignRecord,
+  recordVersion,
   type TranscriptRecord,
 } from '../../transcript/records.ts';
 import type { SessionMeta } from '../../transcript/session.ts';
@@ -39,9 +39,10 @@ export async function createRun(
   parent: string | null,
 ): Promise<PostgresTranscriptWriter> {
   const path = runPath(context, run);
+  const body = { type: 'session-meta' as const, ...meta };
   const line = encodeLine(
-    { v: FORMAT_VERSION, seq: 0, at: context.clock().toISOString() },
-    { type: 'session-meta', ...meta },
+    { v: recordVersion(body), seq: 0, at: context.clock().toISOString() },
+    body,
   );
   const state = foldTailState(emptyTailState(), line.record, line.bytes.length);
   const created = await withClient(context.pool, async (client) => {
@@ -169,9 +170,9 @@ export async function submitRun(
   const path = runPath(context, run);
   const at = context.clock().toISOString();
   const lines = [
-    encodeLine({ v: FORMAT_VERSION, seq: 0, at }, { type: 'session-meta', ...meta }),
+    encodeLine({ v: 1, seq: 0, at }, { type: 'session-meta', ...meta }),
     encodeLine(
-      { v: FORMAT_VERSION, seq: 1, at },
+      { v: 1, seq: 1, at },
       { type: 'message', role: 'user', content: [{ type: 'text', text: prompt }] },
     ),
   ];
