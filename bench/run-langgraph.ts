@@ -14,7 +14,6 @@ import {
 } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import type { AtSteps, PersistenceRow } from './persistence-result.ts';
 import {
   FINAL_TEXT,
   OPENING_TEXT,
@@ -22,6 +21,7 @@ import {
   stepCallId,
   stepToolOutput,
 } from './counting-model.ts';
+import type { AtSteps, PersistenceRow } from './persistence-result.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 
 /** LangGraph's own setting: persist each step before the next starts, or while it runs. */

@@ -4,15 +4,15 @@ import { z } from 'zod';
 import type { LoopMessage, LoopOptions, RunHandle, ToolDefinition } from '../src/loop/types.ts';
 import { type Durability, nodeFileSystem, Session } from '../src/transcript/index.ts';
 import { countingFileSystem } from './counting-file-system.ts';
-import type { AtSteps, PersistenceRow } from './persistence-result.ts';
 import {
+  countingModel,
   FINAL_TEXT,
   OPENING_TEXT,
   STEP_TOOL_NAME,
-  countingModel,
   stepCallId,
   stepToolOutput,
 } from './counting-model.ts';
+import type { AtSteps, PersistenceRow } from './persistence-result.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 
 interface LoopLike {

@@ -10,11 +10,10 @@
  * @example
  * npm run bench:scale-out -- --quick
  */
-import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { promisify } from 'node:util';
 import { HumanMessage } from '@langchain/core/messages';
 import type { MessagesAnnotation } from '@langchain/langgraph';
 import pg from 'pg';
@@ -27,20 +26,20 @@ import type { PostgresTranscriptWriter } from '../src/store/postgres/postgres-wr
 import { encodeLine } from '../src/transcript/line-codec.ts';
 import { FORMAT_VERSION } from '../src/transcript/records.ts';
 import { emptyTailState, foldTailState } from '../src/transcript/tail-state.ts';
+import { countingModel, OPENING_TEXT, STEP_TOOL_NAME, stepToolOutput } from './counting-model.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { machineInfo } from './machine-info.ts';
 import { runLangGraph, stepGraph, stepReply } from './run-langgraph.ts';
-import { OPENING_TEXT, STEP_TOOL_NAME, countingModel, stepToolOutput } from './counting-model.ts';
+import { stepProfile } from './step-profile.ts';
 import { StepClock, summariseTimeline } from './step-timeline.ts';
 import { logLogPlot } from './svg-plot.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const run = promisify(execFile);
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
 });
 const quick = values.quick === true;
-/** `--only many` (or `steps`, `concurrency`, `revival`): one section, for a developer; writes nothing. */
+/** `--only many` (or `profile`, `steps`, `concurrency`, `revival`): one section, for a developer; writes nothing. */
 const only = values.only;
 const section = (name: string) => only === undefined || only === name;
 const STEPS = quick ? 200 : 1000;
@@ -316,12 +315,19 @@ async function manyRuns(url: string, admin: pg.Client) {
   const statusTimes: number[] = [];
   for (let round = 0; round < 3; round += 1) {
     const started = performance.now();
-    const { stdout } = await run(
+    // Into a file, as a person's redirect would: a pipe loses what a process writes as it exits.
+    const output = join(ROOT, 'bench/data/status-many.json');
+    const file = await open(output, 'w');
+    const exited = spawn(
       process.execPath,
       [join(ROOT, 'src/cli/main.ts'), 'status', '--database', url, '--schema', schema, '--json'],
-      { maxBuffer: 1024 * 1024 * 1024 },
-    ).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
+      { stdio: ['ignore', file.fd, 'inherit'] },
+    );
+    await new Promise((done) => exited.on('exit', done));
+    await file.close();
     statusTimes.push(performance.now() - started);
+    const stdout = await readFile(output, 'utf8');
+    await rm(output);
     if (JSON.parse(stdout).summary.total !== MANY_RUNS) throw new Error('status missed runs');
   }
   await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -369,6 +375,14 @@ async function main(): Promise<void> {
       .map((row) => `${row.name}=${row.setting}`)
       .join(', ');
     log(`scale-out bench: PostgreSQL ${version} (${settings})${quick ? ', quick' : ''}`);
+    const profile = section('profile')
+      ? await stepProfile(server.url, admin, 'bench_profile', quick ? 100 : 300)
+      : null;
+    if (profile !== null) {
+      log(
+        `  profile of a step (${profile.steps} steps): ${profile.statementsPerStep.toFixed(2)} statements (round trips), ${profile.commitsPerStep.toFixed(2)} commits, ${profile.walBytesPerStep.toFixed(0)} B of WAL; ${profile.notifications} notifications in all; lock waits seen in ${profile.lockWaitSamples} of ${profile.activitySamples} samples; by kind ${JSON.stringify(profile.statementsByKind)}`,
+      );
+    }
     const perStep = section('steps') ? await perStepSection(server.url, admin) : null;
     const concurrency: { runs: number; ours: number; langGraph: number }[] = [];
     for (const runs of section('concurrency') ? CONCURRENCY : []) {
@@ -392,6 +406,7 @@ async function main(): Promise<void> {
       measuredAt: new Date().toISOString(),
       quick,
       machine: { ...machineInfo(folder), postgres: `${version} (${settings})` },
+      profile,
       perStep,
       concurrency: { stepsPerRun: STEPS_PER_RUN, pool: 16, rows: concurrency },
       revival,
