@@ -4,7 +4,7 @@ import { formatCount, plural, quote, table } from '../render/format-status.ts';
 import type { RunNode } from '../render/run-node.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import { approveRuns } from '../runs/approve-runs.ts';
-import type { CommandIo } from '../runs/command-io.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 import {
@@ -158,7 +158,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       writeLine(io.stderr, claimed.message);
       return claimed.code;
     }
-    const stopper = new RunStopper(io, `llm-agent ${['revive', ...argv].map(quote).join(' ')}`);
+    const stopper = new RunStopper(io, hintCommand(io, ['revive', ...argv].map(quote).join(' ')));
     let outcomes: RevivalOutcome[];
     try {
       outcomes = await executePlan(

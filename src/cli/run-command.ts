@@ -8,8 +8,8 @@ import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { writeLine } from '../runs/command-io.ts';
-import type { CommandIo } from '../runs/command-io.ts';
+import { type CommandIo, hintCommand, writeLine } from '../runs/command-io.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { loadAgents } from '../runs/load-agents.ts';
@@ -131,7 +131,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     if (result.status === 'finished') return EXIT.ok;
     // As after Ctrl-C: the transcript keeps the run, and one command carries it on.
     io.stderr.write(
-      `The run ${result.status}; its transcript keeps it revivable (llm-agent status ${quote(values.out ?? out)} says why). Carry on with: llm-agent revive ${quote(values.out ?? out)} --agents ${quote(module)}\n`,
+      `The run ${result.status}; its transcript keeps it revivable (${hintCommand(io, `status ${quote(values.out ?? out)}`)} says why). Carry on with: ${hintCommand(io, `revive ${quote(values.out ?? out)} --agents ${quote(module)}`)}\n`,
     );
     return EXIT.failure;
   },
@@ -184,8 +184,9 @@ async function submitRun(
     await store.close();
   }
   io.stdout.write(`${run}\n`);
+  const target = databaseOptions(url, request.schema);
   io.stderr.write(
-    `Submitted ${terminalSafe(run)} (queued): a worker takes it — llm-agent worker --database URL --agents ${quote(request.module)}\n`,
+    `Submitted ${terminalSafe(run)} (queued): a worker takes it — ${hintCommand(io, `worker ${target.args} --agents ${quote(request.module)}`)}${maskedNote(target.masked)}\n`,
   );
   return EXIT.ok;
 }
@@ -218,7 +219,7 @@ export async function runRoot(
   const followers: Promise<void>[] = [];
   const stopper = new RunStopper(
     io,
-    `llm-agent revive ${quote(request.path)} --agents ${quote(module)}`,
+    hintCommand(io, `revive ${quote(request.path)} --agents ${quote(module)}`),
   );
   const composer = new Composer({
     registry,

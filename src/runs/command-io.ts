@@ -25,6 +25,21 @@ export interface CommandIo {
    * Absent when nobody can interrupt (tests running commands in-process).
    */
   onInterrupt?: (handler: (signal: string) => void) => () => void;
+  /**
+   * The words that start a command the user can paste, as they ran this one (`llm-agent`,
+   * `npx llm-agent-revival`, `npm run llm-agent --`; see {@link hintCommand}). Absent: `llm-agent`.
+   */
+  invocation?: string;
+}
+
+/**
+ * A command to suggest, started the way the user runs this CLI, so it can be pasted as printed.
+ *
+ * @example
+ * writeLine(io.stderr, `Next: ${hintCommand(io, 'status runs/')}`); // 'Next: npx llm-agent-revival status runs/'
+ */
+export function hintCommand(io: Pick<CommandIo, 'invocation'>, rest: string): string {
+  return `${io.invocation ?? 'llm-agent'} ${rest}`;
 }
 
 /**

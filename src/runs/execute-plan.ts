@@ -19,7 +19,7 @@ import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { nodeFileSystem } from '../transcript/file-system.ts';
-import type { CommandIo } from './command-io.ts';
+import { type CommandIo, hintCommand } from './command-io.ts';
 import { inspectTree } from './inspect-tree.ts';
 import { type AgentsContext, loadAgents } from './load-agents.ts';
 import type { RunStopper } from './run-stopper.ts';
@@ -196,13 +196,20 @@ export async function claimTrees(
   if (planText(again, PLAIN) !== planText(plan, PLAIN)) {
     return refuse(
       EXIT.claimed,
-      'revive: the runs changed after the plan was made (another process revived or ran them); nothing was written — look again with llm-agent status',
+      `revive: the runs changed after the plan was made (another process revived or ran them); nothing was written — look again with ${hintCommand(io, 'status')}`,
     );
   }
   return { ok: true, claims };
 }
 
-async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
+/**
+ * True when every planned revival is a run of the demo, whose agents are built in: such runs
+ * are revived without `--agents`.
+ *
+ * @example
+ * const needsModule = !(await allDemoRuns(planTreeRevival(roots).revivals));
+ */
+export async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
   for (const revival of revivals) {
     const meta = await readSessionMeta(revival.node.path);
     if (meta?.model !== DEMO_MODEL_SPEC) return false;
