@@ -349,7 +349,10 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
   return {
     name: `parent-link-${kind}`,
     family: 'input',
-    what: `a child's session-meta names its parent transcript as ${kind === 'fifo' ? 'a FIFO' : '/dev/zero'}: revive of the child refuses quickly (5 s more than a CLI start), counts no revival, changes no file`,
+    what:
+      kind === 'fifo'
+        ? "a child's parent transcript (by layout) is a FIFO: revive of the child refuses quickly (5 s more than a CLI start), counts no revival, changes no file"
+        : "a child's session-meta names /dev/zero as its parent: revive never follows the link — it says so and revives the child as the root of its own tree and runs it, quickly (5 s more than two CLI starts) and within memory",
     run: async (context) => {
       const tree = join(context.folder, 'runs');
       const child = join(tree, 'main.agents', 'worker-call_s1.jsonl');
@@ -373,7 +376,8 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
       );
       const before = await snapshotFolder(join(tree, 'main.agents'));
       const start = await startCost(context);
-      const bound = 5_000 + start;
+      // The revived child (dev-zero) then runs to its end: a second CLI start's worth more.
+      const bound = 5_000 + (kind === 'fifo' ? start : 2 * start);
       const result = await runCli(['revive', child, '--yes', '--agents', AGENTS_MODULE], {
         cwd: context.folder,
         timeoutMs: bound + 3_000,
@@ -383,8 +387,14 @@ function parentLink(kind: 'fifo' | 'dev-zero'): Attack {
       const after = await snapshotFolder(join(tree, 'main.agents'));
       const unchanged = JSON.stringify([...before]) === JSON.stringify([...after]);
       const revivals = revivedCount(child);
+      const bounded = !result.timedOut && !result.overMemory && result.ms <= bound;
+      // A FIFO where the layout puts the parent is refused; a link elsewhere is only reported.
+      const held =
+        kind === 'fifo'
+          ? revivals === 0 && unchanged
+          : revivals === 1 && /the link is not followed/.test(result.stderr);
       return verdict(
-        !result.timedOut && !result.overMemory && result.ms <= bound && revivals === 0 && unchanged,
+        bounded && held,
         `child's parent.transcript = ${parent}${kind === 'fifo' ? ' (a FIFO)' : ''}; revive of the child ${ending(result)}; run-revived ${revivals}; child folder ${unchanged ? 'unchanged' : 'CHANGED'}`,
       );
     },

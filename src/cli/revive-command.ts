@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { EXIT } from '../render/exit-codes.ts';
 import { formatCount, plural, quote, table } from '../render/format-status.ts';
+import type { RunNode } from '../render/run-node.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import { approveRuns } from '../runs/approve-runs.ts';
 import { type CommandIo, hintCommand } from '../runs/command-io.ts';
@@ -120,25 +121,9 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
     const paths = await findTranscripts(positionals, io.cwd);
     let roots = await inspectTree(paths, maxRevivals, io.cwd);
     if (values.salvage === true) {
-      // Salvaging writes: it is shown and confirmed (or --yes) first, like the revival.
-      const damaged = await findSalvageable(roots);
-      if (damaged.length > 0) {
-        io.stdout.write(salvageText(damaged));
-        if (values.yes !== true) {
-          if (io.stdin.isTTY !== true) {
-            throw new UserError(
-              'revive: stdin is not a terminal, so nobody can confirm the salvage: pass --yes (nothing was written)',
-            );
-          }
-          if (!(await confirm(io, `Salvage ${plural(damaged.length, 'transcript')}? [y/N] `))) {
-            writeLine(io.stderr, 'Declined; nothing was written.');
-            return EXIT.declined;
-          }
-        }
-        if ((await salvage(damaged, io)) > 0) {
-          roots = await inspectTree(paths, maxRevivals, io.cwd);
-        }
-      }
+      const salvaged = await salvageFirst(roots, values.yes === true, io);
+      if (salvaged === 'declined') return EXIT.declined;
+      if (salvaged > 0) roots = await inspectTree(paths, maxRevivals, io.cwd);
     }
     const plan = planTreeRevival(roots);
     io.stdout.write(planText(plan, io.out));
@@ -196,6 +181,32 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       : EXIT.failure;
   },
 };
+
+/**
+ * Salvage the damaged tails of the runs, shown and confirmed (or `--yes`) first like the
+ * revival, since salvaging writes: how many were salvaged, or 'declined'.
+ */
+async function salvageFirst(
+  roots: RunNode[],
+  yes: boolean,
+  io: CommandIo,
+): Promise<number | 'declined'> {
+  const damaged = await findSalvageable(roots);
+  if (damaged.length === 0) return 0;
+  io.stdout.write(salvageText(damaged));
+  if (!yes) {
+    if (io.stdin.isTTY !== true) {
+      throw new UserError(
+        'revive: stdin is not a terminal, so nobody can confirm the salvage: pass --yes (nothing was written)',
+      );
+    }
+    if (!(await confirm(io, `Salvage ${plural(damaged.length, 'transcript')}? [y/N] `))) {
+      writeLine(io.stderr, 'Declined; nothing was written.');
+      return 'declined';
+    }
+  }
+  return salvage(damaged, io);
+}
 
 async function confirm(io: CommandIo, question: string): Promise<boolean> {
   const reader = createInterface({ input: io.stdin, output: io.stderr });

@@ -116,6 +116,12 @@ export interface Revived {
   pendingJoins: PendingJoin[];
   /** Calls of the last turn that never started: the Loop runs them (it is not a retry). */
   neverDispatched: NeverDispatchedCall[];
+  /**
+   * A parent link revive did not follow, in one line (the run's `session-meta` names a parent
+   * that is not the one its layout gives): the run was revived in its layout's tree, or as the
+   * root of its own tree when it is in no `*.agents` folder.
+   */
+  unfollowedLink?: string;
 }
 
 /**
@@ -191,7 +197,11 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   }
   if (!revived.ok) return revived;
   leaveWithSession(revived.session, leave);
-  return { ...revived, treeClaim: claim };
+  return {
+    ...revived,
+    treeClaim: claim,
+    ...(tree.unfollowed === undefined ? {} : { unfollowedLink: tree.unfollowed }),
+  };
 }
 
 /** The claim revive took or joined lasts as long as the revived session: closing it leaves. */

@@ -18,6 +18,13 @@ export type TreeRoot =
       root: string;
       /** The transcript asked about, then each ancestor up to the root. */
       chain: string[];
+      /**
+       * A parent link that was not followed, in one line: a `session-meta` naming a parent that
+       * is not the one the layout gives (outside the tree, a FIFO, a device). The tree is the
+       * layout's, and a run outside any `*.agents` folder is the root of its own tree; the run is
+       * never refused for its link.
+       */
+      unfollowed?: string;
     }
   | { ok: false; detail: string };
 
@@ -28,9 +35,10 @@ const MAX_DEPTH = 64;
  * Find the root of the tree `path` belongs to, checking every link on the way: from the
  * transcript up through its layout parents (`P.agents/c.jsonl` → `P.jsonl`), each of which
  * must be a regular file (looked at without following a symlink, before anything is read from
- * it, so a FIFO or a device never blocks the walk). A `session-meta` that names a parent must
- * name exactly its layout parent: a link anywhere else — outside the tree, to a FIFO, to
- * `/dev/zero` — is refused, never followed. The walk stops at the first ancestor that does not
+ * it, so a FIFO or a device never blocks the walk). The tree is the layout's: a `session-meta`
+ * that names another parent — outside the tree, a FIFO, `/dev/zero` — is never followed, and is
+ * reported (`unfollowed`) rather than refused; a run outside any `*.agents` folder is the root
+ * of its own tree whatever its link says. The walk stops at the first ancestor that does not
  * exist. Reads one line per level; never writes; never throws for a transcript's content
  * (I/O errors other than a missing file are answered as refusals too).
  *
@@ -41,6 +49,7 @@ const MAX_DEPTH = 64;
 export async function findTreeRoot(path: string, fileSystem: FileSystem): Promise<TreeRoot> {
   let current = resolve(path);
   const chain: string[] = [];
+  let unfollowed: string | undefined;
   try {
     for (let depth = 0; depth <= MAX_DEPTH; depth += 1) {
       const identity = await fileSystem.identityOf(current);
@@ -61,23 +70,27 @@ export async function findTreeRoot(path: string, fileSystem: FileSystem): Promis
       const layoutParent = parentTranscriptPath(current);
       const meta = await readMeta(current, fileSystem);
       const link = meta?.parent;
-      if (link !== undefined) {
+      if (link !== undefined && unfollowed === undefined) {
         const named =
           typeof link.transcript === 'string' ? resolve(dirname(current), link.transcript) : null;
         if (named === null || named !== layoutParent) {
-          return {
-            ok: false,
-            detail: `${current}: its session-meta names the parent transcript ${JSON.stringify(
-              String(link.transcript).slice(0, 200),
-            )}, which is not ${
-              layoutParent === null
-                ? 'in this tree (the transcript is not in a *.agents folder)'
-                : `its parent in this tree (${layoutParent})`
-            }; the link is not followed`,
-          };
+          unfollowed = `${current}: its session-meta names the parent transcript ${JSON.stringify(
+            String(link.transcript).slice(0, 200),
+          )}, which is not ${
+            layoutParent === null
+              ? `in a tree (the transcript is not in a *.agents folder); the link is not followed, and it is the root of its own tree`
+              : `its parent in this tree (${layoutParent}); the link is not followed, and the tree is the layout's`
+          }`;
         }
       }
-      if (layoutParent === null) return { ok: true, root: current, chain };
+      if (layoutParent === null) {
+        return {
+          ok: true,
+          root: current,
+          chain,
+          ...(unfollowed === undefined ? {} : { unfollowed }),
+        };
+      }
       current = layoutParent;
     }
   } catch (error) {
@@ -90,7 +103,7 @@ export async function findTreeRoot(path: string, fileSystem: FileSystem): Promis
   if (last === undefined || chain.length > MAX_DEPTH) {
     return { ok: false, detail: `${resolve(path)}: the tree is deeper than ${MAX_DEPTH} levels` };
   }
-  return { ok: true, root: last, chain };
+  return { ok: true, root: last, chain, ...(unfollowed === undefined ? {} : { unfollowed }) };
 }
 
 /** The first record when it is a session-meta: read in small pieces, not the scan's megabyte. */

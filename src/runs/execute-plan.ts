@@ -290,6 +290,9 @@ export async function executePlan(
         continue;
       }
       outcome.revival = revived.revival.ordinal;
+      if (revived.unfollowedLink !== undefined) {
+        io.stderr.write(`${io.err.dim(`[${safe(name)}]`)} ${safe(revived.unfollowedLink)}\n`);
+      }
       io.stderr.write(
         `${io.err.dim(`[${safe(name)}]`)} revived (revival ${revived.revival.ordinal} of ${maxRevivals})${
           revived.interrupted.length === 0

@@ -220,7 +220,8 @@ describe('revive claims the whole tree, from any of its runs', () => {
 const REVIVE_SCRIPT = `
 const { Revival } = await import(${JSON.stringify(fileURLToPath(new URL('../../src/revival/index.ts', import.meta.url)))});
 const revived = await Revival.revive({ path: process.argv[1], agentId: 'child-1', maxRevivals: 2 });
-process.stdout.write(JSON.stringify(revived.ok ? { ok: true } : revived));
+process.stdout.write(JSON.stringify(revived.ok ? { ok: true, unfollowedLink: revived.unfollowedLink } : revived));
+if (revived.ok) await revived.session.close();
 process.exit(0);
 `;
 
@@ -228,7 +229,13 @@ process.exit(0);
 function reviveInChild(
   path: string,
   timeoutMs = 20_000,
-): Promise<{ ok: boolean; reason?: string; detail?: string; killed: boolean }> {
+): Promise<{
+  ok: boolean;
+  reason?: string;
+  detail?: string;
+  unfollowedLink?: string;
+  killed: boolean;
+}> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -270,7 +277,7 @@ describe('validate, then commit: a link to a FIFO or a device is refused before 
       },
     ],
   ] as const) {
-    test(`${name}: revive refuses quickly, no file changed, no revival counted`, async () => {
+    test(`${name}: the link is not followed but reported; the child is revived in its layout's tree`, async () => {
       const top = join(folder, `t${counter++}`);
       await mkdir(top);
       const parentLink = await makeLink(top);
@@ -283,15 +290,42 @@ describe('validate, then commit: a link to a FIFO or a device is refused before 
       const before = await snapshotFolder(join(top, 'main.agents'));
       const rootBytes = await readFile(root);
       const answer = await reviveInChild(child);
-      assert.equal(answer.killed, false, 'revive hung');
-      assert.equal(answer.ok, false);
-      assert.equal(answer.reason, 'unreadable');
-      assert.match(answer.detail ?? '', /is not its parent in this tree/);
-      assert.deepEqual(await snapshotFolder(join(top, 'main.agents')), before);
-      assert.deepEqual(await readFile(root), rootBytes);
-      assert.equal((await Revival.inspect({ path: child, maxRevivals: 2 })).revivalsUsed, 0);
+      assert.equal(answer.killed, false, 'revive hung: the link was followed');
+      assert.equal(answer.ok, true, answer.detail);
+      assert.match(
+        answer.unfollowedLink ?? '',
+        /is not its parent in this tree .*the link is not followed, and the tree is the layout's/,
+      );
+      assert.notDeepEqual(await snapshotFolder(join(top, 'main.agents')), before, 'revived');
+      assert.deepEqual(await readFile(root), rootBytes, 'the parent is untouched');
+      assert.equal((await Revival.inspect({ path: child, maxRevivals: 2 })).revivalsUsed, 1);
     });
   }
+
+  test('a child outside any *.agents folder whose link cannot be followed is revived as the root of its own tree', async () => {
+    const top = join(folder, `t${counter++}`);
+    await mkdir(join(top, 'elsewhere'), { recursive: true });
+    const parent = join(top, 'main.jsonl');
+    await writeTranscript(parent, crashed);
+    const parentBytes = await readFile(parent);
+    // The application put its child where it liked: not in main.agents/.
+    const child = join(top, 'elsewhere', 'child-1.jsonl');
+    await writeTranscript(child, crashed, {
+      meta: { ...META, agentId: 'child-1', parent: { transcript: '../main.jsonl', callId: 's1' } },
+    });
+    const revived = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 2 });
+    assert.ok(revived.ok, revived.ok ? '' : revived.detail);
+    assert.equal(revived.treeClaim.root, child, 'its own root');
+    await stat(claimPathOf(child));
+    assert.match(
+      revived.unfollowedLink ?? '',
+      /not in a \*\.agents folder\); the link is not followed, and it is the root of its own tree/,
+    );
+    assert.deepEqual(revived.interrupted, ['c1']);
+    await revived.session.close();
+    assert.deepEqual(await readFile(parent), parentBytes, 'the parent is untouched');
+    await assert.rejects(stat(claimPathOf(parent)), { code: 'ENOENT' }, 'its claim was not taken');
+  });
 
   test('the parent transcript by layout is itself a FIFO: refused quickly, nothing changed', async () => {
     const top = join(folder, `t${counter++}`);
