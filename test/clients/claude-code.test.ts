@@ -186,6 +186,9 @@ async function scenario(name: string, count: number): Promise<void> {
   );
 
   // 2. The repair: listed by --scan; refused while the file looks live; done with --force.
+  // A scan gives a repair's verdict, quiet time included: the file as if left a minute ago.
+  const quiet = new Date(Date.now() - 60_000);
+  await utimes(session, quiet, quiet);
   const scan = await repairCli(['--scan', join(home.home, '.claude', 'projects'), '--json']);
   assert.equal(scan.code, 3, `repair --scan: ${scan.stdout}${scan.stderr}`);
   const scanned = JSON.parse(scan.stdout) as { sessions: { path: string; status: string }[] };
