@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rm, utimes } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import {
@@ -211,16 +211,16 @@ async function scenario(name: string, count: number): Promise<void> {
   assert.equal(repaired.code, 0, `repair --force: ${repaired.stdout}${repaired.stderr}`);
   const [outcome] = JSON.parse(repaired.stdout) as {
     status: string;
-    detection: { format: string; version: string };
+    detection: { format: string; version: string; session?: { id?: string; cwd?: string } };
     calls: { callId: string }[];
     backup: string;
   }[];
   assert.equal(outcome?.status, 'repaired');
-  assert.deepEqual(outcome.detection, {
-    format: 'claude-code',
-    version: CLAUDE_VERSION,
-    supported: true,
-  });
+  const { session: recorded, ...detection } = outcome.detection;
+  assert.deepEqual(detection, { format: 'claude-code', version: CLAUDE_VERSION, supported: true });
+  // What liveness matches a running client against: the session's id and working folder.
+  assert.equal(recorded?.id, basename(session, '.jsonl'));
+  assert.equal(typeof recorded?.cwd, 'string');
   assert.deepEqual(
     outcome.calls.map((call) => call.callId),
     ids,
