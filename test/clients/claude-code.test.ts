@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rm, utimes } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import {
@@ -186,6 +186,9 @@ async function scenario(name: string, count: number): Promise<void> {
   );
 
   // 2. The repair: listed by --scan; refused while the file looks live; done with --force.
+  // A scan gives a repair's verdict, quiet time included: the file as if left a minute ago.
+  const quiet = new Date(Date.now() - 60_000);
+  await utimes(session, quiet, quiet);
   const scan = await repairCli(['--scan', join(home.home, '.claude', 'projects'), '--json']);
   assert.equal(scan.code, 3, `repair --scan: ${scan.stdout}${scan.stderr}`);
   const scanned = JSON.parse(scan.stdout) as { sessions: { path: string; status: string }[] };
@@ -208,16 +211,16 @@ async function scenario(name: string, count: number): Promise<void> {
   assert.equal(repaired.code, 0, `repair --force: ${repaired.stdout}${repaired.stderr}`);
   const [outcome] = JSON.parse(repaired.stdout) as {
     status: string;
-    detection: { format: string; version: string };
+    detection: { format: string; version: string; session?: { id?: string; cwd?: string } };
     calls: { callId: string }[];
     backup: string;
   }[];
   assert.equal(outcome?.status, 'repaired');
-  assert.deepEqual(outcome.detection, {
-    format: 'claude-code',
-    version: CLAUDE_VERSION,
-    supported: true,
-  });
+  const { session: recorded, ...detection } = outcome.detection;
+  assert.deepEqual(detection, { format: 'claude-code', version: CLAUDE_VERSION, supported: true });
+  // What liveness matches a running client against: the session's id and working folder.
+  assert.equal(recorded?.id, basename(session, '.jsonl'));
+  assert.equal(typeof recorded?.cwd, 'string');
   assert.deepEqual(
     outcome.calls.map((call) => call.callId),
     ids,

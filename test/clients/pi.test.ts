@@ -160,10 +160,14 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
     status: string;
     calls: { callId: string }[];
     backup: string;
-    detection: unknown;
+    detection: { session?: { id?: string; cwd?: string } };
   }[];
   assert.equal(outcome?.status, 'repaired');
-  assert.deepEqual(outcome.detection, { format: 'pi', version: 'session v3', supported: true });
+  const { session: recorded, ...detection } = outcome?.detection ?? {};
+  assert.deepEqual(detection, { format: 'pi', version: 'session v3', supported: true });
+  // What liveness matches a running client against: the header's id and working folder.
+  assert.equal(typeof recorded?.id, 'string');
+  assert.equal(typeof recorded?.cwd, 'string');
   assert.deepEqual(
     outcome.calls.map((call) => call.callId),
     calls.map((call) => call.id),
