@@ -101,7 +101,10 @@ export class Revival {
 
   /**
    * Revive one transcript, holding its tree's claim (one reviver per tree: taken here unless
-   * the caller passes `treeClaim`, released when the revived session closes) and its writer
+   * the caller passes `treeClaim`, released when the revived session closes; a second revive
+   * of the same tree in the same process joins it — revive a child, resume it, then revive its
+   * parent — and the last of their sessions to close releases it; another process is refused)
+   * and its writer
    * lock while it decides and appends. Every link up to the tree's root and every child a
    * pending join waits for is checked first, and `inspect`'s verdict is the one acted on: a
    * refusal writes nothing. Then it answers each

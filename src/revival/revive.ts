@@ -12,7 +12,7 @@ import { scanUncompacted } from '../transcript/scan-uncompacted.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { describeError, SessionError } from '../transcript/session-error.ts';
 import type { TailState } from '../transcript/tail-state.ts';
-import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
+import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
@@ -20,6 +20,7 @@ import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './ins
 import { planRevival } from './plan-revival.ts';
 import type { Reconciliation } from './reconcile-calls.ts';
 import { RunTail } from './run-tail.ts';
+import { joinTreeClaim } from './shared-tree-claim.ts';
 import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
 import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
 import { writeRevival } from './write-revival.ts';
@@ -53,8 +54,9 @@ export type ReviveOptions = ReviveTarget & {
    * A claim the caller holds on this transcript's tree ({@link Revival.claimTree}): revive
    * works under it and leaves it held — how an application reviving several runs of one tree
    * holds the tree for all of them. Without it, revive claims the tree itself (refusing,
-   * `running`, when another reviver holds it) and releases the claim when the revived session
-   * closes, or before it answers a refusal. A claim on another tree, or one already released,
+   * `running`, when another process holds it) and releases the claim when the revived session
+   * closes, or before it answers a refusal; a second revive of the same tree in this process
+   * joins that claim, which is released when the last of their sessions closes. A claim on another tree, or one already released,
    * is a programmer error (TypeError).
    */
   treeClaim?: TreeClaim;
@@ -144,6 +146,8 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   const tree = await findTreeRoot(path, fileSystem);
   if (!tree.ok) return refused('unreadable', tree.detail);
   let claim: TreeClaim;
+  // What this revive does with the claim when it is done: nothing for a claim the caller holds.
+  let leave = async (): Promise<void> => undefined;
   const given = options.treeClaim;
   if (given !== undefined) {
     if (!given.held || given.root !== tree.root) {
@@ -169,10 +173,12 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     claim = given;
   } else {
     try {
-      // The holder's `since` is for people; the injected clock stamps records only.
-      const claimed = await claimTree(fileSystem, tree.root, new Date());
-      if (!claimed.ok) return refused('running', `${path}: ${claimed.detail}`);
-      claim = claimed.claim;
+      // The holder's `since` is for people; the injected clock stamps records only. A claim
+      // another revive of this process holds on the tree is joined, not refused.
+      const joined = await joinTreeClaim(fileSystem, tree.root, new Date());
+      if (!joined.ok) return refused('running', `${path}: ${joined.detail}`);
+      claim = joined.claim;
+      leave = joined.leave;
     } catch (error) {
       return refused('io-error', `${path}: cannot claim its tree (${describeError(error)})`);
     }
@@ -181,17 +187,17 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   try {
     revived = await reviveClaimed(path, options, fileSystem, claim);
   } finally {
-    if (given === undefined && revived?.ok !== true) await claim.release().catch(() => undefined);
+    if (revived?.ok !== true) await leave().catch(() => undefined);
   }
   if (!revived.ok) return revived;
-  if (given === undefined) releaseWithSession(revived.session, claim);
+  leaveWithSession(revived.session, leave);
   return { ...revived, treeClaim: claim };
 }
 
-/** The claim revive took lasts as long as the revived session: closing it releases both. */
-function releaseWithSession(session: Session, claim: TreeClaim): void {
+/** The claim revive took or joined lasts as long as the revived session: closing it leaves. */
+function leaveWithSession(session: Session, leave: () => Promise<void>): void {
   const close = session.close.bind(session);
-  session.close = () => close().finally(() => claim.release().catch(() => undefined));
+  session.close = () => close().finally(() => leave().catch(() => undefined));
 }
 
 /** Revive under a held tree claim. */

@@ -190,6 +190,8 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
         return;
       }
       this.#pending = [];
+      // The state folded through exactly these lines: the run's summary, in the same statement.
+      const summary = JSON.stringify(this.#state);
       const result = await this.#guard(() =>
         this.#pool.query(SQL.APPEND(this.#schema), [
           this.#run,
@@ -198,6 +200,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
           lines.map((line) => line.bytes),
           lines.map((line) => line.type),
           this.#leaseMs,
+          summary,
         ]),
       );
       if (result.rowCount !== lines.length) throw this.#lost();
