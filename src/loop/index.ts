@@ -16,6 +16,7 @@ export {
   planCompaction,
 } from './compaction.ts';
 export { canonicalJson, inputDigest } from './input-digest.ts';
+export { idempotencyOfMcpTool, type McpToolAnnotations } from './mcp-idempotency.ts';
 export { defaultBackoff, Loop } from './loop.ts';
 export {
   assistantMessageFromOutput,

@@ -271,10 +271,19 @@ export async function executePlan(
       const outcome: RevivalOutcome = { node };
       outcomes.push(outcome);
       const treeClaim = claims?.get(root);
+      // Tools that can see the world say what became of their calls in flight; nothing re-runs.
+      const tools = registry[node.inspection.agentType ?? '']?.tools ?? [];
+      const reconciled = await Revival.reconcile({ path: node.path, tools });
+      for (const asked of reconciled) {
+        io.stderr.write(
+          `${io.err.dim(`[${safe(name)}]`)} reconcile of ${safe(asked.toolName)} ${safe(asked.callId)}: ${safe(asked.answer)}${asked.detail === undefined ? '' : ` (${safe(asked.detail)})`}\n`,
+        );
+      }
       const revived = await Revival.revive({
         path: node.path,
         agentId: node.inspection.agentId ?? '',
         maxRevivals,
+        reconciled,
         ...(treeClaim === undefined ? {} : { treeClaim }),
       });
       if (!revived.ok) {
