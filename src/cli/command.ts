@@ -1,6 +1,6 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Style } from './terminal-style.ts';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { OptionError, optionProblem } from './option-error.ts';
+import type { Style } from './terminal-style.ts';
 import { UserError } from './user-error.ts';
 
 /**

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { secureJsonParse } from '@ai-sdk/provider-utils';
+
 import type { LanguageModelV4StreamPart, SharedV4Warning } from '@ai-sdk/provider';
+import { secureJsonParse } from '@ai-sdk/provider-utils';
 import type { ModelOutputPart } from './model-messages.ts';
 import { streamError } from './stream-error.ts';
 

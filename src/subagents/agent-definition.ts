@@ -1,5 +1,6 @@
 import type { LanguageModel } from 'ai';
-import type { CompactionOptions, ToolDefinition } from '../loop/types.ts';
+import type { LoopTools, ToolIdempotency } from '../loop/tool-set.ts';
+import type { CompactionOptions } from '../loop/types.ts';
 
 /**
  * One agent type: what a run of it is made of. A registry of them
@@ -23,8 +24,13 @@ export interface AgentDefinition {
   description: string;
   model: string | LanguageModel | LanguageModel[];
   system: string;
-  /** Typed tools go in as they are: `ToolDefinition<{ path: string }>` is a `ToolDefinition<unknown>`. */
-  tools?: ToolDefinition<unknown>[];
+  /**
+   * Typed tools go in as they are: `ToolDefinition<{ path: string }>` is a `ToolDefinition<unknown>`.
+   * An AI SDK `ToolSet` (`{ weather: tool({ … }) }`) is taken too, with `idempotency` beside it.
+   */
+  tools?: LoopTools;
+  /** For a `ToolSet`: each tool's idempotency by name (`side-effect` when not named). */
+  idempotency?: ToolIdempotency;
   /** Stop after this many model turns (the loop's default when absent). */
   maxTurns?: number;
   compaction?: CompactionOptions;

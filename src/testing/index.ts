@@ -27,6 +27,16 @@
  *
  * @module
  */
+
+export {
+  type CallRecord,
+  type Fault,
+  type FaultRule,
+  FaultyFileSystem,
+  type FaultyFileSystemOptions,
+  type FileSystemOperation,
+  type FiredFault,
+} from './faulty-file-system.ts';
 export {
   type CrashImageOptions,
   fileSystemError,
@@ -34,22 +44,6 @@ export {
   type MemoryFileSystemOptions,
   type UnsyncedFile,
 } from './memory-file-system.ts';
-export {
-  type CallRecord,
-  type Fault,
-  type FaultRule,
-  type FaultyFileSystemOptions,
-  FaultyFileSystem,
-  type FileSystemOperation,
-  type FiredFault,
-} from './faulty-file-system.ts';
-export {
-  httpError,
-  pairingProblems,
-  type PromptViolation,
-  ScriptedModel,
-  type ScriptStep,
-} from './scripted-model.ts';
 export {
   type Outage,
   type OutageServer,
@@ -66,3 +60,10 @@ export {
   type ResponsesStep,
   startResponsesServer,
 } from './responses-server.ts';
+export {
+  httpError,
+  type PromptViolation,
+  pairingProblems,
+  ScriptedModel,
+  type ScriptStep,
+} from './scripted-model.ts';

@@ -1,5 +1,12 @@
 import { damaged, typeMayDispatch } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
+import {
+  type FoundCheckpoint,
+  findLastCheckpoint,
+  lastCheckpointIn,
+  writtenSeq,
+  writtenSeqAt,
+} from './last-checkpoint.ts';
 import { checksumProblemAt } from './line-checksum.ts';
 import { checksumProblem, decodeLine } from './line-codec.ts';
 import { LineScanner } from './line-scanner.ts';
@@ -15,13 +22,6 @@ import {
   foldTailState,
   type TailState,
 } from './tail-state.ts';
-import {
-  type FoundCheckpoint,
-  findLastCheckpoint,
-  lastCheckpointIn,
-  writtenSeq,
-  writtenSeqAt,
-} from './last-checkpoint.ts';
 
 /**
  * The folded state of a transcript, read without writing anything.

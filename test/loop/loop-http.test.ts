@@ -4,6 +4,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
+import { startAnthropicServer, startChatServer } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {
@@ -16,7 +17,6 @@ import {
   shapeOf,
   waitTool,
 } from './support/harness.ts';
-import { startAnthropicServer, startChatServer } from '../../src/testing/index.ts';
 
 const chatModel = (url: string) =>
   createOpenAICompatible({ name: 'scripted', baseURL: url, apiKey: 'test', includeUsage: true })(

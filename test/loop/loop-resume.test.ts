@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
 import type { JoinResolver } from '../../src/loop/types.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { JsonValue, RecordBody } from '../../src/transcript/records.ts';
@@ -18,7 +19,6 @@ import {
   waitTool,
   withFreshSession,
 } from './support/harness.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 
 const user = (text: string, extras?: { injected: 'revival' }): RecordBody => ({
   type: 'message',
