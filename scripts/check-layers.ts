@@ -1,7 +1,7 @@
 /*
  * The folders of src/ are layers, and imports point down only (docs/architecture.md):
  *
- *   transcript ← store, loop, testing ← subagents ← revival, demo ← fleet ← cli
+ *   transcript ← store, loop, testing ← subagents ← revival, demo ← fleet, integrations ← cli
  *
  * A file may import its own folder and folders of a lower rank; never a higher one, nor a
  * sibling of the same rank (store, loop and testing know nothing of each other). The transcript and store
@@ -24,6 +24,7 @@ export const RANK: Record<string, number> = {
   revival: 3,
   demo: 3,
   fleet: 4,
+  integrations: 4,
   testing: 1,
   repair: 4,
   cli: 5,
