@@ -1,7 +1,7 @@
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
 import { toolDefinitionsOf } from '../loop/tool-set.ts';
-import type { LoopMessage, RunResult, ToolDefinition } from '../loop/types.ts';
+import type { LoopMessage, LoopOptions, RunResult, ToolDefinition } from '../loop/types.ts';
 import type { ReviveRefused } from '../revival/revive.ts';
 import { reviveStoreRun } from '../revival/revive-store-run.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
@@ -289,7 +289,8 @@ export class Worker {
         messages,
         pendingJoins,
       });
-      const handle = new Loop({
+      const createLoop = definition.createLoop ?? ((options: LoopOptions) => new Loop(options));
+      const handle = createLoop({
         backends,
         session: writer,
         system: definition.system,

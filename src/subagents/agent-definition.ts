@@ -1,6 +1,7 @@
 import type { LanguageModel } from 'ai';
 import type { LoopTools, ToolIdempotency } from '../loop/tool-set.ts';
 import type { CompactionOptions } from '../loop/types.ts';
+import type { LoopFactory } from './composer-types.ts';
 
 /**
  * One agent type: what a run of it is made of. A registry of them
@@ -36,6 +37,11 @@ export interface AgentDefinition {
   compaction?: CompactionOptions;
   /** Whether runs of this type get `spawn_agent` and `task_wait` (default true, within the depth limit). */
   canSpawn?: boolean;
+  /**
+   * Builds this type's runs instead of a `Loop` (given the options a Loop would get): how an
+   * AI SDK agent is made an agent type (`aiSdkAgentDefinition` of `llm-agent-revival/ai-sdk`).
+   */
+  createLoop?: LoopFactory;
 }
 
 /**

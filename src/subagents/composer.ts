@@ -295,7 +295,8 @@ export class Composer {
     depth: number,
     messages: LoopMessage[],
   ): RunHandle {
-    return this.#createLoop(this.#loopOptions(session, definition, backends, depth)).run(messages);
+    const createLoop = definition.createLoop ?? this.#createLoop;
+    return createLoop(this.#loopOptions(session, definition, backends, depth)).run(messages);
   }
 
   #loopOptions(

@@ -19,3 +19,4 @@ export { NOT_STARTED_MESSAGE } from './run-recorder.ts';
 export { RevivableRun, type RevivableRunOptions, type RunNotOpened } from './revivable-run.ts';
 export { revivableModel } from './revivable-model.ts';
 export { revivableTools } from './revivable-tools.ts';
+export { aiSdkAgentDefinition, type GeneratingAgent } from './agent-definition.ts';

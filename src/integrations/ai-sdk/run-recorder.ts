@@ -11,7 +11,7 @@ import {
 } from '../../loop/model-messages.ts';
 import { normalizeConversation } from '../../transcript/normalize-conversation.ts';
 import type { Idempotency, JsonValue, Message, ToolCallPart } from '../../transcript/records.ts';
-import type { Session } from '../../transcript/session.ts';
+import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 
 /**
  * What the wrapped model and tools of one run write, in the Loop's write order: each model
@@ -24,7 +24,7 @@ import type { Session } from '../../transcript/session.ts';
  * await recorder.recordPrompt(params.prompt);
  */
 export class RunRecorder {
-  readonly session: Session;
+  readonly session: TranscriptWriter;
   /** The conversation as the transcript holds it (one tool message per result). */
   readonly #conversation: Message[];
   /** Calls with a result in the transcript. */
@@ -32,7 +32,7 @@ export class RunRecorder {
   /** Calls dispatched by this process (a second dispatch of one call is refused). */
   readonly #dispatched = new Set<string>();
 
-  constructor(session: Session, conversation: readonly Message[]) {
+  constructor(session: TranscriptWriter, conversation: readonly Message[]) {
     this.session = session;
     this.#conversation = [...conversation];
     for (const message of conversation) this.#noteAnswers(message);
@@ -164,6 +164,13 @@ export class RunRecorder {
       });
     }
     await this.session.barrier();
+  }
+
+  /** The ids of the last turn's calls that have no result. */
+  unansweredCalls(): string[] {
+    return this.#lastCalls()
+      .map((call) => call.callId)
+      .filter((callId) => !this.#answered.has(callId));
   }
 
   #lastCalls(): ToolCallPart[] {
