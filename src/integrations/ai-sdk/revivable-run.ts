@@ -88,6 +88,7 @@ export class RevivableRun {
     this.path = path;
     this.agentId = agentId;
     this.revived = revived;
+    recorders.set(this, recorder);
   }
 
   /**
@@ -177,6 +178,20 @@ export class RevivableRun {
       await this.#recorder.session.close();
     }
   }
+}
+
+const recorders = new WeakMap<RevivableRun, RunRecorder>();
+
+/**
+ * The recorder of a run, for the other integrations of this package (not exported by it).
+ *
+ * @example
+ * const recorder = recorderOf(run);
+ */
+export function recorderOf(run: RevivableRun): RunRecorder {
+  const recorder = recorders.get(run);
+  if (recorder === undefined) throw new TypeError('not a RevivableRun');
+  return recorder;
 }
 
 function opened(run: RevivableRun): { ok: true; run: RevivableRun } {

@@ -92,9 +92,40 @@ export class RunRecorder {
    */
   async recordTurn(content: readonly ModelOutputPart[]): Promise<void> {
     const given = assistantMessageFromOutput(content);
-    const message = given.content.length > 0 ? given : emptyTurn();
+    await this.recordAssistant(given.content.length > 0 ? given : emptyTurn());
+  }
+
+  /** {@link recordTurn} of a turn already in our message model. */
+  async recordAssistant(message: Message): Promise<void> {
     await this.#append(message);
     if (callsOf(message).length === 0) await this.session.barrier();
+  }
+
+  /** Record a user (or system) turn, durable. */
+  async recordUser(message: Message): Promise<void> {
+    await this.#append(message);
+    await this.session.barrier();
+  }
+
+  /**
+   * Record the answer to a call of the last turn that no tool of ours ran (the runner answered
+   * it itself): no dispatch, as the Loop's refusals. A call already answered is left alone.
+   */
+  async recordUnrunAnswer(callId: string, output: JsonValue, isError: boolean): Promise<void> {
+    const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
+    if (call === undefined || this.#answered.has(callId)) return;
+    await this.#append({
+      role: 'tool',
+      content: [{ type: 'tool-result', callId, toolName: call.toolName, output, isError }],
+    });
+  }
+
+  /** Whether a call id appears in any recorded assistant turn. */
+  hasCall(callId: string): boolean {
+    return this.#conversation.some(
+      (message) =>
+        message.role === 'assistant' && callsOf(message).some((call) => call.callId === callId),
+    );
   }
 
   /**
