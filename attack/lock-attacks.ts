@@ -6,9 +6,9 @@ import { Session } from '../src/transcript/session.ts';
 import {
   AGENTS_MODULE,
   type Attack,
+  CLI,
   type AttackContext,
   bytesOrNull,
-  CLI,
   ending,
   faultNotProven,
   firstLine,

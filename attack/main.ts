@@ -4,8 +4,8 @@ import { DAMAGE_ATTACKS } from './damage-attacks.ts';
 import { INPUT_ATTACKS } from './input-bound-attacks.ts';
 import { LOCK_ATTACKS } from './lock-attacks.ts';
 import { OWNERSHIP_ATTACKS } from './ownership-attacks.ts';
-import { type Attack, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { SYMLINK_ATTACKS } from './symlink-attacks.ts';
+import { type Attack, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
 
 /*

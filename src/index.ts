@@ -15,7 +15,15 @@
  *
  * @module
  */
-
+export {
+  type Durability,
+  Session,
+  type SessionMeta,
+  type SessionOpenOptions,
+  type SessionOptions,
+} from './transcript/session.ts';
+export { SessionError, type SessionErrorCode } from './transcript/session-error.ts';
+export type { Idempotency, JsonValue, Message } from './transcript/records.ts';
 export { Loop } from './loop/loop.ts';
 export { RunAbortedError } from './loop/run-handle.ts';
 export type {
@@ -29,23 +37,23 @@ export type {
   ToolDefinition,
   ToolFailure,
 } from './loop/types.ts';
+export { Revival } from './revival/index.ts';
 export type {
   Inspection,
   InspectOptions,
   NotRevivableInspection,
   NotRevivableReason,
   RevivableInspection,
-  Revived,
   ReviveOptions,
   ReviveRefused,
+  Revived,
   TailKind,
 } from './revival/index.ts';
-export { Revival } from './revival/index.ts';
 export {
   type AgentDefinition,
   type AgentRegistry,
-  backendsOf,
   type ModelResolver,
+  backendsOf,
 } from './subagents/agent-definition.ts';
 export {
   Composer,
@@ -56,12 +64,3 @@ export {
 export { resolveModelSpec } from './subagents/model-spec.ts';
 export { spawnAgentTool } from './subagents/spawn-agent-tool.ts';
 export { taskWaitTool } from './subagents/task-wait-tool.ts';
-export type { Idempotency, JsonValue, Message } from './transcript/records.ts';
-export {
-  type Durability,
-  Session,
-  type SessionMeta,
-  type SessionOpenOptions,
-  type SessionOptions,
-} from './transcript/session.ts';
-export { SessionError, type SessionErrorCode } from './transcript/session-error.ts';

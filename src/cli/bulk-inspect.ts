@@ -29,8 +29,8 @@ import {
   statSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Inspection } from '../revival/inspection.ts';
 import { draftInspection, finishInspection } from '../revival/inspection-verdict.ts';
+import type { Inspection } from '../revival/inspection.ts';
 import { layoutAncestors } from '../revival/tree-root.ts';
 import { type TailRead, tailReadOfWindow, WINDOW_BYTES } from '../transcript/read-tail-state.ts';
 import { claimPathOf } from '../transcript/tree-claim.ts';

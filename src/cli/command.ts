@@ -1,6 +1,6 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { OptionError, optionProblem } from './option-error.ts';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Style } from './terminal-style.ts';
+import { OptionError, optionProblem } from './option-error.ts';
 import { UserError } from './user-error.ts';
 
 /**

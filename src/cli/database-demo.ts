@@ -7,8 +7,8 @@ import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../transcript/validate-record.ts';
 import { approveRuns } from './approve-runs.ts';
 import { type CommandIo, writeLine } from './command.ts';
-import { databaseRunState } from './database-status.ts';
 import { connectStore } from './database-store.ts';
+import { databaseRunState } from './database-status.ts';
 import { EXIT } from './exit-codes.ts';
 import { UserError } from './user-error.ts';
 

@@ -6,9 +6,9 @@ import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import type { CommandIo } from './command.ts';
 import type { ExitCode } from './exit-codes.ts';
 import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
-import { type DatabaseHold, type RunNode, stateOf } from './inspect-tree.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
 import { jsonText } from './json-text.ts';
+import { type DatabaseHold, type RunNode, stateOf } from './inspect-tree.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,

@@ -3,15 +3,14 @@
  *
  * @module
  */
-
-import { needsPerson } from '../transcript/run-halt.ts';
-import { fitWidth } from './display-width.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
+import type { RunNode, StatusState } from './inspect-tree.ts';
+import { fitWidth } from './display-width.ts';
 import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
 import { haltLine, haltWhy } from './halt-text.ts';
-import type { RunNode, StatusState } from './inspect-tree.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
+import { needsPerson } from '../transcript/run-halt.ts';
 
 /**
  * One run in `status --json`.

@@ -6,15 +6,15 @@
  * @module
  */
 import { relative } from 'node:path';
-import { layoutAncestors } from '../revival/tree-root.ts';
 import { parentTranscriptPath } from '../subagents/child-layout.ts';
-import type { TreeClaim } from '../transcript/tree-claim.ts';
-import { inspectInBulk } from './bulk-pool.ts';
-import type { FolderListing } from './find-transcripts.ts';
 import { inspectRun } from './inspect-run.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
+import { inspectInBulk } from './bulk-pool.ts';
+import type { FolderListing } from './find-transcripts.ts';
 import { lockSnapshotFileSystem, readLockTableAsync } from './lock-snapshot.ts';
 import { MIN_INDEXED_TRANSCRIPTS, StatusIndex } from './status-index.ts';
+import type { TreeClaim } from '../transcript/tree-claim.ts';
+import { layoutAncestors } from '../revival/tree-root.ts';
 
 /**
  * What the CLI calls a run's state: `inspect`'s reasons, named for people. A revivable run is

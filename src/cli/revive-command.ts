@@ -1,14 +1,13 @@
+import { approveRuns } from './approve-runs.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
 import { createInterface } from 'node:readline/promises';
 import { Loop } from '../loop/loop.ts';
 import type { RunHandle, RunResult } from '../loop/types.ts';
 import { Revival, type TreeClaim } from '../revival/index.ts';
-import { checkJoinedChildren, findTreeRoot } from '../revival/tree-root.ts';
 import { type AgentRegistry, backendsOf } from '../subagents/agent-definition.ts';
+import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
-import { resolveModelSpec } from '../subagents/model-spec.ts';
-import { nodeFileSystem } from '../transcript/file-system.ts';
-import { approveRuns } from './approve-runs.ts';
 import {
   type Command,
   type CommandIo,
@@ -16,26 +15,27 @@ import {
   parseCommandLine,
   writeLine,
 } from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
 import { formatCount, plural, quote, table } from './format-status.ts';
-import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
 import { loadAgents } from './load-agents.ts';
+import {
+  type PlannedRevival,
+  planTreeRevival,
+  planText,
+  type TreeRevivalPlan,
+} from './tree-revival-plan.ts';
 import { asUserError } from './run-command.ts';
 import { followRun } from './run-progress.ts';
 import { RunStopper } from './run-stopper.ts';
 import { findSalvageable, salvage, salvageText } from './salvage-damaged.ts';
-import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
+import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
-import { createStyle } from './terminal-style.ts';
-import {
-  type PlannedRevival,
-  planText,
-  planTreeRevival,
-  type TreeRevivalPlan,
-} from './tree-revival-plan.ts';
+import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
 import { UserError } from './user-error.ts';
+import { checkJoinedChildren, findTreeRoot } from '../revival/tree-root.ts';
+import { nodeFileSystem } from '../transcript/file-system.ts';
+import { createStyle } from './terminal-style.ts';
 
 /** The plan compared without colour: the same plan whatever the terminal. */
 const PLAIN = createStyle(false);

@@ -8,13 +8,13 @@ import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
 import { EXIT } from './exit-codes.ts';
-import { quote } from './format-status.ts';
+import { connectStore, databaseUrl } from './database-store.ts';
 import { loadAgents } from './load-agents.ts';
+import { quote } from './format-status.ts';
 import { followRun } from './run-progress.ts';
-import { RunStopper } from './run-stopper.ts';
 import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
+import { RunStopper } from './run-stopper.ts';
 import { UserError } from './user-error.ts';
 
 /**

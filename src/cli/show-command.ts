@@ -1,20 +1,20 @@
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { TornTail } from '../transcript/classify-tail.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
+import type { TornTail } from '../transcript/classify-tail.ts';
 import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
-import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { type Command, type CommandIo, parseCommandLine } from './command.ts';
-import { type RunRecords, runRecordsOf, runTreeHtml } from './conversation-html.ts';
 import { connectStore, databaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { findTranscripts } from './find-transcripts.ts';
-import { conversationText } from './format-conversation.ts';
-import { haltSentence } from './halt-text.ts';
-import { inspectTree, walkTree } from './inspect-tree.ts';
 import { jsonText } from './json-text.ts';
+import { EXIT } from './exit-codes.ts';
+import { conversationText } from './format-conversation.ts';
+import { type RunRecords, runRecordsOf, runTreeHtml } from './conversation-html.ts';
+import { findTranscripts } from './find-transcripts.ts';
+import { inspectTree, walkTree } from './inspect-tree.ts';
 import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
+import { haltSentence } from './halt-text.ts';
+import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
 

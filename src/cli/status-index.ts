@@ -24,11 +24,8 @@
  *
  * @module
  */
-
-import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
-  constants,
   fstatSync,
   lstatSync,
   mkdirSync,
@@ -39,7 +36,9 @@ import {
   statSync,
   unlinkSync,
   writeSync,
+  constants,
 } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -5,11 +5,10 @@
  *
  * @module
  */
-
-import { formatCount, plural } from './format-status.ts';
-import { haltAdvice, haltWhy } from './halt-text.ts';
 import type { RunNode } from './inspect-tree.ts';
 import { walkChildrenFirst, walkTree } from './inspect-tree.ts';
+import { formatCount, plural } from './format-status.ts';
+import { haltAdvice, haltWhy } from './halt-text.ts';
 import { terminalSafe as safe } from './terminal-safe.ts';
 import type { Style } from './terminal-style.ts';
 

@@ -11,7 +11,7 @@
  */
 import { dirname, join } from 'node:path';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
-import { DEMO_REPORT, demoScript, LEAD_MARKER, WRITER_MARKER } from './demo-script.ts';
+import { DEMO_REPORT, LEAD_MARKER, WRITER_MARKER, demoScript } from './demo-script.ts';
 import { createDemoTools, type HalfWriteHook } from './demo-tools.ts';
 import { createPromptModel } from './prompt-model.ts';
 

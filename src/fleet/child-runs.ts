@@ -8,7 +8,7 @@ import { planSpawn } from '../subagents/plan-spawn.ts';
 import { type SpawnInput, spawnAgentTool } from '../subagents/spawn-agent-tool.ts';
 import { taskWaitTool } from '../subagents/task-wait-tool.ts';
 import type { JsonValue, Message } from '../transcript/records.ts';
-import { describeError, SessionError } from '../transcript/session-error.ts';
+import { SessionError, describeError } from '../transcript/session-error.ts';
 import { childRunName } from './child-run-name.ts';
 import { RunFamily } from './run-family.ts';
 

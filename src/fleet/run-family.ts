@@ -10,9 +10,9 @@ import {
   joinOutput,
   runningAgainNotice,
 } from '../subagents/join-output.ts';
-import { unheardChildren } from '../subagents/spawned-children.ts';
 import type { TaskWaitInput } from '../subagents/task-wait-tool.ts';
 import { isAgentId, type JsonValue, type Message } from '../transcript/records.ts';
+import { unheardChildren } from '../subagents/spawned-children.ts';
 import { childRunName } from './child-run-name.ts';
 
 /** Statuses of an unowned run that end it for its parent. */

@@ -4,9 +4,8 @@
  *
  * @module
  */
-
-import type { LanguageModelV4StreamPart, SharedV4Warning } from '@ai-sdk/provider';
 import { secureJsonParse } from '@ai-sdk/provider-utils';
+import type { LanguageModelV4StreamPart, SharedV4Warning } from '@ai-sdk/provider';
 import type { ModelOutputPart } from './model-messages.ts';
 import { streamError } from './stream-error.ts';
 

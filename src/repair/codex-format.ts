@@ -3,10 +3,10 @@ import {
   type ForeignFormat,
   type ForeignLine,
   type FormatDetection,
-  neverThrowingFormat,
   type PlanContext,
   type RepairPlan,
   type UnansweredCall,
+  neverThrowingFormat,
 } from './foreign-format.ts';
 import { isObject, shown } from './untrusted-value.ts';
 

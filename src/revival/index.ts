@@ -15,19 +15,15 @@ import {
   type ClaimTreeResult,
   claimRevivalTree,
 } from './claim-revival-tree.ts';
-import { type InspectOptions, inspectTranscript } from './inspect.ts';
 import type { Inspection } from './inspection.ts';
+import { type InspectOptions, inspectTranscript } from './inspect.ts';
 import {
-  type Revived,
   type ReviveOptions,
   type ReviveRefused,
+  type Revived,
   reviveTranscript,
 } from './revive.ts';
 
-export type { RunHalt } from '../transcript/run-halt.ts';
-export type { TreeClaim } from '../transcript/tree-claim.ts';
-export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
-export type { InspectOptions } from './inspect.ts';
 export type {
   Inspection,
   InspectionFacts,
@@ -38,19 +34,23 @@ export type {
   RevivableInspection,
   TailKind,
 } from './inspection.ts';
+export type { InspectOptions } from './inspect.ts';
+export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
+export type { TreeClaim } from '../transcript/tree-claim.ts';
+export type { RunHalt } from '../transcript/run-halt.ts';
 export type {
-  Revived,
   ReviveFailureReason,
   ReviveOptions,
   ReviveRefused,
   ReviveTarget,
+  Revived,
 } from './revive.ts';
+export { BACKGROUND_FRAME, INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
 export {
   reviveStoreRun,
   type StoreRevival,
   type StoreRevived,
 } from './revive-store-run.ts';
-export { BACKGROUND_FRAME, INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
 
 /**
  * The engine half of picking up an interrupted run: given one transcript, decide whether there

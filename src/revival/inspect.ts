@@ -1,12 +1,12 @@
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { readTailState } from '../transcript/read-tail-state.ts';
 import { claimPathOf, probeTreeClaim, type TreeClaim } from '../transcript/tree-claim.ts';
 import { probeWriterLock } from '../transcript/writer-lock.ts';
 import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
-import { draftInspection, finishInspection, unreadableAnswer } from './inspection-verdict.ts';
-import { layoutAncestors } from './tree-root.ts';
+import { readTailState } from '../transcript/read-tail-state.ts';
 import { verdictDisagreement } from './verdict-agreement.ts';
+import { layoutAncestors } from './tree-root.ts';
+import { draftInspection, finishInspection, unreadableAnswer } from './inspection-verdict.ts';
 
 /**
  * What {@link inspectTranscript} is asked.

@@ -1,14 +1,14 @@
+import { writeRevival } from './write-revival.ts';
 import type { TranscriptStore } from '../store/transcript-store.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import type { RecordOf, TranscriptRecord } from '../transcript/records.ts';
-import { describeError, SessionError } from '../transcript/session-error.ts';
+import { SessionError, describeError } from '../transcript/session-error.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { assessTail } from './assess-tail.ts';
 import type { NeverDispatchedCall, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
 import type { ReviveRefused } from './revive.ts';
 import { RunTail } from './run-tail.ts';
-import { writeRevival } from './write-revival.ts';
 
 /**
  * What {@link reviveStoreRun} is asked: the store, the run, the cap; and the clock is the

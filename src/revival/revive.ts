@@ -1,12 +1,13 @@
+import { writeRevival } from './write-revival.ts';
 import { agentsFoldersOf } from '../subagents/child-layout.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
 import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
 import { scanUncompacted } from '../transcript/scan-uncompacted.ts';
+import type { TailState } from '../transcript/tail-state.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { describeError, SessionError } from '../transcript/session-error.ts';
-import type { TailState } from '../transcript/tail-state.ts';
 import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
@@ -16,7 +17,6 @@ import { planRevival } from './plan-revival.ts';
 import { RunTail } from './run-tail.ts';
 import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
 import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
-import { writeRevival } from './write-revival.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.

@@ -1,10 +1,10 @@
 import type { Message } from '../transcript/records.ts';
 import type { AgentIdFactory } from './agent-id.ts';
-import { childTranscriptPath } from './child-layout.ts';
 import type { ChildOutcome } from './child-outcome.ts';
+import { childTranscriptPath } from './child-layout.ts';
 import type { Family } from './family.ts';
-import { backgroundDelivery, runningAgainNotice } from './join-output.ts';
 import { unheardChildren } from './spawned-children.ts';
+import { backgroundDelivery, runningAgainNotice } from './join-output.ts';
 
 /**
  * Before a revived parent runs again, make sure it hears about every child it started and has

@@ -2,8 +2,8 @@ import type { LoopMessage } from '../loop/types.ts';
 import type { Message } from '../transcript/records.ts';
 import { Session, type SessionOptions } from '../transcript/session.ts';
 import { describeError, SessionError } from '../transcript/session-error.ts';
-import { agentsFoldersOf, parentLinkPath } from './child-layout.ts';
 import type { ChildRecord } from './family.ts';
+import { agentsFoldersOf, parentLinkPath } from './child-layout.ts';
 
 /**
  * Append a task as the first user turn, durably; returns it as a loop takes it (with its seq).

@@ -2,8 +2,8 @@ import { dirname, resolve } from 'node:path';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { peek } from '../transcript/peek.ts';
 import type { ForeignRecord, SessionMetaBody, TranscriptRecord } from '../transcript/records.ts';
-import { scanRecords } from '../transcript/scan-transcript.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
+import { scanRecords } from '../transcript/scan-transcript.ts';
 import { type ChildOutcome, recordedOutcome } from './child-outcome.ts';
 
 /**

@@ -26,7 +26,7 @@ export {
   parentLinkPath,
   parentTranscriptPath,
 } from './child-layout.ts';
-export { type ChildOutcome, outcomeOfRun, recordedOutcome } from './child-outcome.ts';
+export { type ChildOutcome, recordedOutcome, outcomeOfRun } from './child-outcome.ts';
 export { outcomeFromTranscript, readSessionMeta } from './child-transcript.ts';
 export {
   Composer,

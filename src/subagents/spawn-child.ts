@@ -3,7 +3,6 @@ import type { LanguageModel } from 'ai';
 import type { LoopMessage, RunHandle, ToolContext, ToolFailure } from '../loop/types.ts';
 import type { JsonValue } from '../transcript/records.ts';
 import type { Session, SessionOptions } from '../transcript/session.ts';
-import { describeError } from '../transcript/session-error.ts';
 import {
   type AgentDefinition,
   type AgentRegistry,
@@ -14,6 +13,7 @@ import {
 import type { AgentIdFactory } from './agent-id.ts';
 import { childTranscriptPath } from './child-layout.ts';
 import { type ChildSessionResult, createChildSession } from './child-session.ts';
+import { describeError } from '../transcript/session-error.ts';
 import type { ChildRecord } from './family.ts';
 import { planSpawn } from './plan-spawn.ts';
 import type { RunTree } from './run-tree.ts';

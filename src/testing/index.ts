@@ -27,16 +27,6 @@
  *
  * @module
  */
-
-export {
-  type CallRecord,
-  type Fault,
-  type FaultRule,
-  FaultyFileSystem,
-  type FaultyFileSystemOptions,
-  type FileSystemOperation,
-  type FiredFault,
-} from './faulty-file-system.ts';
 export {
   type CrashImageOptions,
   fileSystemError,
@@ -44,6 +34,22 @@ export {
   type MemoryFileSystemOptions,
   type UnsyncedFile,
 } from './memory-file-system.ts';
+export {
+  type CallRecord,
+  type Fault,
+  type FaultRule,
+  type FaultyFileSystemOptions,
+  FaultyFileSystem,
+  type FileSystemOperation,
+  type FiredFault,
+} from './faulty-file-system.ts';
+export {
+  httpError,
+  pairingProblems,
+  type PromptViolation,
+  ScriptedModel,
+  type ScriptStep,
+} from './scripted-model.ts';
 export {
   type Outage,
   type OutageServer,
@@ -60,10 +66,3 @@ export {
   type ResponsesStep,
   startResponsesServer,
 } from './responses-server.ts';
-export {
-  httpError,
-  type PromptViolation,
-  pairingProblems,
-  ScriptedModel,
-  type ScriptStep,
-} from './scripted-model.ts';

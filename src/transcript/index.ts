@@ -6,9 +6,6 @@
  *
  * @module
  */
-
-export { conversationView, type ViewMessage } from './conversation-view.ts';
-export { ConversationViewBuilder } from './conversation-view-builder.ts';
 export {
   blockingReadFileSystem,
   type FileIdentity,
@@ -18,59 +15,47 @@ export {
 } from './file-system.ts';
 export { decodeLine, type EncodedLine, encodeLine } from './line-codec.ts';
 export { LineScanner, type ScanStart } from './line-scanner.ts';
-export { normalizeConversation } from './normalize-conversation.ts';
-export {
-  ANTHROPIC_TOOL_ID_MAX_LENGTH,
-  ANTHROPIC_TOOL_ID_PATTERN,
-  OPENAI_CHAT_TOOL_ID_MAX_LENGTH,
-  type PairingRules,
-  type PairingViolation,
-  type PairingViolationCode,
-  pairingViolations,
-} from './pairing-violations.ts';
 export { type PeekResult, peek } from './peek.ts';
 export { readRecords } from './read-records.ts';
 // The format's types, every one public: what a transcript holds is part of the API.
 export {
-  AGENT_ID_PATTERN,
-  type CheckpointBody,
-  type CompactionBody,
-  type ContentPart,
-  type FailureCause,
   FORMAT_VERSION,
-  type ForeignRecord,
-  type Idempotency,
-  type Injected,
-  isAgentId,
-  type JsonObject,
   type JsonValue,
-  type Message,
-  type MessageBody,
-  type MessageExtras,
-  type ParentLink,
-  RECORD_TYPES,
-  type ReasoningPart,
-  type RecordBody,
-  type RecordHeader,
-  type RecordOf,
+  type JsonObject,
   type Role,
-  type RunFailedBody,
-  type RunRevivedBody,
-  type RunStoppedBody,
-  type SessionMetaBody,
-  type SettleStatus,
-  type TailRepair,
   type TextPart,
+  type ReasoningPart,
   type ToolCallPart,
-  type ToolDispatchedBody,
   type ToolResultPart,
+  type ContentPart,
+  type Injected,
+  type MessageExtras,
+  type Message,
+  type Idempotency,
+  type SettleStatus,
+  type ParentLink,
+  type RecordHeader,
+  type TailRepair,
+  type SessionMetaBody,
+  type MessageBody,
+  type ToolDispatchedBody,
   type ToolSettledBody,
-  type TranscriptRecord,
+  type CompactionBody,
+  type RunRevivedBody,
+  type FailureCause,
+  type RunFailedBody,
+  type RunStoppedBody,
+  type CheckpointBody,
   type UnknownBody,
+  type RecordBody,
+  type TranscriptRecord,
+  type ForeignRecord,
+  type RecordOf,
+  RECORD_TYPES,
+  AGENT_ID_PATTERN,
+  isAgentId,
 } from './records.ts';
-export { needsPerson, type RunHalt } from './run-halt.ts';
 export {
-  type DamagedTail,
   type LineInfo,
   MAX_LINE_BYTES,
   type ScannedRecord,
@@ -78,6 +63,7 @@ export {
   type ScanResult,
   scanRecords,
   scanTranscript,
+  type DamagedTail,
   type TornTail,
   type UnreadableReason,
 } from './scan-transcript.ts';
@@ -88,6 +74,7 @@ export {
   type SessionOpenOptions,
   type SessionOptions,
 } from './session.ts';
+export { needsPerson, type RunHalt } from './run-halt.ts';
 export { SessionError, type SessionErrorCode } from './session-error.ts';
 export {
   emptyTailState,
@@ -99,7 +86,6 @@ export {
   tailStateFromJson,
 } from './tail-state.ts';
 export { isKnownRecord, type RecordProblem, validateRecord } from './validate-record.ts';
-export { ViewLineIndex, type ViewLinesRead } from './view-line-index.ts';
 export {
   type AcquireOptions,
   acquireWriterLock,
@@ -107,3 +93,16 @@ export {
   nametagPathOf,
   type WriterLock,
 } from './writer-lock.ts';
+export { conversationView, type ViewMessage } from './conversation-view.ts';
+export { ConversationViewBuilder } from './conversation-view-builder.ts';
+export { ViewLineIndex, type ViewLinesRead } from './view-line-index.ts';
+export { normalizeConversation } from './normalize-conversation.ts';
+export {
+  ANTHROPIC_TOOL_ID_MAX_LENGTH,
+  ANTHROPIC_TOOL_ID_PATTERN,
+  OPENAI_CHAT_TOOL_ID_MAX_LENGTH,
+  type PairingRules,
+  type PairingViolation,
+  type PairingViolationCode,
+  pairingViolations,
+} from './pairing-violations.ts';

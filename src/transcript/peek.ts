@@ -1,6 +1,6 @@
-import type { DamagedTail } from './classify-tail.ts';
 import type { FileSystem } from './file-system.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
+import type { DamagedTail } from './classify-tail.ts';
 import { scanRecords, type TornTail, type UnreadableReason } from './scan-transcript.ts';
 
 /**

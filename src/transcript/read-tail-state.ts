@@ -1,12 +1,5 @@
 import { damaged, typeMayDispatch } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
-import {
-  type FoundCheckpoint,
-  findLastCheckpoint,
-  lastCheckpointIn,
-  writtenSeq,
-  writtenSeqAt,
-} from './last-checkpoint.ts';
 import { checksumProblemAt } from './line-checksum.ts';
 import { checksumProblem, decodeLine } from './line-codec.ts';
 import { LineScanner } from './line-scanner.ts';
@@ -22,6 +15,13 @@ import {
   foldTailState,
   type TailState,
 } from './tail-state.ts';
+import {
+  type FoundCheckpoint,
+  findLastCheckpoint,
+  lastCheckpointIn,
+  writtenSeq,
+  writtenSeqAt,
+} from './last-checkpoint.ts';
 
 /**
  * The folded state of a transcript, read without writing anything.

@@ -1,7 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import type { FileSystem } from './file-system.ts';
 import type { TailRepair } from './records.ts';
-import { sessionIo as io, SessionError } from './session-error.ts';
+import { SessionError, sessionIo as io } from './session-error.ts';
 import { temporaryPathOf } from './temporary-path.ts';
 
 /** How much of a torn tail is held in memory at once, however long the tail. */

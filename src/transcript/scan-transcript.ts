@@ -1,18 +1,18 @@
+import { describeError } from './session-error.ts';
 import type { LineInfo, ScanResult } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { LineScanner, type ScannedRecord, type ScanStart } from './line-scanner.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
-import { describeError } from './session-error.ts';
 
+export type { ScannedRecord, ScanStart } from './line-scanner.ts';
 export {
-  type DamagedTail,
   type LineInfo,
   MAX_LINE_BYTES,
   type ScanResult,
+  type DamagedTail,
   type TornTail,
   type UnreadableReason,
 } from './classify-tail.ts';
-export type { ScannedRecord, ScanStart } from './line-scanner.ts';
 
 /**
  * Options for {@link scanTranscript} and {@link scanRecords}.

@@ -1,6 +1,6 @@
+import { describeError } from './session-error.ts';
 import { hostname } from 'node:os';
 import type { FileIdentity, FileSystem } from './file-system.ts';
-import { describeError } from './session-error.ts';
 import type { LockHolder } from './writer-lock.ts';
 
 /*

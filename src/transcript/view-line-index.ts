@@ -1,8 +1,8 @@
+import { describeError } from './session-error.ts';
 import type { FileSystem } from './file-system.ts';
 import { decodeLine } from './line-codec.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
 import type { LineInfo } from './scan-transcript.ts';
-import { describeError } from './session-error.ts';
 import { isKnownRecord } from './validate-record.ts';
 import { ViewSurvivors } from './view-survivors.ts';
 

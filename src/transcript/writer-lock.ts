@@ -1,6 +1,6 @@
+import { describeError } from './session-error.ts';
 import { hostname } from 'node:os';
 import { type FileIdentity, type FileSystem, sameFile } from './file-system.ts';
-import { describeError } from './session-error.ts';
 import { temporaryPathOf } from './temporary-path.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { jsonText, serializeJson } from '../../src/cli/json-text.ts';
 import { testSeed } from '../support/seeded-random.ts';

@@ -7,7 +7,7 @@ import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { type TailState, tailStateToJson } from '../../src/transcript/tail-state.ts';
-import { tempFolder } from '../revival/support/temp-folder.ts';
+import { abandonSession } from '../support/abandon-session.ts';
 import {
   assistant,
   call,
@@ -18,7 +18,7 @@ import {
   settle,
   user,
 } from '../revival/support/transcripts.ts';
-import { abandonSession } from '../support/abandon-session.ts';
+import { tempFolder } from '../revival/support/temp-folder.ts';
 import { runCli } from './support/cli-fixtures.ts';
 
 /*

@@ -3,8 +3,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { StatusJson } from '../../src/cli/format-status.ts';
-import { type OutageServer, startOutageChatServer } from '../../src/testing/index.ts';
 import { peek } from '../../src/transcript/peek.ts';
+import { type OutageServer, startOutageChatServer } from '../../src/testing/index.ts';
 import { runCli, temporaryFolder } from './support/cli-fixtures.ts';
 
 /*

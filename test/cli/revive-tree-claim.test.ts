@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { claimPathOf, claimTree } from '../../src/transcript/tree-claim.ts';
-import { tempFolder } from '../revival/support/temp-folder.ts';
 import {
   assistant,
   call,
@@ -14,6 +13,7 @@ import {
   user,
   writeTranscript,
 } from '../revival/support/transcripts.ts';
+import { tempFolder } from '../revival/support/temp-folder.ts';
 import { snapshotFolder } from '../support/transcripts.ts';
 import { REPO, runCli, writeFixtureAgents } from './support/cli-fixtures.ts';
 

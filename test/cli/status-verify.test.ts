@@ -6,11 +6,11 @@ import { Revival } from '../../src/revival/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { tailStateToJson } from '../../src/transcript/tail-state.ts';
-import { writeCompactedRun } from '../revival/support/compacted-run.ts';
-import { tempFolder } from '../revival/support/temp-folder.ts';
-import { META } from '../revival/support/transcripts.ts';
 import { abandonSession } from '../support/abandon-session.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { writeCompactedRun } from '../revival/support/compacted-run.ts';
+import { META } from '../revival/support/transcripts.ts';
+import { tempFolder } from '../revival/support/temp-folder.ts';
 import { runCli } from './support/cli-fixtures.ts';
 
 /*

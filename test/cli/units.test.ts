@@ -11,10 +11,10 @@ import {
   summarize,
   table,
 } from '../../src/cli/format-status.ts';
-import { buildTree, type RunNode } from '../../src/cli/inspect-tree.ts';
 import { main } from '../../src/cli/main.ts';
-import { colourEnabled, createStyle, stripColour } from '../../src/cli/terminal-style.ts';
 import { planTreeRevival } from '../../src/cli/tree-revival-plan.ts';
+import { buildTree, type RunNode } from '../../src/cli/inspect-tree.ts';
+import { colourEnabled, createStyle, stripColour } from '../../src/cli/terminal-style.ts';
 import {
   demoScript,
   sectionContent,

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { type ResponsesServer, startResponsesServer } from '../../src/testing/index.ts';
 import { repairCli, run, startDetached, waitFor } from './support/client-run.ts';
-import { CODEX_JS, codexConfigToml } from './support/codex-config.ts';
 import { alive, killTree, processTable, processTree } from './support/process-tree.ts';
+import { CODEX_JS, codexConfigToml } from './support/codex-config.ts';
 
 /*
  * `llm-agent repair` against the REAL Codex CLI (the pinned devDependency @openai/codex), offline:

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RecordingFileSystem } from '../../crashtest/recording-file-system.ts';
-import { fileSystemError } from '../../src/testing/index.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
 import { acquireWriterLock, nametagPathOf } from '../../src/transcript/writer-lock.ts';
+import { fileSystemError } from '../../src/testing/index.ts';
 
 /*
  * The writer lock under I/O errors: a nametag that cannot be written costs only the name (the

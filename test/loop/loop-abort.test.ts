@@ -3,10 +3,10 @@ import { test } from 'node:test';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { latch } from '../support/latch.ts';
 import { recordsOf, shapeOf, withFreshSession } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 test('abort while a tool runs: the tool gets the signal, no result or settle is invented, the dispatch stays open for revival', () =>
   withFreshSession(async (fixture) => {

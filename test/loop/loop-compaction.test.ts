@@ -4,11 +4,11 @@ import fc from 'fast-check';
 import { COMPACTION_PREFIX, estimateTokens, planCompaction } from '../../src/loop/compaction.ts';
 import { Loop } from '../../src/loop/loop.ts';
 import type { LoopMessage } from '../../src/loop/types.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { TranscriptRecord } from '../../src/transcript/records.ts';
 import { echoTool, recordsOf, withFreshSession } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 /** Every call and its result lie on the same side of every compaction's range. */
 function assertNoSplitPairs(records: readonly TranscriptRecord[]): number {

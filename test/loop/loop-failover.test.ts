@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import { APICallError, createProviderRegistry, customProvider } from 'ai';
 import { classifyModelError } from '../../src/loop/call-model.ts';
 import { Loop } from '../../src/loop/loop.ts';
-import { httpError, ScriptedModel } from '../../src/testing/index.ts';
 import type { Session } from '../../src/transcript/session.ts';
 import {
   collectEvents,
@@ -12,6 +11,7 @@ import {
   shapeOf,
   withFreshSession,
 } from './support/harness.ts';
+import { httpError, ScriptedModel } from '../../src/testing/index.ts';
 
 function instantSleep() {
   const slept: number[] = [];

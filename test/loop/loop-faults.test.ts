@@ -5,12 +5,8 @@ import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Revival } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
-import {
-  FaultyFileSystem,
-  type FileSystemOperation,
-  ScriptedModel,
-} from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
+import { FaultyFileSystem, type FileSystemOperation } from '../../src/testing/index.ts';
 import { latch } from '../support/latch.ts';
 import {
   assertWriteOrder,
@@ -21,6 +17,7 @@ import {
   recordsOf,
   shapeOf,
 } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 const script = () =>
   new ScriptedModel([

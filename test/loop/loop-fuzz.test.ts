@@ -4,13 +4,14 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
-import { MemoryFileSystem, ScriptedModel, type ScriptStep } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { assertWriteOrder, type LogEntry, RecordingFileSystem } from './support/harness.ts';
+import { ScriptedModel, type ScriptStep } from '../../src/testing/index.ts';
 
 /*
  * The run handle never rejects, whatever the model asks and however tools and backends

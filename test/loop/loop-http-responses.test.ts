@@ -3,11 +3,6 @@ import { test } from 'node:test';
 import { createOpenAI } from '@ai-sdk/openai';
 import { defaultSettingsMiddleware, type LanguageModel, wrapLanguageModel } from 'ai';
 import { Loop } from '../../src/loop/loop.ts';
-import {
-  type ResponsesServer,
-  type ResponsesStep,
-  startResponsesServer,
-} from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {
@@ -20,6 +15,11 @@ import {
   recordsOf,
   shapeOf,
 } from './support/harness.ts';
+import {
+  type ResponsesServer,
+  type ResponsesStep,
+  startResponsesServer,
+} from '../../src/testing/index.ts';
 
 /*
  * The real Loop over real HTTP against a scripted OpenAI Responses API: what `openai('gpt-5')`

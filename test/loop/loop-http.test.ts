@@ -4,7 +4,6 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
-import { startAnthropicServer, startChatServer } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {
@@ -17,6 +16,7 @@ import {
   shapeOf,
   waitTool,
 } from './support/harness.ts';
+import { startAnthropicServer, startChatServer } from '../../src/testing/index.ts';
 
 const chatModel = (url: string) =>
   createOpenAICompatible({ name: 'scripted', baseURL: url, apiKey: 'test', includeUsage: true })(

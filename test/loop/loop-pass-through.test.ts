@@ -6,9 +6,9 @@ import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ModelCall, ModelCallSettings, ToolDefinition } from '../../src/loop/types.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { mockUsage } from '../support/mock-usage.ts';
 import { recordsOf, withFreshSession } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 /*
  * What an AI SDK user expects the loop to pass on: call settings, provider options and headers

@@ -13,12 +13,13 @@ import { Loop } from '../../src/loop/loop.ts';
 import { toModelPrompt } from '../../src/loop/model-messages.ts';
 import type { LoopMessage, RunHandle, RunResult, ToolDefinition } from '../../src/loop/types.ts';
 import { Revival } from '../../src/revival/index.ts';
-import { httpError, MemoryFileSystem, pairingProblems } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { Message, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { httpError, pairingProblems } from '../../src/testing/index.ts';
 
 /*
  * The Loop keeps the view and the provider prompt of what it already sent, and converts only

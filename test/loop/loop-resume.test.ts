@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import { inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
 import type { JoinResolver } from '../../src/loop/types.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { JsonValue, RecordBody } from '../../src/transcript/records.ts';
@@ -19,6 +18,7 @@ import {
   waitTool,
   withFreshSession,
 } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 const user = (text: string, extras?: { injected: 'revival' }): RecordBody => ({
   type: 'message',

@@ -4,7 +4,6 @@ import { jsonSchema } from 'ai';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import { latch } from '../support/latch.ts';
@@ -19,6 +18,7 @@ import {
   shapeOf,
   withFreshSession,
 } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 test('a fresh run: user turn, tool call, result, final answer, in write order', async () => {
   const log: LogEntry[] = [];

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { jsonSchema } from 'ai';
 import { z } from 'zod';
 import { checkJsonSchema } from '../../src/loop/check-json-schema.ts';
+import type { JsonValue } from '../../src/transcript/records.ts';
 import { canonicalJson, inputDigest } from '../../src/loop/input-digest.ts';
 import { Loop } from '../../src/loop/loop.ts';
 import {
@@ -12,9 +13,9 @@ import {
   toModelPrompt,
 } from '../../src/loop/model-messages.ts';
 import { validateInput } from '../../src/loop/run-tool-call.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
-import type { JsonValue, Message } from '../../src/transcript/records.ts';
+import type { Message } from '../../src/transcript/records.ts';
 import { echoTool, recordsOf, withFreshSession } from './support/harness.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 
 const conversation: Message[] = [
   { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },

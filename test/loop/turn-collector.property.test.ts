@@ -10,13 +10,13 @@ import type {
 import fc from 'fast-check';
 import { assistantMessageFromOutput } from '../../src/loop/model-messages.ts';
 import { TurnCollector } from '../../src/loop/turn-collector.ts';
-import type { Message } from '../../src/transcript/records.ts';
 import {
   type Collected,
   KNOWN_TOOLS,
   UNKNOWN_TOOLS,
   viaStreamText,
 } from './support/stream-text-reference.ts';
+import type { Message } from '../../src/transcript/records.ts';
 
 /*
  * The claim: for any stream a provider sends, what the loop stores from `TurnCollector` is

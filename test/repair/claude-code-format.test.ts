@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { claudeCodeFormat } from '../../src/repair/claude-code-format.ts';
 import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/foreign-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
-import { sessionLines } from '../../src/repair/session-lines.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import { sessionLines } from '../../src/repair/session-lines.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import { mutateValue, mutationRounds } from './support/mutations.ts';
 

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { codexFormat } from '../../src/repair/codex-format.ts';
 import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/foreign-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
-import { sessionLines } from '../../src/repair/session-lines.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
+import { sessionLines } from '../../src/repair/session-lines.ts';
 
 /*
  * The Codex rollout format (src/repair/codex-format.ts) on rollouts the real client wrote

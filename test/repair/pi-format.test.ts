@@ -7,9 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/foreign-format.ts';
 import { piFormat } from '../../src/repair/pi-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
-import { sessionLines } from '../../src/repair/session-lines.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
+import { sessionLines } from '../../src/repair/session-lines.ts';
 import { mutationRounds } from './support/mutations.ts';
 
 /*

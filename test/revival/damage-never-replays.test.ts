@@ -4,12 +4,13 @@ import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Revival } from '../../src/revival/index.ts';
-import { MemoryFileSystem, ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
 import { assistant, call, dispatch, META, user, writeTranscript } from './support/transcripts.ts';
 

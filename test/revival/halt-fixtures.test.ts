@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { Loop } from '../../src/loop/loop.ts';
 import { Revival } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 
 /*

@@ -3,8 +3,8 @@ import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pro
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { baseTranscripts, MUTATING, mutate, readOnlyGuard } from './support/mutations.ts';
 import { tempFolder } from './support/temp-folder.ts';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { abandonSession } from '../support/abandon-session.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { assistant, fixedClock, META, user } from './support/transcripts.ts';
 

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Revival } from '../../src/revival/index.ts';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
+import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
-import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { assumeTurnDispatched } from '../../src/transcript/tail-state.ts';
 import { abandonSession } from '../support/abandon-session.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,
   call,

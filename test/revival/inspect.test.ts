@@ -3,10 +3,10 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { freshPaths, tempFolder } from './support/temp-folder.ts';
 import {
   assistant,

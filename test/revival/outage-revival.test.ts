@@ -9,10 +9,10 @@ import { Loop } from '../../src/loop/loop.ts';
 import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Revival } from '../../src/revival/index.ts';
 import { RESUME_NOTICE } from '../../src/revival/texts.ts';
-import { startOutageChatServer } from '../../src/testing/index.ts';
 import { peek } from '../../src/transcript/peek.ts';
-import { Session } from '../../src/transcript/session.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { Session } from '../../src/transcript/session.ts';
+import { startOutageChatServer } from '../../src/testing/index.ts';
 
 /*
  * The outage a real run meets most: the provider answers 500 and 429 for longer than the loop's

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { type CallRecord, FaultyFileSystem, MemoryFileSystem } from '../../src/testing/index.ts';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
+import { type CallRecord, FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,
   call,

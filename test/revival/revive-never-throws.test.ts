@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import { peek } from '../../src/transcript/peek.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { baseTranscripts, mutate } from './support/mutations.ts';
 import { fixedClock, META } from './support/transcripts.ts';

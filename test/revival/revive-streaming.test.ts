@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import type { OpenMode } from '../../src/transcript/file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,
   call,

@@ -9,11 +9,11 @@ import {
   Revival,
 } from '../../src/revival/index.ts';
 import type { Revived } from '../../src/revival/revive.ts';
-import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { freshPaths, tempFolder } from './support/temp-folder.ts';
 import {
   assistant,

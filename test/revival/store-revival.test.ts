@@ -8,8 +8,8 @@ import { Loop } from '../../src/loop/loop.ts';
 import { reviveStoreRun } from '../../src/revival/revive-store-run.ts';
 import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 
 /*

@@ -2,20 +2,20 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { FileStore } from '../../src/store/file-store.ts';
+import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { PostgresStore, SchemaVersionError } from '../../src/store/postgres/postgres-store.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
-import { isKnownRecord } from '../../src/transcript/validate-record.ts';
-import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import {
   makeTempFolder,
   removeFolder,
   sessionMeta,
   steppingClock,
 } from '../support/transcripts.ts';
+import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { storeContract } from './store-contract.ts';
 
 /*

@@ -6,9 +6,9 @@ import { migrate } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { decodeLine } from '../../src/transcript/line-codec.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../src/transcript/tail-state.ts';
-import { runCli } from '../cli/support/cli-fixtures.ts';
-import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { sessionMeta, steppingClock } from '../support/transcripts.ts';
+import { type TestDatabase, testDatabase } from '../support/postgres.ts';
+import { runCli } from '../cli/support/cli-fixtures.ts';
 
 /*
  * What `status --database` reads: each run folded from its last checkpoint on, to the state a

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
-import { ScriptedModel } from '../../src/testing/index.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { ScriptedModel } from '../../src/testing/index.ts';
 import { sessionMeta, steppingClock } from './transcripts.ts';
 
 /*

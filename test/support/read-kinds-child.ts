@@ -1,7 +1,7 @@
 import { inspectTranscript } from '../../src/revival/inspect.ts';
+import { readTailState } from '../../src/transcript/read-tail-state.ts';
 import { blockingReadFileSystem } from '../../src/transcript/file-system.ts';
 import { peek } from '../../src/transcript/peek.ts';
-import { readTailState } from '../../src/transcript/read-tail-state.ts';
 
 /*
  * Read one path every way a read-only command does — peek, inspect, the tail read `status`

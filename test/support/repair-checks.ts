@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import type { MemoryFileSystem } from '../../src/testing/index.ts';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
+import type { MemoryFileSystem } from '../../src/testing/index.ts';
 import type { BuiltTranscript } from './transcripts.ts';
 import { textMessage } from './transcripts.ts';
 

@@ -1,6 +1,6 @@
 import { inspectTranscript } from '../../src/revival/inspect.ts';
-import { blockingReadFileSystem } from '../../src/transcript/file-system.ts';
 import { readTailState } from '../../src/transcript/read-tail-state.ts';
+import { blockingReadFileSystem } from '../../src/transcript/file-system.ts';
 import { scanTranscript } from '../../src/transcript/scan-transcript.ts';
 
 /*

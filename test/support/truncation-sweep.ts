@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
-import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
+import type { FileSystem } from '../../src/transcript/file-system.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { peek } from '../../src/transcript/peek.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { expectRepaired, expectUnreadable } from '../support/repair-checks.ts';
 import { buildTranscript, sampleBodies } from '../support/transcripts.ts';
 

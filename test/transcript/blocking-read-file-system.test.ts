@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { blockingReadFileSystem, nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { readTailState } from '../../src/transcript/read-tail-state.ts';
+import { blockingReadFileSystem, nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { scanTranscript } from '../../src/transcript/scan-transcript.ts';
 
 const FIXTURES = new URL('../fixtures/v1/', import.meta.url).pathname;

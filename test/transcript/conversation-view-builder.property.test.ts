@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { conversationView } from '../../src/transcript/conversation-view.ts';
 import {
   ConversationViewBuilder,
   type ViewMessage,
 } from '../../src/transcript/conversation-view-builder.ts';
+import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { normalizeConversation } from '../../src/transcript/normalize-conversation.ts';
 import type {
   CompactionBody,

@@ -8,10 +8,10 @@ import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import { isAgentId } from '../../src/transcript/records.ts';
+import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
 import { tailStateFromJson } from '../../src/transcript/tail-state.ts';
-import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { readAll } from '../support/repair-checks.ts';
 import { makeTempFolder, removeFolder, textMessage } from '../support/transcripts.ts';
 

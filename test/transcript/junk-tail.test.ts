@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { peek } from '../../src/transcript/peek.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { expectRepaired, expectUnreadable } from '../support/repair-checks.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
 import { buildTranscript, metaBody, textMessage } from '../support/transcripts.ts';

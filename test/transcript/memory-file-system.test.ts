@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FaultyFileSystem, MemoryFileSystem } from '../../src/testing/index.ts';
 import { type FileSystem, nodeFileSystem } from '../../src/transcript/file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 
 /*

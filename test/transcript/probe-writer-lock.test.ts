@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { nametagPathOf, probeWriterLock } from '../../src/transcript/writer-lock.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 
 const HOLDER = { pid: 4242, since: '2026-01-01T00:00:00.000Z', host: 'elsewhere' };
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_LINE_BYTES as SCANNER_LIMIT } from '../../src/transcript/classify-tail.ts';
 import {
   decodeLine,
   encodeLine,
   encodeReadableLine,
   MAX_LINE_BYTES,
 } from '../../src/transcript/line-codec.ts';
+import { MAX_LINE_BYTES as SCANNER_LIMIT } from '../../src/transcript/classify-tail.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 
 /*

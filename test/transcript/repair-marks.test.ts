@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { readAll } from '../support/repair-checks.ts';
 import { buildTranscript, metaBody, textMessage } from '../support/transcripts.ts';
 

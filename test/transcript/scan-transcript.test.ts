@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { STREAM_AFTER_BYTES } from '../../src/transcript/line-scanner.ts';
 import { type ScanResult, scanTranscript } from '../../src/transcript/scan-transcript.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import { buildTranscript, sampleBodies } from '../support/transcripts.ts';
 

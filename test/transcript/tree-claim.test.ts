@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FaultyFileSystem, MemoryFileSystem } from '../../src/testing/index.ts';
 import { claimPathOf, claimTree } from '../../src/transcript/tree-claim.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 
 /*
  * The tree claim's identity check, with the file system's moves interleaved at the one moment

@@ -2,9 +2,15 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
+import {
+  checkCut,
+  expectCut,
+  largeLineTranscript,
+  sweepRange,
+} from '../support/truncation-sweep.ts';
 import {
   type BuiltTranscript,
   buildTranscript,
@@ -12,12 +18,6 @@ import {
   removeFolder,
   sampleBodies,
 } from '../support/transcripts.ts';
-import {
-  checkCut,
-  expectCut,
-  largeLineTranscript,
-  sweepRange,
-} from '../support/truncation-sweep.ts';
 
 /*
  * Cut a transcript at every byte offset of its last three records (a crash can stop a write

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { FaultyFileSystem, MemoryFileSystem } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import type { ForeignRecord, RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { scanTranscript } from '../../src/transcript/scan-transcript.ts';
 import { ViewLineIndex } from '../../src/transcript/view-line-index.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { recordsOf, step } from './record-sequences.ts';
 
 const seed = Number(process.env.SEED ?? Date.now());

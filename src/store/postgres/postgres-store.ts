@@ -6,8 +6,8 @@ import {
   type ForeignRecord,
   type TranscriptRecord,
 } from '../../transcript/records.ts';
+import { SessionError, describeError } from '../../transcript/session-error.ts';
 import type { SessionMeta } from '../../transcript/session.ts';
-import { describeError, SessionError } from '../../transcript/session-error.ts';
 import {
   emptyTailState,
   foldTailState,
@@ -19,7 +19,6 @@ import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migrations.ts';
 
 export { SCHEMA_VERSION };
-
 import { PostgresTranscriptWriter, releasedStatus } from './postgres-writer.ts';
 import { RunNotifications, type RunWatch } from './run-notifications.ts';
 import { SQL } from './sql.ts';

@@ -6,9 +6,9 @@
  */
 import { appendFileSync, closeSync, fsyncSync, openSync } from 'node:fs';
 import { Loop } from '../../../src/loop/loop.ts';
-import { FaultyFileSystem } from '../../../src/testing/index.ts';
 import { nodeFileSystem } from '../../../src/transcript/file-system.ts';
 import { Session } from '../../../src/transcript/session.ts';
+import { FaultyFileSystem } from '../../../src/testing/index.ts';
 import { crashScriptModel, crashScriptTools } from './crash-script.ts';
 
 const [path, operation, nthText] = process.argv.slice(2) as [string, string, string];

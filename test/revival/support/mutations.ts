@@ -1,5 +1,6 @@
-import { FaultyFileSystem, MemoryFileSystem } from '../../../src/testing/index.ts';
 import type { FileSystem } from '../../../src/transcript/file-system.ts';
+import { FaultyFileSystem } from '../../../src/testing/index.ts';
+import { MemoryFileSystem } from '../../../src/testing/index.ts';
 import {
   assistant,
   call,
