@@ -20,3 +20,4 @@ export { RevivableRun, type RevivableRunOptions, type RunNotOpened } from './rev
 export { revivableModel } from './revivable-model.ts';
 export { revivableTools } from './revivable-tools.ts';
 export { aiSdkAgentDefinition, type GeneratingAgent } from './agent-definition.ts';
+export { answerInterruptedToolParts } from './answer-interrupted-tool-parts.ts';
