@@ -2,6 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { crashRegistry, newWorld } from '../crashtest/agents.ts';
 import { createPromptModel } from '../src/demo/prompt-model.ts';
+import { toolDefinitionsOf } from '../src/loop/tool-set.ts';
 import type { ToolDefinition } from '../src/loop/types.ts';
 import type { AgentRegistry } from '../src/subagents/agent-definition.ts';
 
@@ -28,7 +29,7 @@ export default (context: { env: Record<string, string | undefined> }): AgentRegi
   };
   const registry = crashRegistry(world);
   for (const definition of Object.values(registry)) {
-    definition.tools = (definition.tools ?? []).map((tool) => {
+    definition.tools = toolDefinitionsOf(definition.tools ?? []).map((tool) => {
       if (tool.name !== 'effect') return tool;
       const execute = tool.execute;
       return {

@@ -1,3 +1,4 @@
+import type { WrapperSection } from './wrapper-section.ts';
 import type { MachineInfo } from './machine-info.ts';
 import type { MemorySection } from './memory-section.ts';
 import type { PersistenceSection } from './persistence-section.ts';
@@ -44,4 +45,5 @@ export interface BenchResults {
   revival?: RevivalSection;
   memory?: MemorySection;
   ui?: UiSection;
+  wrapper?: WrapperSection;
 }

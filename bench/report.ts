@@ -1,3 +1,4 @@
+import type { WrapperSection } from './wrapper-section.ts';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { BenchResults, GoalVerdict } from './bench-results.ts';
 import type { PersistenceRow } from './persistence-result.ts';
@@ -336,6 +337,7 @@ export function markdownReport(results: BenchResults): string {
     );
   }
   if (results.ui !== undefined) parts.push(uiReport(results.ui));
+  if (results.wrapper !== undefined) parts.push(wrapperReport(results.wrapper));
   return `${parts.join('\n\n')}\n`;
 }
 
@@ -510,4 +512,18 @@ export async function updatePerformanceDoc(path: string, report: string): Promis
   if (start < 0 || end < start) return false;
   await writeFile(path, `${text.slice(0, start + START.length)}\n\n${report}\n${text.slice(end)}`);
   return true;
+}
+
+/** The AI SDK wrapper's cost per step, as a ratio against the same agent unwrapped. */
+function wrapperReport(wrapper: WrapperSection): string {
+  const { msPerStep, ratio } = wrapper;
+  return [
+    `### The AI SDK wrapper, per step (${wrapper.steps} steps, median of ${wrapper.rounds} runs)`,
+    '',
+    '| ToolLoopAgent | ms per step | ratio |',
+    '| --- | ---: | ---: |',
+    `| unwrapped (nothing recorded) | ${msPerStep.unwrapped.toFixed(2)} | 1.00 |`,
+    `| wrapped, durability none | ${msPerStep.wrappedNoSync.toFixed(2)} | ${ratio.noSync.toFixed(2)} |`,
+    `| wrapped, fsync | ${msPerStep.wrappedFsync.toFixed(2)} | ${ratio.fsync.toFixed(2)} |`,
+  ].join('\n');
 }

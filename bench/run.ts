@@ -6,7 +6,8 @@
  * reused by later runs.
  *
  * Options: `--quick` (1,000 transcripts, 200 steps, no 1 GiB file; goals not judged),
- * `--only inspect,status,persistence,revival,memory,scale-out,ui` (a subset; scale-out is
+ * `--only inspect,status,persistence,revival,memory,scale-out,ui,wrapper` (a subset; wrapper is
+ * the AI SDK wrapper's cost per step against the same ToolLoopAgent unwrapped; scale-out is
  * bench/scale-out.ts, with results of its own; ui is `llm-agent ui` on a 1,000-run tree, the
  * same in a `--quick` run, and needs Chromium for its browser figures), `--no-docs` (leave the docs alone),
  * `--report-only` (re-render the last bench/results.json without measuring).
@@ -31,7 +32,16 @@ import { revivalSection } from './revival-section.ts';
 import { statusSection } from './status-section.ts';
 
 const MIB = 1024 * 1024;
-const SECTIONS = ['inspect', 'status', 'persistence', 'revival', 'memory', 'scale-out', 'ui'];
+const SECTIONS = [
+  'inspect',
+  'status',
+  'persistence',
+  'revival',
+  'memory',
+  'scale-out',
+  'ui',
+  'wrapper',
+];
 const ROOT = new URL('..', import.meta.url).pathname;
 
 function commitMeasured(): { id: string; dirty: boolean } {
@@ -95,6 +105,11 @@ async function main(): Promise<void> {
     // Loaded only here: it loads the CLI's server and the show command from src/.
     const { uiSection } = await import('./ui-section.ts');
     results.ui = await uiSection(dataFolder, log);
+  }
+  if (only.has('wrapper')) {
+    log('\n== wrapper: a ToolLoopAgent step, wrapped against unwrapped ==');
+    const { wrapperSection } = await import('./wrapper-section.ts');
+    results.wrapper = await wrapperSection(dataFolder, log, quick ? 30 : 100);
   }
   if (only.has('inspect')) {
     log('1. inspect vs a full parse');

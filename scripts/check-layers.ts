@@ -1,7 +1,7 @@
 /*
  * The folders of src/ are layers, and imports point down only (docs/architecture.md):
  *
- *   transcript ← store, loop, testing ← subagents ← revival ← fleet, repair ← render ← runs
+ *   transcript ← store, loop, testing ← subagents ← revival ← fleet, integrations, repair ← render ← runs
  *   ← demo ← cli (src/ui, the web view, comes at rank 7 too: above runs, below cli)
  *
  * A file may import its own folder and folders of a lower rank; never a higher one, nor a
@@ -24,6 +24,7 @@ export const RANK: Record<string, number> = {
   subagents: 2,
   revival: 3,
   fleet: 4,
+  integrations: 4,
   testing: 1,
   repair: 4,
   render: 5,

@@ -1,7 +1,7 @@
-import { describeError } from '../transcript/session-error.ts';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
-import type { LoopMessage, RunResult, ToolDefinition } from '../loop/types.ts';
+import { toolDefinitionsOf } from '../loop/tool-set.ts';
+import type { LoopMessage, LoopOptions, RunResult, ToolDefinition } from '../loop/types.ts';
 import type { ReviveRefused } from '../revival/revive.ts';
 import { reviveStoreRun } from '../revival/revive-store-run.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
@@ -12,6 +12,7 @@ import {
   type ModelResolver,
 } from '../subagents/agent-definition.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
+import { describeError } from '../transcript/session-error.ts';
 import { ChildRuns } from './child-runs.ts';
 import type { RunFamily } from './run-family.ts';
 
@@ -288,11 +289,15 @@ export class Worker {
         messages,
         pendingJoins,
       });
-      const handle = new Loop({
+      const createLoop = definition.createLoop ?? ((options: LoopOptions) => new Loop(options));
+      const handle = createLoop({
         backends,
         session: writer,
         system: definition.system,
-        tools: [...(definition.tools ?? []), ...family.tools] as ToolDefinition<never>[],
+        tools: [
+          ...toolDefinitionsOf(definition.tools ?? [], definition.idempotency),
+          ...family.tools,
+        ] as ToolDefinition<never>[],
         resolveJoin: family.resolveJoin,
         takeDeliveries: family.takeDeliveries,
         ...(definition.maxTurns === undefined ? {} : { maxTurns: definition.maxTurns }),

@@ -2,15 +2,16 @@ import type {
   LanguageModelV4FunctionTool,
   LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
+  LanguageModelV4ToolChoice,
 } from '@ai-sdk/provider';
-import { APICallError, AISDKError, type LanguageModel, StreamProviderError } from 'ai';
+import { AISDKError, APICallError, type LanguageModel, StreamProviderError } from 'ai';
 import type { FailureCause, Message } from '../transcript/records.ts';
 import { causeOfStatus } from '../transcript/run-halt.ts';
+import { mergeSettings } from './model-call-settings.ts';
 import { assistantMessageFromOutput } from './model-messages.ts';
 import { resolveBackend } from './resolve-backend.ts';
-import { TurnCollector } from './turn-collector.ts';
-import { mergeSettings } from './model-call-settings.ts';
 import { type LoopTracer, SPAN_ERROR } from './tracer.ts';
+import { TurnCollector } from './turn-collector.ts';
 import type { LoopEvent, ModelCallSettings } from './types.ts';
 
 /**
@@ -27,6 +28,8 @@ export interface ModelTurnRequest {
   prompt: LanguageModelV4Prompt;
   /** Names, descriptions and JSON Schemas only: the loop runs tools itself, to keep the write order. */
   tools: readonly LanguageModelV4FunctionTool[];
+  /** Which tools the model may call (default `auto`). */
+  toolChoice?: LanguageModelV4ToolChoice;
   signal: AbortSignal;
   /** Rounds over the whole backend list before giving up (default 2). */
   rounds: number;
@@ -382,7 +385,7 @@ async function attempt(
       ...settings,
       prompt: request.prompt,
       ...(request.tools.length === 0 ? {} : { tools: [...request.tools] }),
-      toolChoice: { type: 'auto' },
+      toolChoice: request.toolChoice ?? { type: 'auto' },
       abortSignal: controller.signal,
       includeRawChunks: false,
     });

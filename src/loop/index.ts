@@ -29,4 +29,10 @@ export {
 export { RunAbortedError } from './run-handle.ts';
 export { type CallOutcome, validateInput } from './run-tool-call.ts';
 export { classifyTailCalls, type TailCallState } from './tail-calls.ts';
+export {
+  type LoopTools,
+  type ToolIdempotency,
+  type ToolSetByName,
+  toolDefinitionsOf,
+} from './tool-set.ts';
 export type * from './types.ts';

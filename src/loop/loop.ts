@@ -2,9 +2,11 @@ import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
 import { asSchema, type LanguageModel } from 'ai';
 import { IDEMPOTENCIES, type Message } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
-import { RunChannel } from './run-handle.ts';
 import { isBackendOptions, mergeSettings, settingsOf } from './model-call-settings.ts';
+import { RunChannel } from './run-handle.ts';
 import { type ResolvedLoopOptions, RunState } from './run-state.ts';
+import { refuseUnstorableParts, refuseUnsupported } from './sdk-options.ts';
+import { toolDefinitionsOf } from './tool-set.ts';
 import type { LoopMessage, LoopOptions, RunHandle, RunResult, ToolDefinition } from './types.ts';
 
 export { defaultBackoff } from './run-state.ts';
@@ -47,8 +49,12 @@ export class Loop {
     if (!Array.isArray(options.backends) || options.backends.length === 0) {
       throw new TypeError('Loop: `backends` must list at least one language model');
     }
+    refuseUnsupported(options);
     const tools = new Map<string, ToolDefinition<unknown>>();
-    for (const tool of options.tools ?? []) {
+    for (const tool of activeOnly(
+      toolDefinitionsOf(options.tools ?? [], options.idempotency),
+      options.activeTools,
+    )) {
       if (tools.has(tool.name)) throw new TypeError(`Loop: two tools are named "${tool.name}"`);
       // Written into every dispatch record: a value a reader refuses would make the transcript
       // unreadable at the first call, so it is refused here, before anything is written.
@@ -58,6 +64,12 @@ export class Loop {
         );
       }
       tools.set(tool.name, tool);
+    }
+    const choice = options.toolChoice;
+    if (typeof choice === 'object' && !tools.has(choice.toolName)) {
+      throw new TypeError(
+        `Loop: toolChoice names "${choice.toolName}", which is not an active tool`,
+      );
     }
     const backends = options.backends.map((backend) =>
       isBackendOptions(backend) ? backend : { model: backend },
@@ -83,6 +95,7 @@ export class Loop {
    * if (revived.ok) await new Loop({ backends, session: revived.session }).run(revived.messages);
    */
   run(messages: readonly LoopMessage[]): RunHandle {
+    refuseUnstorableParts(messages, 'Loop.run');
     return this.#launch(async () => [...messages]);
   }
 
@@ -96,6 +109,7 @@ export class Loop {
    * const result = await new Loop({ backends: [model], session }).start('Hello');
    */
   start(prompt: string | Message): RunHandle {
+    if (typeof prompt !== 'string') refuseUnstorableParts([prompt], 'Loop.start');
     if (this.#options.session.state.messages > 0) {
       throw new TypeError(
         `Loop.start: ${this.#options.session.path} already holds a conversation; use run(messages)`,
@@ -184,6 +198,22 @@ export class Loop {
     })();
     return this.#declaredTools;
   }
+}
+
+/** The tools `activeTools` names (all when it is absent); a name that is no tool is an error. */
+function activeOnly(
+  tools: ToolDefinition<unknown>[],
+  active: readonly string[] | undefined,
+): ToolDefinition<unknown>[] {
+  if (active === undefined) return tools;
+  const names = new Set(tools.map((tool) => tool.name));
+  const unknown = active.filter((name) => !names.has(name));
+  if (unknown.length > 0) {
+    throw new TypeError(
+      `Loop: activeTools names ${unknown.map((name) => `"${name}"`).join(', ')}, which are not tools`,
+    );
+  }
+  return tools.filter((tool) => active.includes(tool.name));
 }
 
 /** One line, at most 500 characters, of an abort's reason. */

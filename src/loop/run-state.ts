@@ -1,4 +1,9 @@
-import type { LanguageModelV4FunctionTool, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import type {
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Prompt,
+  LanguageModelV4ToolChoice,
+} from '@ai-sdk/provider';
+import type { LanguageModel } from 'ai';
 import type { Message, MessageExtras } from '../transcript/records.ts';
 import { callModel, type ModelTurnResult, type TurnFailure } from './call-model.ts';
 import {
@@ -17,11 +22,11 @@ import {
   validateInput,
 } from './run-tool-call.ts';
 import { classifyTailCalls } from './tail-calls.ts';
-import type { LanguageModel } from 'ai';
 import type {
   LoopEvent,
   LoopMessage,
   LoopOptions,
+  LoopToolChoice,
   ModelCall,
   ModelCallSettings,
   RunResult,
@@ -266,6 +271,9 @@ export class RunState {
         : { prepare: (backend: number) => prepareCall({ turn, backend, purpose }) }),
       prompt,
       tools,
+      ...(purpose === 'turn' && this.#options.toolChoice !== undefined
+        ? { toolChoice: providerToolChoice(this.#options.toolChoice) }
+        : {}),
       signal: this.#signal,
       rounds: this.#options.backendRounds ?? DEFAULT_ROUNDS,
       sleep: this.#options.sleep ?? sleep,
@@ -358,6 +366,10 @@ export class RunState {
       ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
     });
   }
+}
+
+function providerToolChoice(choice: LoopToolChoice): LanguageModelV4ToolChoice {
+  return typeof choice === 'string' ? { type: choice } : choice;
 }
 
 function emptyTurn(): Message {

@@ -2,6 +2,7 @@ import type { LanguageModelV4CallOptions, SharedV4ProviderOptions } from '@ai-sd
 import type { FlexibleSchema, LanguageModel } from 'ai';
 import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
+import type { LoopTools, ToolIdempotency } from './tool-set.ts';
 import type { LoopTracer } from './tracer.ts';
 
 /**
@@ -267,7 +268,24 @@ export interface LoopOptions {
    */
   provider?: { languageModel(modelId: string): LanguageModel };
   session: TranscriptWriter;
-  tools?: ToolDefinition<unknown>[];
+  /**
+   * The tools: an AI SDK `ToolSet` (`{ weather: tool({ … }) }`, the name is the key) or a list
+   * of {@link ToolDefinition}s. What the loop cannot honour in a `tool()` is refused when the
+   * loop is built (see `toolDefinitionsOf`).
+   */
+  tools?: LoopTools;
+  /**
+   * For a `ToolSet`: what running each tool twice would do, by name. A tool not named is
+   * recorded `side-effect`. (A `ToolDefinition` declares its own.)
+   */
+  idempotency?: ToolIdempotency;
+  /**
+   * As the AI SDK's `toolChoice`: `auto` (the default), `none`, `required`, or
+   * `{ type: 'tool', toolName }`, for every turn of the run.
+   */
+  toolChoice?: LoopToolChoice;
+  /** As the AI SDK's `activeTools`: only these tools are offered to the model, or run. */
+  activeTools?: string[];
   system?: string;
   /** Stop after this many model turns of this run (default 50); the run ends `max-turns`. */
   maxTurns?: number;
@@ -308,6 +326,14 @@ export interface LoopOptions {
    */
   modelIdleTimeout?: number;
 }
+
+/**
+ * Which tools the model may call, as the AI SDK's `toolChoice` says it.
+ *
+ * @example
+ * const toolChoice: LoopToolChoice = { type: 'tool', toolName: 'weather' };
+ */
+export type LoopToolChoice = 'auto' | 'none' | 'required' | { type: 'tool'; toolName: string };
 
 /**
  * How a run ended.

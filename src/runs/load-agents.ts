@@ -103,8 +103,13 @@ export function checkRegistry(module: string, registry: unknown): AgentRegistry 
     if (typeof candidate.system !== 'string') {
       throw new UserError(`${module}: agent type "${name}" has no system prompt (system)`);
     }
-    if (candidate.tools !== undefined && !Array.isArray(candidate.tools)) {
-      throw new UserError(`${module}: agent type "${name}": tools must be an array`);
+    if (
+      candidate.tools !== undefined &&
+      (typeof candidate.tools !== 'object' || candidate.tools === null)
+    ) {
+      throw new UserError(
+        `${module}: agent type "${name}": tools must be an array of tools or a ToolSet ({ name: tool(…) })`,
+      );
     }
   }
   return registry as AgentRegistry;

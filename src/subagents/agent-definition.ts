@@ -1,5 +1,7 @@
 import type { LanguageModel } from 'ai';
-import type { CompactionOptions, ToolDefinition } from '../loop/types.ts';
+import type { LoopTools, ToolIdempotency } from '../loop/tool-set.ts';
+import type { CompactionOptions } from '../loop/types.ts';
+import type { LoopFactory } from './composer-types.ts';
 
 /**
  * One agent type: what a run of it is made of. A registry of them
@@ -23,13 +25,23 @@ export interface AgentDefinition {
   description: string;
   model: string | LanguageModel | LanguageModel[];
   system: string;
-  /** Typed tools go in as they are: `ToolDefinition<{ path: string }>` is a `ToolDefinition<unknown>`. */
-  tools?: ToolDefinition<unknown>[];
+  /**
+   * Typed tools go in as they are: `ToolDefinition<{ path: string }>` is a `ToolDefinition<unknown>`.
+   * An AI SDK `ToolSet` (`{ weather: tool({ … }) }`) is taken too, with `idempotency` beside it.
+   */
+  tools?: LoopTools;
+  /** For a `ToolSet`: each tool's idempotency by name (`side-effect` when not named). */
+  idempotency?: ToolIdempotency;
   /** Stop after this many model turns (the loop's default when absent). */
   maxTurns?: number;
   compaction?: CompactionOptions;
   /** Whether runs of this type get `spawn_agent` and `task_wait` (default true, within the depth limit). */
   canSpawn?: boolean;
+  /**
+   * Builds this type's runs instead of a `Loop` (given the options a Loop would get): how an
+   * AI SDK agent is made an agent type (`aiSdkAgentDefinition` of `llm-agent-revival/ai-sdk`).
+   */
+  createLoop?: LoopFactory;
 }
 
 /**

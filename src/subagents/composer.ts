@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
+import { toolDefinitionsOf } from '../loop/tool-set.ts';
 import type {
   JoinResolver,
   LoopMessage,
@@ -34,8 +35,8 @@ import type {
 } from './composer-types.ts';
 import { resolveModelSpec } from './model-spec.ts';
 import { RunTree } from './run-tree.ts';
-import { type RunInfo, type SpawnContext, spawnChild } from './spawn-child.ts';
 import { type SpawnInput, spawnAgentTool } from './spawn-agent-tool.ts';
+import { type RunInfo, type SpawnContext, spawnChild } from './spawn-child.ts';
 import { type TaskWaitInput, taskWaitTool } from './task-wait-tool.ts';
 
 export type { ComposerEvent, ComposerOptions, LoopFactory, RevivedChild, StartedRun };
@@ -294,7 +295,8 @@ export class Composer {
     depth: number,
     messages: LoopMessage[],
   ): RunHandle {
-    return this.#createLoop(this.#loopOptions(session, definition, backends, depth)).run(messages);
+    const createLoop = definition.createLoop ?? this.#createLoop;
+    return createLoop(this.#loopOptions(session, definition, backends, depth)).run(messages);
   }
 
   #loopOptions(
@@ -305,7 +307,10 @@ export class Composer {
   ): LoopOptions {
     const family = this.#tree.familyOf(session.path);
     // The loop types its tool list by the narrowest input; each tool validates its own input.
-    const tools = [...(definition.tools ?? [])] as ToolDefinition<never>[];
+    const tools = toolDefinitionsOf(
+      definition.tools ?? [],
+      definition.idempotency,
+    ) as ToolDefinition<never>[];
     if (definition.canSpawn !== false && depth < this.#maxDepth) {
       tools.push(
         spawnAgentTool(this.#registry, (input, context) =>

@@ -1,5 +1,7 @@
 import type {
   LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
   LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
   LanguageModelV4StreamResult,
@@ -71,6 +73,8 @@ export class ScriptedModel {
       provider: name,
       modelId: name,
       doStream: async (options) => this.#answer(options),
+      // generateText (and ToolLoopAgent.generate) call doGenerate: the same answer, collected.
+      doGenerate: async (options) => collect(await this.#answer(options)),
     });
   }
 
@@ -137,6 +141,47 @@ export function httpError(status: number, message?: string): APICallError {
     statusCode: status,
     isRetryable: status === 429 || status >= 500,
   });
+}
+
+/** A scripted stream as one generate result: its texts, reasonings and calls, its finish. */
+async function collect(
+  result: LanguageModelV4StreamResult,
+): Promise<LanguageModelV4GenerateResult> {
+  const content: LanguageModelV4Content[] = [];
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  const reader = result.stream.getReader();
+  while (true) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const last = content.at(-1);
+    switch (value.type) {
+      case 'text-start':
+      case 'reasoning-start':
+        content.push({ type: value.type === 'text-start' ? 'text' : 'reasoning', text: '' });
+        break;
+      case 'text-delta':
+      case 'reasoning-delta':
+        if (last?.type === 'text' || last?.type === 'reasoning') last.text += value.delta;
+        break;
+      case 'reasoning-end':
+        if (last?.type === 'reasoning' && value.providerMetadata !== undefined) {
+          last.providerMetadata = value.providerMetadata;
+        }
+        break;
+      case 'tool-call':
+        content.push(value);
+        break;
+      case 'finish':
+        finish = value;
+        break;
+      case 'error':
+        throw value.error;
+      default:
+        break;
+    }
+  }
+  if (finish === undefined) throw new Error('the scripted stream ended without its finish');
+  return { content, finishReason: finish.finishReason, usage: finish.usage, warnings: [] };
 }
 
 function streamParts(step: Exclude<ScriptStep, { fail: string } | { hang: true }>) {

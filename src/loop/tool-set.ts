@@ -1,0 +1,151 @@
+import type { ToolSet } from 'ai';
+import { IDEMPOTENCIES, type Idempotency, type JsonValue } from '../transcript/records.ts';
+import type { ToolDefinition } from './types.ts';
+
+/**
+ * Idempotency by tool name, for the tools of an AI SDK `ToolSet` (which has no place for it):
+ * a tool not named is recorded `side-effect`, the safe reading for a person checking what an
+ * interrupted call may have done.
+ *
+ * @example
+ * const idempotency: ToolIdempotency = { weather: 'read-only', write_note: 'idempotent' };
+ */
+export type ToolIdempotency = Record<string, Idempotency>;
+
+/**
+ * The tools a loop takes: our `ToolDefinition`s, or an AI SDK `ToolSet` of `tool()` objects (the
+ * name is the key).
+ *
+ * @example
+ * import { tool } from 'ai';
+ * import type { LoopTools } from 'llm-agent-revival/loop';
+ * import { z } from 'zod';
+ * const tools: LoopTools = {
+ *   weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }),
+ *     execute: async ({ city }) => `Sunny in ${city}` }),
+ * };
+ */
+export type LoopTools = ToolDefinition<unknown>[] | ToolSetByName;
+
+/**
+ * An AI SDK `ToolSet` with no numeric keys, so that a list of `ToolDefinition`s written inline
+ * keeps its contextual type (an array literal would otherwise be read against both).
+ *
+ * @example
+ * import { tool } from 'ai';
+ * import type { ToolSetByName } from 'llm-agent-revival/loop';
+ * import { z } from 'zod';
+ * const weather = tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => city });
+ * const tools: ToolSetByName = { weather };
+ */
+export type ToolSetByName = ToolSet & { [index: number]: never };
+
+/**
+ * The tools as {@link ToolDefinition}s: a list is returned as it is; each entry of an AI SDK
+ * `ToolSet` becomes one named by its key, with the idempotency `idempotency` declares for it
+ * (`side-effect` when it declares none). What the loop cannot honour is refused with a
+ * TypeError naming the tool, before anything is written: a provider-executed tool (its result
+ * would never pass through the transcript), a tool with no `execute`, `needsApproval`,
+ * `toModelOutput`, `contextSchema`, a description computed from a context. `execute` is called
+ * with the call's id and the run's abort signal; reading `messages` from its options throws,
+ * since the loop does not hand them to tools.
+ *
+ * @example
+ * import { tool } from 'ai';
+ * import { toolDefinitionsOf } from 'llm-agent-revival/loop';
+ * import { z } from 'zod';
+ * const [weather] = toolDefinitionsOf(
+ *   { weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => city }) },
+ *   { weather: 'read-only' },
+ * );
+ * // weather.name === 'weather', weather.idempotency === 'read-only'
+ */
+export function toolDefinitionsOf(
+  tools: LoopTools,
+  idempotency: ToolIdempotency = {},
+): ToolDefinition<unknown>[] {
+  if (Array.isArray(tools)) {
+    if (Object.keys(idempotency).length > 0) {
+      throw new TypeError(
+        'Loop: `idempotency` is for a ToolSet; a ToolDefinition declares its own idempotency',
+      );
+    }
+    return [...(tools as readonly ToolDefinition<unknown>[])];
+  }
+  if (typeof tools !== 'object' || tools === null) {
+    throw new TypeError(
+      'Loop: `tools` must be a ToolSet ({ name: tool(…) }) or a ToolDefinition[]',
+    );
+  }
+  const set = tools as ToolSet;
+  for (const name of Object.keys(idempotency)) {
+    if (!(name in set))
+      throw new TypeError(`Loop: \`idempotency\` names "${name}", which is not a tool`);
+  }
+  return Object.entries(set).map(([name, tool]) =>
+    definitionOf(name, tool, idempotency[name] ?? 'side-effect'),
+  );
+}
+
+function definitionOf(
+  name: string,
+  tool: ToolSet[string],
+  idempotency: Idempotency,
+): ToolDefinition<unknown> {
+  const refuse = (what: string): never => {
+    throw new TypeError(`Loop: tool "${name}" ${what}`);
+  };
+  if (typeof tool !== 'object' || tool === null) refuse('is not a tool() object');
+  const candidate = tool as Record<string, unknown>;
+  if (candidate.type === 'provider') {
+    refuse('is executed by the provider: its result would never pass through the transcript');
+  }
+  if (typeof candidate.execute !== 'function') {
+    refuse('has no execute: the Loop runs every tool itself, after recording the dispatch');
+  }
+  if (candidate.needsApproval !== undefined) {
+    refuse('has needsApproval, which the Loop does not support: ask before calling run()');
+  }
+  if (candidate.toModelOutput !== undefined) {
+    refuse('has toModelOutput, which the Loop does not support: return what the model reads');
+  }
+  if (candidate.contextSchema !== undefined) {
+    refuse('has a contextSchema, which the Loop does not support: close over what it needs');
+  }
+  if (candidate.description !== undefined && typeof candidate.description !== 'string') {
+    refuse('has a description computed from a context, which the Loop does not support');
+  }
+  if (!IDEMPOTENCIES.includes(idempotency)) {
+    refuse(
+      `has idempotency ${JSON.stringify(idempotency)}; it must be one of ${IDEMPOTENCIES.join(', ')}`,
+    );
+  }
+  const execute = candidate.execute as (input: unknown, options: unknown) => unknown;
+  return {
+    name,
+    description: (candidate.description as string | undefined) ?? '',
+    inputSchema: tool.inputSchema as ToolDefinition<unknown>['inputSchema'],
+    idempotency,
+    async execute(input, context) {
+      const options = {
+        toolCallId: context.callId,
+        abortSignal: context.signal,
+        context: undefined,
+        get messages(): never {
+          throw new TypeError(
+            `tool "${name}": the Loop does not pass the conversation's messages to execute`,
+          );
+        },
+      };
+      return lastValue(await execute(input, options)) as Promise<JsonValue>;
+    },
+  };
+}
+
+/** A streaming tool's answer is the last value it yields, as the AI SDK's final result. */
+async function lastValue(value: unknown): Promise<unknown> {
+  if (typeof value !== 'object' || value === null || !(Symbol.asyncIterator in value)) return value;
+  let last: unknown;
+  for await (const item of value as AsyncIterable<unknown>) last = item;
+  return last;
+}
