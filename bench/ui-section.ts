@@ -5,8 +5,9 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { showCommand } from '../src/cli/show-command.ts';
 import { createStyle } from '../src/cli/terminal-style.ts';
-import { startUiServer, type UiServer } from '../src/cli/ui-server.ts';
-import { fileUiSource, type UiSource } from '../src/cli/ui-source.ts';
+import { fileUiSource } from '../src/ui/file-ui-source.ts';
+import { startUiServer, type UiServer } from '../src/ui/ui-server.ts';
+import type { UiSource } from '../src/ui/ui-source.ts';
 import { launchChromium } from '../test/cli/support/chromium.ts';
 import { median, timeProcess } from './run-child.ts';
 import { addExtraRun, type UiTreeManifest, uiTree } from './ui-corpus.ts';
@@ -94,7 +95,7 @@ export interface UiSection {
 }
 
 const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
-/** The server's default poll and watch delay (src/cli/ui-server.ts). */
+/** The server's default poll and watch delay (src/ui/change-announcer.ts). */
 const POLL_MS = 1000;
 const WATCH_DELAY_MS = 100;
 /** Measured runs of each figure, after one unmeasured. */

@@ -6,11 +6,12 @@ import {
   writeLine,
 } from './command.ts';
 import { connectStore, databaseUrl } from './database-store.ts';
-import { databaseUiSource } from './database-ui-source.ts';
 import { EXIT } from './exit-codes.ts';
 import { findTranscripts } from './find-transcripts.ts';
-import { startUiServer } from './ui-server.ts';
-import { fileUiSource, type UiSource } from './ui-source.ts';
+import { databaseUiSource } from '../ui/database-ui-source.ts';
+import { fileUiSource } from '../ui/file-ui-source.ts';
+import { startUiServer } from '../ui/ui-server.ts';
+import type { UiSource } from '../ui/ui-source.ts';
 import { UserError } from './user-error.ts';
 
 /**

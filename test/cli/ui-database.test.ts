@@ -18,7 +18,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { databaseUiSource } from '../../src/cli/database-ui-source.ts';
+import { databaseUiSource } from '../../src/ui/database-ui-source.ts';
 import { PostgresStore, type StoreRunRow } from '../../src/store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';

@@ -15,8 +15,8 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/cli/find-transcripts.ts';
-import { startUiServer, type UiServer, type UiServerOptions } from '../../src/cli/ui-server.ts';
-import { fileUiSource } from '../../src/cli/ui-source.ts';
+import { fileUiSource } from '../../src/ui/file-ui-source.ts';
+import { startUiServer, type UiServer, type UiServerOptions } from '../../src/ui/ui-server.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { startSessionWorker } from '../support/session-workers.ts';
 import { sessionMeta } from '../support/transcripts.ts';
@@ -640,8 +640,8 @@ setInterval(() => undefined, 1000);
       // The ui as a terminal runs it: the leader of a process group that Ctrl-C signals whole.
       await writeFile(
         join(folder, 'serve.ts'),
-        `import { startUiServer } from ${JSON.stringify(join(REPO, 'src/cli/ui-server.ts'))};
-import { fileUiSource } from ${JSON.stringify(join(REPO, 'src/cli/ui-source.ts'))};
+        `import { startUiServer } from ${JSON.stringify(join(REPO, 'src/ui/ui-server.ts'))};
+import { fileUiSource } from ${JSON.stringify(join(REPO, 'src/ui/file-ui-source.ts'))};
 const server = await startUiServer({
   source: fileUiSource(['runs'], ${JSON.stringify(folder)}),
   cwd: ${JSON.stringify(folder)},

@@ -1,0 +1,120 @@
+/**
+ * The ui's pages: the tree with the plan (`/`), or the tree with one run's conversation
+ * (`/run?path=…`), drawn by the `show --html` renderer with the parts only the served page has
+ * — the plan and its Confirm button, the activity log, the folders not read, the page script.
+ *
+ * @module
+ */
+import { escapeHtml, type RunRecords, runTreeHtml } from '../cli/conversation-html.ts';
+import type { NotRead } from '../cli/find-transcripts.ts';
+import { type RunNode, walkTree } from '../cli/inspect-tree.ts';
+import type { UiAction, UiSource } from './ui-source.ts';
+
+/** Styles for the parts this server adds to the page. */
+const EXTRA_STYLE = `<style>
+#revive,#activity{border:2px solid #1971c2;padding:.4rem .8rem;margin:1rem 0;background:#f1f7ff}
+#revive.brief{border-width:1px;padding:0 .8rem}#revive.brief:empty{display:none}
+#activity:has(#log:empty):has(#revive-status:empty){display:none}
+#revive-status.ended{color:#2b8a3e}#revive-status.failed{color:#c92a2a}
+#revive pre{background:#fff;padding:.4rem}
+#log{font-family:ui-monospace,monospace;font-size:12.5px;white-space:pre-wrap;max-height:20rem;overflow:auto;background:#fff;padding:.4rem}
+button{font-size:14px;padding:.3rem 1rem}
+</style>`;
+
+/**
+ * What a page needs of the server besides the source.
+ *
+ * @example
+ * const context: PageContext = { token, running: false };
+ */
+export interface PageContext {
+  /** The token the page's script sends with a Confirm. */
+  token: string;
+  /** Whether a command is running now (Confirm disabled, the status says so). */
+  running: boolean;
+}
+
+/**
+ * The tree with the plan (`run` undefined), or the tree with the conversation of the run
+ * whose path is `run` — undefined when the tree has no such run: a path from the URL is
+ * only ever compared with the tree's, never opened.
+ *
+ * @example
+ * const html = await uiPage(source, undefined, { token, running: false });
+ */
+export async function uiPage(
+  source: UiSource,
+  run: string | undefined,
+  context: PageContext,
+): Promise<string | undefined> {
+  const { roots, notRead } = await source.tree();
+  let shown: RunNode | undefined;
+  if (run !== undefined) {
+    shown = [...walkTree(roots)].find((node) => node.path === run);
+    if (shown === undefined) return undefined;
+  }
+  const read = new Map<string, RunRecords>();
+  if (shown !== undefined) read.set(shown.path, await source.records(shown));
+  const action = await source.action(roots);
+  return runTreeHtml(roots, read, {
+    generatedAt: new Date().toISOString(),
+    sections: shown === undefined ? [] : [shown],
+    href: (node) => `/run?path=${encodeURIComponent(node.path)}`,
+    served: {
+      madeBy: 'llm-agent ui',
+      head: `<meta name="llm-agent-token" content="${context.token}">\n${EXTRA_STYLE}`,
+      headerEnd: `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>'}`,
+      afterHeader: `${actionHtml(action, shown !== undefined, context.running)}\n${activityHtml(context.running)}`,
+      bodyEnd: '<script src="/app.js"></script>',
+    },
+  });
+}
+
+/**
+ * The plan and its Confirm button; on a run's page (`brief`), one line linking to them, so
+ * that the conversation comes first and nothing is confirmed without the plan in view.
+ */
+function actionHtml(action: UiAction, brief: boolean, running: boolean): string {
+  const count = `${action.runs} run${action.runs === 1 ? '' : 's'}`;
+  if (brief) {
+    return `<section id="revive" class="brief">${
+      action.runs === 0
+        ? ''
+        : `<p>${count} to ${action.verb}: <a href="/#revive">the plan, and Confirm</a></p>`
+    }</section>`;
+  }
+  const title = action.verb === 'revive' ? 'Revive…' : 'Approve…';
+  const shown = action.shown ?? `llm-agent ${action.argv.join(' ')}`;
+  const effect =
+    action.verb === 'revive'
+      ? 'nothing is spent before you confirm.'
+      : 'nothing is approved before you confirm; a worker then revives each run once.';
+  return [
+    '<section id="revive">',
+    `<h2>${title}</h2>`,
+    `<pre id="plan">${escapeHtml(action.text)}</pre>`,
+    action.runs === 0
+      ? ''
+      : `<p>Runs <code>${escapeHtml(shown)}</code>: ${effect}</p>\n<button id="confirm" type="button"${running ? ' disabled' : ''}>Confirm: ${action.verb} ${count}</button>`,
+    '</section>',
+  ].join('\n');
+}
+
+function activityHtml(running: boolean): string {
+  return [
+    '<section id="activity">',
+    `<h2>Activity <span id="revive-status">${running ? 'running…' : ''}</span></h2>`,
+    '<div id="log" aria-live="polite"></div>',
+    '</section>',
+  ].join('\n');
+}
+
+/** The folders below the PATHs that could not be read: their runs are missing from the tree. */
+function notReadHtml(notRead: readonly NotRead[]): string {
+  return notRead
+    .map(
+      (folder) =>
+        `<p class="halt">Not read: <code>${escapeHtml(folder.path)}</code> (${escapeHtml(folder.reason)}): the runs in it are not shown</p>\n`,
+    )
+    .join('');
+}
