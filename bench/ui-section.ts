@@ -108,12 +108,10 @@ function timed(ms: number[]): Timed {
   return { ms, medianMs: median(ms) };
 }
 
-/** GET a path with the token header: the time to the whole body, and the body. */
+/** GET a path (after the token): the time to the whole body, and the body. */
 async function fetchPage(server: UiServer, path: string): Promise<{ ms: number; body: Buffer }> {
   const started = performance.now();
-  const response = await fetch(`http://127.0.0.1:${server.port}${path}`, {
-    headers: { 'X-LLM-Agent-Token': server.token },
-  });
+  const response = await fetch(`http://127.0.0.1:${server.port}/${server.token}${path}`);
   const body = Buffer.from(await response.arrayBuffer());
   const ms = performance.now() - started;
   if (response.status !== 200) {
@@ -174,8 +172,7 @@ function treeEvents(server: UiServer): { next(): Promise<number>; close(): void 
     {
       host: '127.0.0.1',
       port: server.port,
-      path: '/events',
-      headers: { 'X-LLM-Agent-Token': server.token },
+      path: `/${server.token}/events`,
     },
     (response) => {
       response.setEncoding('utf8');

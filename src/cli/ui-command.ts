@@ -23,7 +23,7 @@ import { UserError } from './user-error.ts';
  * SIGTERM.
  *
  * @example
- * await uiCommand.run(['runs/', '--port', '8080'], io); // prints http://127.0.0.1:8080/?token=…
+ * await uiCommand.run(['runs/', '--port', '8080'], io); // prints http://127.0.0.1:8080/TOKEN/
  */
 export const uiCommand: Command = {
   name: 'ui',
@@ -31,7 +31,7 @@ export const uiCommand: Command = {
        llm-agent ui --database URL [--schema NAME] [--port N]
 
 Serve a local web view of the runs at PATH (transcripts or folders; default: the current
-folder) on 127.0.0.1, and print its URL, with a token: http://127.0.0.1:PORT/?token=TOKEN.
+folder) on 127.0.0.1, and print its URL, with a token: http://127.0.0.1:PORT/TOKEN/.
 The page shows the run tree as status does (state, why, revivals, open calls, size, the
 tokens a revive sends), filters by state, and links each run to its conversation (as show
 --html draws it); everything is read again on each visit and redrawn when a transcript
@@ -45,8 +45,10 @@ supervisor parked awaiting approval get the plan revive --database prints, and C
 llm-agent revive --database URL --yes -- RUN…, which approves them: a worker (llm-agent worker)
 then revives each exactly once. The page shows the URL with its password masked.
 
-Only this machine can connect, and only with the token (a new one each start): a request
-without it is refused (403). Reviving needs the token in a request header and the page's own
+Only this machine can connect, and only with the token (a new one each start), which is
+the first part of every path: a request without it is refused (403). No cookie is set (a
+browser sends cookies to every port of 127.0.0.1), so another local server the browser
+visits learns nothing. Reviving needs the token in a request header and the page's own
 origin, so another web site cannot trigger it. Runs until Ctrl-C or SIGTERM (a revive still
 running is stopped cleanly: its runs stay revivable).
 

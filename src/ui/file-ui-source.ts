@@ -28,6 +28,7 @@ export function fileUiSource(
   const env = options.env ?? {};
   const watching = new FolderWatch();
   return {
+    files: true,
     tree: () => statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS }),
     async records(node) {
       return runRecordsOf(await peek(node.path));

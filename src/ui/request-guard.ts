@@ -3,6 +3,13 @@
  * answer carries: the Host check (DNS rebinding), the token, and the rules for the one
  * state-changing request (POST /revive). Pure decisions on a request's parts.
  *
+ * The token is the first segment of every path (`/TOKEN/`, `/TOKEN/run?path=…`): the URL the
+ * ui prints is a capability, and the pages link relatively, so each request of the page
+ * carries it. There is no cookie: a browser sends the cookies of 127.0.0.1 to every port of
+ * 127.0.0.1, so a cookie that authorised anything would reach any local server the user opens
+ * (docs/security.md, "The web view"). The POST must also carry the token in a header, which a
+ * page of another origin cannot set without a preflight the server never grants.
+ *
  * @module
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -30,56 +37,53 @@ export const SECURITY_HEADERS = {
  * The server's own address and secret, as the guard compares requests with them.
  *
  * @example
- * const keys: GuardKeys = { origin: 'http://127.0.0.1:8080', token, cookieName: 'llm_agent_ui_8080' };
+ * const keys: GuardKeys = { origin: 'http://127.0.0.1:8080', token };
  */
 export interface GuardKeys {
   /** `http://127.0.0.1:PORT`. */
   origin: string;
   token: string;
-  cookieName: string;
 }
 
 /**
- * What to do with a request: refuse it (with the status and text to answer), or serve it —
- * with a cookie to set when the token came in the query.
+ * What to do with a request: refuse it (with the status and text to answer), or serve the
+ * route `path` (the path after the token, from its `/`).
  *
  * @example
  * const refused: GuardVerdict = { refuse: 403, text: 'forbidden: wrong Host' };
+ * const tree: GuardVerdict = { path: '/' };
  */
-export type GuardVerdict =
-  | { refuse: number; text: string }
-  | { refuse?: undefined; setCookie?: string };
+export type GuardVerdict = { refuse: number; text: string } | { refuse?: undefined; path: string };
 
 /**
- * The verdict on `request` (its URL parsed as `url`): a foreign Host is refused; so is a
- * request without the token (in the query, the cookie or the header); a POST must carry the
- * token in the `X-LLM-Agent-Token` header, come from no foreign `Origin`, and be `/revive`.
+ * The verdict on `request` (its URL parsed as `url`): a foreign Host is refused; so is a path
+ * that does not start with the token; a POST must also carry the token in the
+ * `X-LLM-Agent-Token` header, come from no foreign `Origin`, and be `/revive`. The browser's
+ * `/favicon.ico` is let through (it is answered with nothing).
  *
  * @example
- * const verdict = guard(request, url, { origin, token, cookieName });
+ * const verdict = guard(request, url, { origin, token });
  * if (verdict.refuse !== undefined) reply(response, verdict.refuse, 'text/plain', verdict.text);
  */
 export function guard(request: IncomingMessage, url: URL, keys: GuardKeys): GuardVerdict {
-  const { origin, token, cookieName } = keys;
+  const { origin, token } = keys;
   // A page of another host name that resolves to us (DNS rebinding) is not served.
   if (request.headers.host !== origin.slice('http://'.length)) {
     return { refuse: 403, text: 'forbidden: wrong Host' };
   }
-  const byQuery = same(url.searchParams.get('token'), token);
-  const byCookie = same(cookieOf(request, cookieName), token);
-  const header = request.headers['x-llm-agent-token'];
-  const byHeader = same(typeof header === 'string' ? header : null, token);
-  if (!byQuery && !byCookie && !byHeader) {
+  if (url.pathname === '/favicon.ico' && request.method === 'GET') return { path: '/favicon.ico' };
+  const [, first = '', ...rest] = url.pathname.split('/');
+  if (!same(first, token) || rest.length === 0) {
     return { refuse: 403, text: 'forbidden: open the URL llm-agent ui printed' };
   }
+  const path = `/${rest.join('/')}`;
   if (request.method === 'POST') {
+    const header = request.headers['x-llm-agent-token'];
+    const byHeader = same(typeof header === 'string' ? header : null, token);
     const foreign = request.headers.origin !== undefined && request.headers.origin !== origin;
-    if (!byHeader || foreign || url.pathname !== '/revive')
-      return { refuse: 403, text: 'forbidden' };
+    if (!byHeader || foreign || path !== '/revive') return { refuse: 403, text: 'forbidden' };
   }
-  return byQuery && !byCookie
-    ? { setCookie: `${cookieName}=${token}; HttpOnly; SameSite=Strict; Path=/` }
-    : {};
+  return { path };
 }
 
 /**
@@ -99,12 +103,4 @@ function same(given: string | null, token: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function cookieOf(request: IncomingMessage, name: string): string | null {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return null;
 }

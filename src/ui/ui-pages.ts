@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { escapeHtml, type RunRecords, runTreeHtml } from '../cli/conversation-html.ts';
+import { escapeHtml, runTreeHtml } from '../cli/conversation-html.ts';
 import type { NotRead } from '../cli/find-transcripts.ts';
 import { type RunNode, walkTree } from '../cli/inspect-tree.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
@@ -32,7 +32,23 @@ export interface PageContext {
   token: string;
   /** Whether a command is running now (Confirm disabled, the status says so). */
   running: boolean;
+  /** The section of one run, rendered apart (off the server's thread for files). */
+  section: SectionRenderer;
 }
+
+/**
+ * Renders the section of `node` (started by `parent`), its anchor `anchor`, showing page
+ * `page` of its conversation.
+ *
+ * @example
+ * const section: SectionRenderer = async (node) => `<section class="run">${node.path}</section>`;
+ */
+export type SectionRenderer = (
+  node: RunNode,
+  parent: RunNode | undefined,
+  anchor: string,
+  page: number,
+) => Promise<string>;
 
 /**
  * The tree with the plan (`run` undefined), or the tree with the conversation of the run
@@ -44,28 +60,33 @@ export interface PageContext {
  */
 export async function uiPage(
   source: UiSource,
-  run: string | undefined,
+  run: { path: string; page: number } | undefined,
   context: PageContext,
 ): Promise<string | undefined> {
   const { roots, notRead } = await source.tree();
+  let main = '';
   let shown: RunNode | undefined;
   if (run !== undefined) {
-    shown = [...walkTree(roots)].find((node) => node.path === run);
+    const nodes = [...walkTree(roots)];
+    const index = nodes.findIndex((node) => node.path === run.path);
+    shown = nodes[index];
     if (shown === undefined) return undefined;
+    const parent = nodes.find((node) => node.children.includes(shown as RunNode));
+    main = await context.section(shown, parent, `run-${index}`, run.page);
   }
-  const read = new Map<string, RunRecords>();
-  if (shown !== undefined) read.set(shown.path, await source.records(shown));
   const action = await source.action(roots);
-  return runTreeHtml(roots, read, {
+  return runTreeHtml(roots, new Map(), {
     generatedAt: new Date().toISOString(),
-    sections: shown === undefined ? [] : [shown],
-    href: (node) => `/run?path=${encodeURIComponent(node.path)}`,
+    sections: [],
+    // Relative: every link of the page keeps the token, its first path segment.
+    href: (node) => `run?path=${encodeURIComponent(node.path)}`,
     served: {
       madeBy: 'llm-agent ui',
       head: `<meta name="llm-agent-token" content="${context.token}">\n${EXTRA_STYLE}`,
-      headerEnd: `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="/">← the whole tree</a></p>'}`,
+      headerEnd: `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="./">← the whole tree</a></p>'}`,
       afterHeader: `${actionHtml(action, shown !== undefined, context.running)}\n${activityHtml(context.running)}`,
-      bodyEnd: '<script src="/app.js"></script>',
+      bodyEnd: '<script src="app.js"></script>',
+      main,
     },
   });
 }
@@ -80,7 +101,7 @@ function actionHtml(action: UiAction, brief: boolean, running: boolean): string 
     return `<section id="revive" class="brief">${
       action.runs === 0
         ? ''
-        : `<p>${count} to ${action.verb}: <a href="/#revive">the plan, and Confirm</a></p>`
+        : `<p>${count} to ${action.verb}: <a href="./#revive">the plan, and Confirm</a></p>`
     }</section>`;
   }
   const title = action.verb === 'revive' ? 'Revive…' : 'Approve…';

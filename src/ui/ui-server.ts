@@ -19,7 +19,11 @@ import { ConfirmCommand } from './confirm-command.ts';
 import { EventStream } from './event-stream.ts';
 import { pageScriptText } from './page-script.ts';
 import { type GuardKeys, guard, reply, SECURITY_HEADERS } from './request-guard.ts';
-import { uiPage } from './ui-pages.ts';
+import { RunRenderPool } from './run-render-pool.ts';
+import type { RenderLimits } from './run-render-worker.ts';
+import { runSectionHere, servedValue } from './served-run.ts';
+import { type SectionRenderer, uiPage } from './ui-pages.ts';
+import type { RunNode } from '../cli/inspect-tree.ts';
 import type { UiSource } from './ui-source.ts';
 
 /**
@@ -39,6 +43,8 @@ export interface UiServerOptions {
   port: number;
   /** How often the runs are checked for a change, in milliseconds (default 1000). */
   pollMs?: number;
+  /** How much of a run a page holds (default {@link DEFAULT_LIMITS}). */
+  limits?: RenderLimits;
   /**
    * The program a Confirm starts, given the action's arguments after it (default: this Node
    * and the CLI next to this module).
@@ -51,11 +57,11 @@ export interface UiServerOptions {
  *
  * @example
  * const server = await startUiServer({ source: fileUiSource(['runs/'], cwd), cwd, env: process.env, port: 0 });
- * console.log(server.url); // http://127.0.0.1:PORT/?token=…
+ * console.log(server.url); // http://127.0.0.1:PORT/TOKEN/
  * await server.close();
  */
 export interface UiServer {
-  /** The URL to open, token included. */
+  /** The URL to open, `http://127.0.0.1:PORT/TOKEN/`: the token is its path, and every page's. */
   url: string;
   port: number;
   token: string;
@@ -66,9 +72,18 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
+/**
+ * How much of a run a page holds by default: values past 16 Ki characters keep their start in
+ * the page and are served apart; the conversation is shown 200 messages a page.
+ */
+const DEFAULT_LIMITS: RenderLimits = { valueChars: 16_384, pageMessages: 200 };
+
 /** What the request handlers share: the source, the keys, the streams, the command. */
 interface Served {
   source: UiSource;
+  limits: RenderLimits;
+  /** Reads and renders the runs of a file source off the server's thread. */
+  pool: RunRenderPool;
   keys: GuardKeys;
   events: EventStream;
   command: ConfirmCommand;
@@ -91,7 +106,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const events = new EventStream();
   const served: Served = {
     source,
-    keys: { origin: '', token: randomBytes(32).toString('hex'), cookieName: '' },
+    limits: options.limits ?? DEFAULT_LIMITS,
+    pool: new RunRenderPool(),
+    keys: { origin: '', token: randomBytes(32).toString('hex') },
     events,
     command: new ConfirmCommand(
       { cwd: options.cwd, env: options.env, command: options.command },
@@ -115,8 +132,6 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   });
   const port = (server.address() as AddressInfo).port;
   served.keys.origin = `http://127.0.0.1:${port}`;
-  // Cookies are per host, not per port: a name per port keeps two servers apart.
-  served.keys.cookieName = `llm_agent_ui_${port}`;
   const stopAnnouncing = await announceChanges(source, events, options.pollMs ?? 1000);
 
   const shutDown = async (): Promise<void> => {
@@ -133,11 +148,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       server.close(() => done());
       server.closeAllConnections();
     });
+    await served.pool.close();
     await source.close();
   };
   let closed: Promise<void> | undefined;
   return {
-    url: `${served.keys.origin}/?token=${served.keys.token}`,
+    url: `${served.keys.origin}/${served.keys.token}/`,
     port,
     token: served.keys.token,
     close() {
@@ -159,7 +175,6 @@ async function handle(
     reply(response, verdict.refuse, 'text/plain', verdict.text);
     return;
   }
-  if (verdict.setCookie !== undefined) response.setHeader('Set-Cookie', verdict.setCookie);
   if (request.method === 'POST') {
     await confirm(served, response);
     return;
@@ -168,26 +183,40 @@ async function handle(
     reply(response, 405, 'text/plain', 'method not allowed');
     return;
   }
-  await route(served, url, request, response);
+  await route(served, verdict.path, url, request, response);
 }
 
 /** A GET, by its path. */
 async function route(
   served: Served,
+  path: string,
   url: URL,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  switch (url.pathname) {
+  switch (path) {
     case '/':
     case '/run': {
-      const run = url.pathname === '/' ? undefined : (url.searchParams.get('path') ?? '');
-      const context = { token: served.keys.token, running: served.command.running };
+      const run =
+        path === '/'
+          ? undefined
+          : {
+              path: url.searchParams.get('path') ?? '',
+              page: Number(url.searchParams.get('page') ?? 1),
+            };
+      const context = {
+        token: served.keys.token,
+        running: served.command.running,
+        section: sectionRenderer(served),
+      };
       const html = await uiPage(served.source, run, context);
       if (html === undefined) reply(response, 404, 'text/plain', 'no such run in this tree');
       else reply(response, 200, 'text/html; charset=utf-8', html);
       return;
     }
+    case '/value':
+      await servedValue(served.source, served.pool, url, response);
+      return;
     case '/app.js':
       reply(response, 200, 'text/javascript; charset=utf-8', served.script);
       return;
@@ -229,4 +258,25 @@ async function confirm(served: Served, response: ServerResponse): Promise<void> 
   } finally {
     served.starts.delete(starting);
   }
+}
+
+/** A run's section: from the worker for files, here for a store (its records come parsed). */
+function sectionRenderer(served: Served): SectionRenderer {
+  return async (node, parent, anchor, page) => {
+    if (served.source.files === true) {
+      const job = { kind: 'section' as const, anchor, page, limits: served.limits };
+      const text = await served.pool.run({
+        ...job,
+        node: shallow(node),
+        parent: parent && shallow(parent),
+      });
+      return text ?? '';
+    }
+    return runSectionHere(served.source, node, parent, anchor, page, served.limits);
+  };
+}
+
+/** A run as the worker needs it: its children without theirs (the tree is not sent whole). */
+function shallow(node: RunNode): RunNode {
+  return { ...node, children: node.children.map((child) => ({ ...child, children: [] })) };
 }

@@ -46,6 +46,11 @@ export interface UiTree {
 export interface UiSource {
   /** The tree of runs, each with its state as `status` decides it. */
   tree(): Promise<UiTree>;
+  /**
+   * The runs are transcript files, each at its node's `path`: the server reads and renders
+   * them in a worker thread, off its own (a huge record never holds other requests).
+   */
+  files?: boolean;
   /** What the page shows of one run of the tree (its records, or why they cannot be read). */
   records(node: RunNode): Promise<RunRecords>;
   /** The plan for the tree, and the command a Confirm runs. */

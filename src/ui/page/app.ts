@@ -149,7 +149,7 @@ export function bindConfirm(state: PageState): void {
     button.disabled = true;
     state.reviving = true;
     showStatus('running…');
-    fetch('/revive', {
+    fetch('revive', {
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'X-LLM-Agent-Token': state.token },
@@ -169,7 +169,7 @@ export function bindConfirm(state: PageState): void {
  * listen(state);
  */
 export function listen(state: PageState): void {
-  const events = new EventSource('/events');
+  const events = new EventSource('events');
   let connected = false;
   events.addEventListener('open', () => {
     if (connected) redraw(state);
