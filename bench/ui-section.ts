@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { showCommand } from '../src/cli/show-command.ts';
-import { createStyle } from '../src/cli/terminal-style.ts';
+import { createStyle } from '../src/render/terminal-style.ts';
 import { fileUiSource } from '../src/ui/file-ui-source.ts';
 import { startUiServer, type UiServer } from '../src/ui/ui-server.ts';
 import type { UiSource } from '../src/ui/ui-source.ts';

@@ -9,17 +9,19 @@ import { INTERRUPTED_MESSAGE } from '../revival/index.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
 import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
-import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
-import { EXIT } from './exit-codes.ts';
-import { findTranscripts } from './find-transcripts.ts';
-import { conversationText } from './format-conversation.ts';
-import { quote } from './format-status.ts';
-import { inspectTree } from './inspect-tree.ts';
-import { prefixedStream } from './prefixed-stream.ts';
+import { type Command, parseCommandLine, writeLine } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { findTranscripts } from '../runs/find-transcripts.ts';
+import { conversationText } from '../render/format-conversation.ts';
+import { quote } from '../render/format-status.ts';
+import { inspectTree } from '../runs/inspect-tree.ts';
+import { prefixedStream } from '../render/prefixed-stream.ts';
 import { reviveCommand } from './revive-command.ts';
-import { DEFAULT_MAX_REVIVALS, statusCommand } from './status-command.ts';
-import { planTreeRevival } from './tree-revival-plan.ts';
-import { UserError } from './user-error.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
+import { statusCommand } from './status-command.ts';
+import { planTreeRevival } from '../runs/tree-revival-plan.ts';
+import { UserError } from '../runs/user-error.ts';
 
 const HALT_AT = 'section-2.md';
 const TASK =
@@ -70,6 +72,11 @@ deploy; the other finds the expired lease and fences the run, which waits for ap
 demo approves (printing what a person is asked) and the surviving worker revives it to its end,
 the deploy answered as interrupted, never run again; a third worker paused (SIGSTOP) inside
 another deploy past its lease is fenced out, and refused when it resumes.
+
+Options:
+  --stop-after-crash  stop after the crash and status (steps 1 to 3), leaving the tree to revive
+  --database URL      the scale-out story on PostgreSQL (a new schema of its own)
+  -h, --help          show this help
 
 Exit codes: 0 every check held; 1 a check failed (the line says which); 2 DIR is not empty
 or a bad option.

@@ -7,15 +7,17 @@ import { Composer } from '../subagents/composer.ts';
 import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
-import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
-import { EXIT } from './exit-codes.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { loadAgents } from './load-agents.ts';
-import { quote } from './format-status.ts';
-import { followRun } from './run-progress.ts';
-import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
-import { RunStopper } from './run-stopper.ts';
-import { UserError } from './user-error.ts';
+import { type Command, parseCommandLine, writeLine } from './command.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { loadAgents } from '../runs/load-agents.ts';
+import { quote } from '../render/format-status.ts';
+import { followRun } from '../render/run-progress.ts';
+import { terminalSafe, terminalSafeLines } from '../render/terminal-safe.ts';
+import { RunStopper } from '../runs/run-stopper.ts';
+import { asUserError, UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent run --agents MODULE [--type T] [--out PATH] PROMPT`: start a run of one agent
@@ -27,6 +29,7 @@ import { UserError } from './user-error.ts';
 export const runCommand: Command = {
   name: 'run',
   help: `Usage: llm-agent run --agents MODULE [--type T] [--out PATH] [--label L] [--id ID] PROMPT…
+       llm-agent run --database URL [--schema NAME] --agents MODULE [--type T] [--id ID] PROMPT…
 
 Start a run of agent type T on PROMPT (the positional words, joined by spaces), recorded in
 the transcript PATH, and run it to the end; children it spawns are recorded in
@@ -125,7 +128,12 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     // The model's answer, made safe for a terminal (the exact text is in the transcript).
     if (result.text !== '') writeLine(io.stdout, terminalSafeLines(result.text));
     if (stopped) return EXIT.interrupted;
-    return result.status === 'finished' ? EXIT.ok : EXIT.failure;
+    if (result.status === 'finished') return EXIT.ok;
+    // As after Ctrl-C: the transcript keeps the run, and one command carries it on.
+    io.stderr.write(
+      `The run ${result.status}; its transcript keeps it revivable (${hintCommand(io, `status ${quote(values.out ?? out)}`)} says why). Carry on with: ${hintCommand(io, `revive ${quote(values.out ?? out)} --agents ${quote(module)}`)}\n`,
+    );
+    return EXIT.failure;
   },
 };
 
@@ -176,8 +184,9 @@ async function submitRun(
     await store.close();
   }
   io.stdout.write(`${run}\n`);
+  const target = databaseOptions(url, request.schema);
   io.stderr.write(
-    `Submitted ${terminalSafe(run)} (queued): a worker takes it — llm-agent worker --database URL --agents ${quote(request.module)}\n`,
+    `Submitted ${terminalSafe(run)} (queued): a worker takes it — ${hintCommand(io, `worker ${target.args} --agents ${quote(request.module)}`)}${maskedNote(target.masked)}\n`,
   );
   return EXIT.ok;
 }
@@ -210,7 +219,7 @@ export async function runRoot(
   const followers: Promise<void>[] = [];
   const stopper = new RunStopper(
     io,
-    `llm-agent revive ${quote(request.path)} --agents ${quote(module)}`,
+    hintCommand(io, `revive ${quote(request.path)} --agents ${quote(module)}`),
   );
   const composer = new Composer({
     registry,
@@ -231,13 +240,23 @@ export async function runRoot(
     started = await composer.start(request);
   } catch (error) {
     stopper.dispose();
+    // A model that cannot be used stops the run before its transcript exists: name the module.
+    if (error instanceof ModelSpecError) {
+      throw new UserError(
+        `${module}: agent type "${request.agentType}": ${error.message} (nothing was written)`,
+      );
+    }
     throw asUserError(request.path, error);
   }
   stopper.add(started.run);
   io.stderr.write(
     `${io.err.dim(`[${terminalSafe(started.agentId)}]`)} started (${terminalSafe(request.agentType)}) → ${terminalSafe(request.path)}\n`,
   );
-  await followRun(started.agentId, started.run, io.stderr, io.err);
+  // On one screen (both streams a terminal) the answer printed on stdout is not said twice.
+  const oneScreen = isTerminal(io.stdout) && isTerminal(io.stderr);
+  await followRun(started.agentId, started.run, io.stderr, io.err, {
+    finalAnswerShown: oneScreen,
+  });
   const result = await started.run;
   await composer.idle();
   await Promise.all(followers);
@@ -245,21 +264,10 @@ export async function runRoot(
   return { result, stopped: stopper.stopped };
 }
 
-/**
- * A configuration problem met while starting a run, as one line for the user; anything else
- * unchanged.
- *
- * @example
- * throw asUserError('runs/a.jsonl', error);
- */
-export function asUserError(path: string, error: unknown): unknown {
-  if (SessionError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
-  if (error instanceof ModelSpecError || error instanceof TypeError) {
-    return new UserError(`${path}: ${error.message}`);
-  }
-  return error;
-}
-
 function timestamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+}
+
+function isTerminal(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
 }

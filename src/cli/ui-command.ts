@@ -1,18 +1,13 @@
-import {
-  type Command,
-  type CommandIo,
-  integerOption,
-  parseCommandLine,
-  writeLine,
-} from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { findTranscripts } from './find-transcripts.ts';
+import { type Command, integerOption, parseCommandLine, writeLine } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { findTranscripts } from '../runs/find-transcripts.ts';
 import { databaseUiSource } from '../ui/database-ui-source.ts';
 import { fileUiSource } from '../ui/file-ui-source.ts';
 import { startUiServer } from '../ui/ui-server.ts';
 import type { UiSource } from '../ui/ui-source.ts';
-import { UserError } from './user-error.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent ui PATH… [--port N]`: a local web view of the run trees at PATH (the page of

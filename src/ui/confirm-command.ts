@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { EXIT } from '../cli/exit-codes.ts';
+import { EXIT } from '../render/exit-codes.ts';
 import type { EventStream } from './event-stream.ts';
 import type { UiAction } from './ui-source.ts';
 

@@ -8,8 +8,8 @@
  * @module
  */
 import { parentPort } from 'node:worker_threads';
-import { runRecordsOf, runSectionHtml, valueText } from '../cli/conversation-html.ts';
-import type { RunNode } from '../cli/inspect-tree.ts';
+import { runRecordsOf, runSectionHtml, valueText } from '../render/conversation-html.ts';
+import type { RunNode } from '../render/run-node.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
 import { sectionOptions } from './served-run.ts';

@@ -6,8 +6,8 @@
  * @module
  */
 import type { ServerResponse } from 'node:http';
-import { type RunTreeHtmlOptions, runSectionHtml, valueText } from '../cli/conversation-html.ts';
-import { type RunNode, walkTree } from '../cli/inspect-tree.ts';
+import { type RunTreeHtmlOptions, runSectionHtml, valueText } from '../render/conversation-html.ts';
+import { type RunNode, walkTree } from '../render/run-node.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { reply } from './request-guard.ts';
 import type { RunRenderPool } from './run-render-pool.ts';

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { escapeHtml, runTreeHtml } from '../cli/conversation-html.ts';
-import type { NotRead } from '../cli/find-transcripts.ts';
-import { type RunNode, walkTree } from '../cli/inspect-tree.ts';
+import { escapeHtml, runTreeHtml } from '../render/conversation-html.ts';
+import type { NotRead } from '../runs/find-transcripts.ts';
+import { type RunNode, walkTree } from '../render/run-node.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
 
 /** Styles for the parts this server adds to the page. */

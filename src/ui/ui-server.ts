@@ -23,7 +23,7 @@ import { RunRenderPool } from './run-render-pool.ts';
 import type { RenderLimits } from './run-render-worker.ts';
 import { runSectionHere, servedValue } from './served-run.ts';
 import { type SectionRenderer, uiPage } from './ui-pages.ts';
-import type { RunNode } from '../cli/inspect-tree.ts';
+import type { RunNode } from '../render/run-node.ts';
 import type { UiSource } from './ui-source.ts';
 
 /**

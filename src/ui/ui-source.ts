@@ -1,6 +1,6 @@
-import type { RunRecords } from '../cli/conversation-html.ts';
-import type { NotRead } from '../cli/find-transcripts.ts';
-import type { RunNode } from '../cli/inspect-tree.ts';
+import type { RunRecords } from '../render/conversation-html.ts';
+import type { NotRead } from '../runs/find-transcripts.ts';
+import type { RunNode } from '../render/run-node.ts';
 
 /**
  * What the page offers to do, and the command that does it once a person confirms.

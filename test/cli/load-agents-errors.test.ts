@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadAgents } from '../../src/cli/load-agents.ts';
-import { UserError } from '../../src/cli/user-error.ts';
+import { loadAgents } from '../../src/runs/load-agents.ts';
+import { UserError } from '../../src/runs/user-error.ts';
 
 /** The one-line message loadAgents gives for a module, which must be a UserError. */
 async function failureOf(folder: string, module: string): Promise<string> {
@@ -63,5 +63,48 @@ describe('loadAgents: a broken agents module is named with its line and the reas
       await failureOf(folder, 'js-syntax.mjs'),
       /^js-syntax\.mjs: cannot load the agents module \(Unexpected identifier 'b'; `node --check js-syntax\.mjs` shows where\)$/,
     );
+  });
+});
+
+describe('loadAgents: a .ts agents module in a CommonJS package (as npm init -y leaves it)', () => {
+  let folder = '';
+  before(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'load-agents-cjs-'));
+    await writeFile(
+      join(folder, 'package.json'),
+      JSON.stringify({ name: 'x', version: '1.0.0', type: 'commonjs' }),
+    );
+    await writeFile(
+      join(folder, 'agents.ts'),
+      "import { join } from 'node:path';\nexport default { main: { description: join('a'), system: 's', model: 'openai:gpt-5' } };\n",
+    );
+    await writeFile(
+      join(folder, 'exports.ts'),
+      "export default { main: { description: 'd', system: 's', model: 'openai:gpt-5' } };\n",
+    );
+  });
+  after(() => rm(folder, { recursive: true, force: true }));
+
+  for (const module of ['agents.ts', 'exports.ts']) {
+    test(`${module}: one line naming the package.json and both fixes`, async () => {
+      const packageJson = join(folder, 'package.json');
+      assert.equal(
+        await failureOf(folder, module),
+        `${module}: Node reads this .ts file as CommonJS because ${packageJson} says "type": "commonjs": set "type": "module" in ${packageJson}, or rename the module ${module.replace('.ts', '.mts')}`,
+      );
+    });
+  }
+
+  test('the fix the message names works: as .mts the same module loads', async () => {
+    await writeFile(
+      join(folder, 'agents.mts'),
+      "import { join } from 'node:path';\nexport default { main: { description: join('a'), system: 's', model: 'openai:gpt-5' } };\n",
+    );
+    const registry = await loadAgents('agents.mts', {
+      transcript: join(folder, 'a.jsonl'),
+      cwd: folder,
+      env: {},
+    });
+    assert.deepEqual(Object.keys(registry), ['main']);
   });
 });
