@@ -73,7 +73,13 @@ not exist, the port is taken, or a bad option.
     const source = await sourceOf(values, positionals, io);
     let server: Awaited<ReturnType<typeof startUiServer>>;
     try {
-      server = await startUiServer({ source, cwd: io.cwd, env: io.env, port });
+      server = await startUiServer({
+        source,
+        cwd: io.cwd,
+        env: io.env,
+        port,
+        log: (line) => writeLine(io.stderr, `ui: ${line}`),
+      });
     } catch (error) {
       // Nothing will close it otherwise: a store's pool would keep the process alive.
       await source.close();

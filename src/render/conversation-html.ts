@@ -137,7 +137,7 @@ details>summary{cursor:pointer;color:#555}
 .runs{margin:.2rem 0;font-size:13px}
 .msg{content-visibility:auto;contain-intrinsic-size:auto 5rem}
 .pager{margin:.6rem 0;padding:.3rem .6rem;background:#f1f3f5;border-radius:.3rem}.pager a,.pager .off{margin-left:.6rem}.pager .off{color:#999}.pager .jump{font-weight:600}
-.apart{color:#555;font-size:12.5px}
+.apart{color:#555;font-size:12.5px}.at{color:#777;font-weight:400;font-size:12.5px}time{cursor:help}
 #filters{border:0;padding:0;margin:.4rem 0}#filters legend{float:left;margin-right:.6rem;color:#555}#filters label{margin-right:.9rem;white-space:nowrap}
 `;
 
@@ -202,7 +202,7 @@ export function runTreeHtml(
     '<header>',
     `<h1>Run tree: ${escapeHtml(title)}</h1>`,
     `<p class="meta">${nodes.length} run${nodes.length === 1 ? '' : 's'}${
-      options.generatedAt === undefined ? '' : ` · made ${escapeHtml(options.generatedAt)}`
+      options.generatedAt === undefined ? '' : ` · made ${timeHtml(options.generatedAt)}`
     } · by ${served?.madeBy ?? 'llm-agent show --html'}</p>`,
     filters.html,
     '<nav aria-label="runs">',
@@ -502,7 +502,11 @@ function conversationHtml(
       next += 1;
     }
   };
-  const shape: ValueShape = { fold: options.foldAt ?? 400, apart: options.servedApart };
+  const shape: ValueShape = {
+    fold: options.foldAt ?? 400,
+    apart: options.servedApart,
+    times: new Map(records.map((record) => [record.seq, record.at])),
+  };
   for (const message of page.messages) {
     flush(message.seq);
     out.push(messageHtml(message, shape, inFlight, neverStarted, links));
@@ -520,6 +524,22 @@ function conversationHtml(
 interface ValueShape {
   fold: number;
   apart: RunTreeHtmlOptions['servedApart'];
+  /** When each record was written, by seq. */
+  times: Map<number, string>;
+}
+
+/** An exact UTC time of the ISO form the session writes. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/**
+ * A time as the page shows it: `<time>` with the exact UTC time as its `datetime` and title
+ * (the ui's script shows it in the viewer's zone; `show --html`'s page, which has no script,
+ * shows UTC). A string not of the session's exact form is shown as text only, never put in an
+ * attribute.
+ */
+function timeHtml(at: string): string {
+  if (!ISO_TIME.test(at)) return escapeHtml(at);
+  return `<time datetime="${at}" title="${at} (UTC)">${at.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}</time>`;
 }
 
 /**
@@ -579,7 +599,7 @@ function messageHtml(
   if (injected !== undefined) classes.push('system');
   const out = [
     `<article class="${classes.join(' ')}">`,
-    `<div class="head">${escapeHtml(message.role)} <span class="seq">[seq ${message.seq}]</span>${badges.join('')}</div>`,
+    `<div class="head">${escapeHtml(message.role)} <span class="seq">[seq ${message.seq}]</span>${atHtml(shape.times.get(message.seq))}${badges.join('')}</div>`,
   ];
   for (const [index, part] of message.content.entries()) {
     switch (part.type) {
@@ -622,6 +642,10 @@ function messageHtml(
   }
   out.push('</article>');
   return out.join('\n');
+}
+
+function atHtml(at: string | undefined): string {
+  return at === undefined ? '' : ` <span class="at">${timeHtml(at)}</span>`;
 }
 
 /** A class name of our own for a role (a transcript's role never becomes one as it is). */

@@ -29,6 +29,8 @@ export interface CommandSetup {
   env: Record<string, string | undefined>;
   /** The program and its first arguments (default: this Node and the CLI). */
   command?: string[] | undefined;
+  /** Told each command started and how it ended, a line each (the ui's terminal). */
+  log?: ((line: string) => void) | undefined;
 }
 
 /**
@@ -86,6 +88,8 @@ export class ConfirmCommand {
     const onExit = (): void => stopGroup(child);
     process.once('exit', onExit);
     child.once('close', () => process.off('exit', onExit));
+    const shown = action.shown ?? `llm-agent ${action.argv.join(' ')}`;
+    this.#setup.log?.(`${action.verb} started from the page (pid ${child.pid}): ${shown}`);
     this.#stream(child, action);
     return undefined;
   }
@@ -121,7 +125,9 @@ export class ConfirmCommand {
     }
     child.on('error', (error) => events.send('progress', `could not run: ${error.message}`, true));
     child.on('close', (code, signal) => {
-      events.send('done', JSON.stringify(endedLine(action.verb, code, signal)), true);
+      const ended = endedLine(action.verb, code, signal);
+      this.#setup.log?.(ended.line);
+      events.send('done', JSON.stringify(ended), true);
       this.#child = undefined;
     });
   }

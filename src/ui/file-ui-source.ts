@@ -9,6 +9,7 @@ import { createStyle } from '../render/terminal-style.ts';
 import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { peek } from '../transcript/peek.ts';
 import { FolderWatch } from './folder-watch.ts';
+import { planTableHtml } from './plan-table.ts';
 import type { UiSource } from './ui-source.ts';
 
 /**
@@ -45,6 +46,7 @@ export function fileUiSource(
       ];
       return {
         text: planText(plan, createStyle(false)),
+        table: planTableHtml(plan),
         runs: plan.revivals.length,
         verb: 'revive',
         argv,

@@ -10,6 +10,19 @@ import type { NotRead } from '../runs/find-transcripts.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
 
+/** The states a run can be in: the plan's rows follow the tree's filter by state. */
+const STATES = [
+  'running',
+  'finished',
+  'revivable',
+  'failed',
+  'stopped',
+  'capped',
+  'unreadable',
+  'empty',
+  'queued',
+] as const satisfies readonly RunNode['state'][];
+
 /** Styles for the parts this server adds to the page. */
 const EXTRA_STYLE = `<style>
 #revive,#activity{border:2px solid #1971c2;padding:.4rem .8rem;margin:1rem 0;background:#f1f7ff}
@@ -19,6 +32,11 @@ const EXTRA_STYLE = `<style>
 #revive pre{background:#fff;padding:.4rem}
 #log{font-family:ui-monospace,monospace;font-size:12.5px;white-space:pre-wrap;max-height:20rem;overflow:auto;background:#fff;padding:.4rem}
 button{font-size:14px;padding:.3rem 1rem}
+table.plan{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+table.plan th,table.plan td{border-bottom:1px solid #dee2e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
+table.plan td.n{text-align:right;white-space:nowrap}table.plan ul{margin:0;padding-left:1rem}
+table.plan .warn{color:#c92a2a;font-weight:600}#plan-table>summary{font-weight:600;margin:.3rem 0}
+${STATES.map((state) => `body:has(#filter-${state}:checked) tr.plan-run:not(.state-${state})`).join(',')}{display:none}
 </style>`;
 
 /**
@@ -113,7 +131,9 @@ function actionHtml(action: UiAction, brief: boolean, running: boolean): string 
   return [
     '<section id="revive">',
     `<h2>${title}</h2>`,
-    `<pre id="plan">${escapeHtml(action.text)}</pre>`,
+    action.table === undefined || action.table === ''
+      ? `<pre id="plan">${escapeHtml(action.text)}</pre>`
+      : `${action.table}\n<details><summary>The plan as <code>revive</code> prints it</summary><pre id="plan">${escapeHtml(action.text)}</pre></details>`,
     action.runs === 0
       ? ''
       : `<p>Runs <code>${escapeHtml(shown)}</code>: ${effect}</p>\n<button id="confirm" type="button"${running ? ' disabled' : ''}>Confirm: ${action.verb} ${count}</button>`,

@@ -43,6 +43,8 @@ export interface UiServerOptions {
   port: number;
   /** How often the runs are checked for a change, in milliseconds (default 1000). */
   pollMs?: number;
+  /** Told each command a Confirm starts and how it ended (default: nobody). */
+  log?: (line: string) => void;
   /** How much of a run a page holds (default {@link DEFAULT_LIMITS}). */
   limits?: RenderLimits;
   /**
@@ -111,7 +113,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     keys: { origin: '', token: randomBytes(32).toString('hex') },
     events,
     command: new ConfirmCommand(
-      { cwd: options.cwd, env: options.env, command: options.command },
+      { cwd: options.cwd, env: options.env, command: options.command, log: options.log },
       events,
     ),
     script: await pageScriptText(),

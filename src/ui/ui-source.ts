@@ -19,6 +19,8 @@ export interface UiAction {
   argv: string[];
   /** The same command as shown to the person (a secret such as a password left out). */
   shown?: string;
+  /** The plan as a table, markup of ours with every transcript string escaped (files only). */
+  table?: string;
 }
 
 /**

@@ -273,6 +273,21 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
         /answer write_file call_x \(side-effect\) as interrupted, outcome unknown — NOT retried/,
       );
       assert.match(plan, /Total: 2 runs to revive, about \d+ tokens/);
+      // The plan as a table: each run, what each call will be answered, the tokens.
+      const rows = page.locator('#plan-table tr.plan-run');
+      assert.equal(await rows.count(), 2);
+      assert.match(
+        (await rows.nth(0).textContent()) ?? '',
+        /worker-call_s2 \(worker\)revival 1 of 3write_file call_x: interrupted, outcome unknown — NOT retried \(side-effect\)\d+/,
+      );
+      assert.match(
+        (await rows.nth(1).textContent()) ?? '',
+        /main \(main\).*task_wait call_w: kept open for/,
+      );
+      // Times in the viewer's zone, the exact UTC time on hover.
+      const made = page.locator('header time').first();
+      assert.match((await made.getAttribute('title')) ?? '', /^\d{4}-\d\d-\d\dT[\d:.]+Z \(UTC\)$/);
+      assert.doesNotMatch((await made.textContent()) ?? '', /UTC|T\d\d:/);
       await page.screenshot({ path: join(OUTPUT, 'before.png'), fullPage: true });
 
       // Filters by state, without script: the finished child stays, the revivable one goes,
@@ -284,8 +299,10 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.equal(await interruptedChild.isVisible(), false);
       assert.equal(await finishedChild.isVisible(), true);
       assert.equal(await page.locator('nav a', { hasText: 'Main run' }).isVisible(), true);
+      assert.equal(await rows.first().isVisible(), false, 'the plan follows the filter');
       await page.screenshot({ path: join(OUTPUT, 'filtered.png'), fullPage: true });
       await page.check('#filter-revivable');
+      assert.equal(await rows.first().isVisible(), true);
       assert.equal(await finishedChild.isVisible(), false);
       assert.equal(await interruptedChild.isVisible(), true);
       await page.check('#filter-all');
@@ -318,6 +335,15 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.match(log, /\[worker-call_s2\] says: B checked after the interruption/);
       assert.match(log, /\[main\] finished/);
       assert.match(log, /revive ended \(exit code 0\)/);
+      // The ui's terminal says what it started, and how it ended.
+      for (let waited = 0; !/ui: revive ended/.test(ui?.output.stderr ?? ''); waited += 100) {
+        assert.ok(waited < 5000, `the terminal: ${ui?.output.stderr}`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.match(
+        ui?.output.stderr ?? '',
+        /ui: revive started from the page \(pid \d+\): llm-agent revive --yes --agents agents\.ts -- runs\nui: revive ended \(exit code 0\)\n/,
+      );
       progress('revive ended; waiting for the tree to redraw');
       await page.locator('nav', { hasText: /main “Main run” finished/ }).waitFor();
       const after = (await page.locator('nav').textContent()) ?? '';

@@ -41,6 +41,27 @@ export function pageScript(): void {
   const state: PageState = { token: token ?? '', reviving: false, redrawing: false, again: false };
   listen(state);
   bindConfirm(state);
+  localTimes();
+}
+
+/**
+ * Shows every `<time>` of the page in the viewer's zone, the exact UTC time on hover (the
+ * server writes UTC: it does not know the viewer's zone).
+ *
+ * @example
+ * localTimes();
+ */
+export function localTimes(): void {
+  for (const time of document.querySelectorAll('time[datetime]')) {
+    const exact = (time as HTMLTimeElement).dateTime;
+    const date = new Date(exact);
+    if (Number.isNaN(date.getTime())) continue;
+    time.textContent = date.toLocaleString(undefined, {
+      dateStyle: 'medium',
+      timeStyle: 'medium',
+    });
+    time.setAttribute('title', `${exact} (UTC)`);
+  }
 }
 
 /**
@@ -128,6 +149,7 @@ export function swapIn(state: PageState, fresh: Document): void {
     if (fold instanceof HTMLDetailsElement) fold.open = true;
   }
   bindConfirm(state);
+  localTimes();
   document.body.setAttribute('data-refreshed', String(Date.now()));
 }
 
