@@ -273,8 +273,11 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
         'approve ended (exit code 0)',
       );
       const log = (await page.locator('#log').textContent()) ?? '';
-      assert.match(log, /Approved main: a worker revives it/);
-      assert.ok(log.includes(`Approved ${childRun}: a worker revives it`), log);
+      assert.match(log, /Approved main: the next worker of this store to look revives it/);
+      assert.ok(
+        log.includes(`Approved ${childRun}: the next worker of this store to look revives it`),
+        log,
+      );
       if (secret !== undefined) assert.ok(!log.includes(secret), 'no password in the log');
       const approved = await rows();
       assert.deepEqual(
