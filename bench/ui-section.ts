@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { showCommand } from '../src/cli/show-command.ts';
-import { startUiServer, type UiServer } from '../src/cli/ui-server.ts';
-import { fileUiSource, type UiSource } from '../src/cli/ui-source.ts';
 import { createStyle } from '../src/render/terminal-style.ts';
+import { fileUiSource } from '../src/ui/file-ui-source.ts';
+import { startUiServer, type UiServer } from '../src/ui/ui-server.ts';
+import type { UiSource } from '../src/ui/ui-source.ts';
 import { launchChromium } from '../test/cli/support/chromium.ts';
 import { median, timeProcess } from './run-child.ts';
 import { addExtraRun, type UiTreeManifest, uiTree } from './ui-corpus.ts';
@@ -94,7 +95,7 @@ export interface UiSection {
 }
 
 const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
-/** The server's default poll and watch delay (src/cli/ui-server.ts). */
+/** The server's default poll and watch delay (src/ui/change-announcer.ts). */
 const POLL_MS = 1000;
 const WATCH_DELAY_MS = 100;
 /** Measured runs of each figure, after one unmeasured. */
@@ -107,12 +108,10 @@ function timed(ms: number[]): Timed {
   return { ms, medianMs: median(ms) };
 }
 
-/** GET a path with the token header: the time to the whole body, and the body. */
+/** GET a path (after the token): the time to the whole body, and the body. */
 async function fetchPage(server: UiServer, path: string): Promise<{ ms: number; body: Buffer }> {
   const started = performance.now();
-  const response = await fetch(`http://127.0.0.1:${server.port}${path}`, {
-    headers: { 'X-LLM-Agent-Token': server.token },
-  });
+  const response = await fetch(`http://127.0.0.1:${server.port}/${server.token}${path}`);
   const body = Buffer.from(await response.arrayBuffer());
   const ms = performance.now() - started;
   if (response.status !== 200) {
@@ -173,8 +172,7 @@ function treeEvents(server: UiServer): { next(): Promise<number>; close(): void 
     {
       host: '127.0.0.1',
       port: server.port,
-      path: '/events',
-      headers: { 'X-LLM-Agent-Token': server.token },
+      path: `/${server.token}/events`,
     },
     (response) => {
       response.setEncoding('utf8');

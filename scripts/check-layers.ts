@@ -2,7 +2,7 @@
  * The folders of src/ are layers, and imports point down only (docs/architecture.md):
  *
  *   transcript ← store, loop, testing ← subagents ← revival ← fleet, integrations, repair ← render ← runs
- *   ← demo ← cli (src/ui, the web view, comes at rank 7 too: above runs, below cli)
+ *   ← demo, ui ← cli
  *
  * A file may import its own folder and folders of a lower rank; never a higher one, nor a
  * sibling of the same rank (store, loop and testing know nothing of each other). The transcript and store
@@ -30,6 +30,7 @@ export const RANK: Record<string, number> = {
   render: 5,
   runs: 6,
   demo: 7,
+  ui: 7,
   cli: 8,
 };
 

@@ -2,11 +2,12 @@ import { type Command, integerOption, parseCommandLine } from './command.ts';
 import { writeLine } from '../runs/command-io.ts';
 import type { CommandIo } from '../runs/command-io.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
-import { databaseUiSource } from './database-ui-source.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import { findTranscripts } from '../runs/find-transcripts.ts';
-import { startUiServer } from './ui-server.ts';
-import { fileUiSource, type UiSource } from './ui-source.ts';
+import { databaseUiSource } from '../ui/database-ui-source.ts';
+import { fileUiSource } from '../ui/file-ui-source.ts';
+import { startUiServer } from '../ui/ui-server.ts';
+import type { UiSource } from '../ui/ui-source.ts';
 import { UserError } from '../runs/user-error.ts';
 
 /**
@@ -18,7 +19,7 @@ import { UserError } from '../runs/user-error.ts';
  * SIGTERM.
  *
  * @example
- * await uiCommand.run(['runs/', '--port', '8080'], io); // prints http://127.0.0.1:8080/?token=…
+ * await uiCommand.run(['runs/', '--port', '8080'], io); // prints http://127.0.0.1:8080/TOKEN/
  */
 export const uiCommand: Command = {
   name: 'ui',
@@ -26,7 +27,7 @@ export const uiCommand: Command = {
        llm-agent ui --database URL [--schema NAME] [--port N]
 
 Serve a local web view of the runs at PATH (transcripts or folders; default: the current
-folder) on 127.0.0.1, and print its URL, with a token: http://127.0.0.1:PORT/?token=TOKEN.
+folder) on 127.0.0.1, and print its URL, with a token: http://127.0.0.1:PORT/TOKEN/.
 The page shows the run tree as status does (state, why, revivals, open calls, size, the
 tokens a revive sends), filters by state, and links each run to its conversation (as show
 --html draws it); everything is read again on each visit and redrawn when a transcript
@@ -40,8 +41,10 @@ supervisor parked awaiting approval get the plan revive --database prints, and C
 llm-agent revive --database URL --yes -- RUN…, which approves them: a worker (llm-agent worker)
 then revives each exactly once. The page shows the URL with its password masked.
 
-Only this machine can connect, and only with the token (a new one each start): a request
-without it is refused (403). Reviving needs the token in a request header and the page's own
+Only this machine can connect, and only with the token (a new one each start), which is
+the first part of every path: a request without it is refused (403). No cookie is set (a
+browser sends cookies to every port of 127.0.0.1), so another local server the browser
+visits learns nothing. Reviving needs the token in a request header and the page's own
 origin, so another web site cannot trigger it. Runs until Ctrl-C or SIGTERM (a revive still
 running is stopped cleanly: its runs stay revivable).
 
@@ -71,7 +74,13 @@ not exist, the port is taken, or a bad option.
     const source = await sourceOf(values, positionals, io);
     let server: Awaited<ReturnType<typeof startUiServer>>;
     try {
-      server = await startUiServer({ source, cwd: io.cwd, env: io.env, port });
+      server = await startUiServer({
+        source,
+        cwd: io.cwd,
+        env: io.env,
+        port,
+        log: (line) => writeLine(io.stderr, `ui: ${line}`),
+      });
     } catch (error) {
       // Nothing will close it otherwise: a store's pool would keep the process alive.
       await source.close();

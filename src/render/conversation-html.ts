@@ -71,6 +71,18 @@ export interface RunTreeHtmlOptions {
   /** Where a run of the tree links to (default: its section on this page, `#run-N`). */
   href?: (node: RunNode) => string;
   /**
+   * For a served page: values longer than `limit` characters keep their first `limit`
+   * characters in the page, and link the whole value, served apart, at `href(seq, part)` (the
+   * record's seq and the part's index in its content). Without it every value is whole.
+   */
+  servedApart?: { limit: number; href: (seq: number, part: number) => string };
+  /**
+   * For a served page: the conversation in pages of `size` messages, showing `number` (from
+   * 1; past the last shows the last), with links to the others at `href(number)`, and one to
+   * where the run stopped (its last page, `#stopped`). Without it, the whole conversation.
+   */
+  paged?: { size: number; number: number; href: (number: number) => string };
+  /**
    * For a page served with its own policy and script (`llm-agent ui`): markup of ours put in
    * its places — never text from a transcript. Without it the page is `show --html`'s: its
    * policy in a `<meta>` (no script at all), made "by llm-agent show --html".
@@ -84,6 +96,8 @@ export interface RunTreeHtmlOptions {
     headerEnd: string;
     /** Between `</header>` and `<main>`. */
     afterHeader: string;
+    /** At the start of `<main>`: sections rendered apart ({@link runSectionHtml}). */
+    main?: string;
     /** Added at the end of `<body>`. */
     bodyEnd: string;
   };
@@ -121,6 +135,9 @@ section.run{border-top:2px solid #ccc;margin-top:1.5rem;padding-top:.8rem}
 .halt{border:2px solid #e8590c;padding:.4rem .7rem;margin:.8rem 0;background:#fff4e6}
 details>summary{cursor:pointer;color:#555}
 .runs{margin:.2rem 0;font-size:13px}
+.msg{content-visibility:auto;contain-intrinsic-size:auto 5rem}
+.pager{margin:.6rem 0;padding:.3rem .6rem;background:#f1f3f5;border-radius:.3rem}.pager a,.pager .off{margin-left:.6rem}.pager .off{color:#999}.pager .jump{font-weight:600}
+.apart{color:#555;font-size:12.5px}.at{color:#777;font-weight:400;font-size:12.5px}time{cursor:help}
 #filters{border:0;padding:0;margin:.4rem 0}#filters legend{float:left;margin-right:.6rem;color:#555}#filters label{margin-right:.9rem;white-space:nowrap}
 `;
 
@@ -185,7 +202,7 @@ export function runTreeHtml(
     '<header>',
     `<h1>Run tree: ${escapeHtml(title)}</h1>`,
     `<p class="meta">${nodes.length} run${nodes.length === 1 ? '' : 's'}${
-      options.generatedAt === undefined ? '' : ` · made ${escapeHtml(options.generatedAt)}`
+      options.generatedAt === undefined ? '' : ` · made ${timeHtml(options.generatedAt)}`
     } · by ${served?.madeBy ?? 'llm-agent show --html'}</p>`,
     filters.html,
     '<nav aria-label="runs">',
@@ -195,6 +212,7 @@ export function runTreeHtml(
     '</header>',
     served?.afterHeader ?? '',
     '<main>',
+    served?.main ?? '',
   ];
   const parents = new Map(nodes.flatMap((node) => node.children.map((child) => [child, node])));
   for (const node of options.sections ?? nodes) {
@@ -285,6 +303,24 @@ function runFacts(node: RunNode): string {
       ? ` · resuming sends about ${formatCount(inspection.estimatedTokens)} tokens`
       : '',
   ].join('');
+}
+
+/**
+ * One run's section of the page — its facts, crash history, conversation and halt — as
+ * {@link runTreeHtml} draws it: for a page whose sections are rendered apart (the ui renders
+ * a run's section off its main thread). `parent` is the run that started it, if any.
+ *
+ * @example
+ * const html = runSectionHtml(node, 'run-3', runRecordsOf(await peek(node.path)), { href }, parent);
+ */
+export function runSectionHtml(
+  node: RunNode,
+  anchor: string,
+  read: RunRecords | undefined,
+  options: RunTreeHtmlOptions & { href: (node: RunNode) => string },
+  parent: RunNode | undefined,
+): string {
+  return runSection(node, anchor, read, options, { href: options.href, parent });
 }
 
 function runSection(
@@ -447,7 +483,12 @@ function conversationHtml(
     died ? node.inspection.neverDispatched.map((call) => call.callId) : [],
   );
   const out: string[] = [];
-  let next = 0;
+  const page = pageOf(messages, options.paged);
+  const first = page.messages[0];
+  let next =
+    page.number > 1 && first !== undefined ? envelopes.findIndex((e) => e.seq >= first.seq) : 0;
+  if (next < 0) next = envelopes.length;
+  out.push(page.pager);
   const flush = (beforeSeq: number): void => {
     while (next < envelopes.length) {
       const envelope = envelopes[next] as TranscriptRecord | ForeignRecord;
@@ -461,19 +502,82 @@ function conversationHtml(
       next += 1;
     }
   };
-  const fold = options.foldAt ?? 400;
-  for (const message of messages) {
+  const shape: ValueShape = {
+    fold: options.foldAt ?? 400,
+    apart: options.servedApart,
+    times: new Map(records.map((record) => [record.seq, record.at])),
+  };
+  for (const message of page.messages) {
     flush(message.seq);
-    out.push(messageHtml(message, fold, inFlight, neverStarted, links));
+    out.push(messageHtml(message, shape, inFlight, neverStarted, links));
   }
-  flush(Number.POSITIVE_INFINITY);
+  if (page.last) {
+    flush(Number.POSITIVE_INFINITY);
+    out.push('<div id="stopped"></div>');
+  }
   if (messages.length === 0) out.push('<p class="meta">No messages.</p>');
+  if (page.pager !== '') out.push(page.pager);
   return out.join('\n');
+}
+
+/** How values are shown: folded past `fold` characters; past `apart.limit`, served apart. */
+interface ValueShape {
+  fold: number;
+  apart: RunTreeHtmlOptions['servedApart'];
+  /** When each record was written, by seq. */
+  times: Map<number, string>;
+}
+
+/** An exact UTC time of the ISO form the session writes. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/**
+ * A time as the page shows it: `<time>` with the exact UTC time as its `datetime` and title
+ * (the ui's script shows it in the viewer's zone; `show --html`'s page, which has no script,
+ * shows UTC). A string not of the session's exact form is shown as text only, never put in an
+ * attribute.
+ */
+function timeHtml(at: string): string {
+  if (!ISO_TIME.test(at)) return escapeHtml(at);
+  return `<time datetime="${at}" title="${at} (UTC)">${at.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}</time>`;
+}
+
+/**
+ * The messages of the page shown, whether it is the last, and the links to the others (empty
+ * when the conversation is one page).
+ */
+function pageOf(
+  messages: ViewMessage[],
+  paged: RunTreeHtmlOptions['paged'],
+): { messages: ViewMessage[]; number: number; last: boolean; pager: string } {
+  if (paged === undefined || messages.length <= paged.size) {
+    return { messages, number: 1, last: true, pager: '' };
+  }
+  const pages = Math.ceil(messages.length / paged.size);
+  const number = Math.min(Math.max(1, Math.floor(paged.number) || 1), pages);
+  const link = (to: number, text: string): string =>
+    to === number || to < 1 || to > pages
+      ? `<span class="off">${text}</span>`
+      : `<a href="${escapeHtml(paged.href(to))}">${text}</a>`;
+  const pager = [
+    `<nav class="pager" aria-label="pages">Messages ${(number - 1) * paged.size + 1}–${Math.min(number * paged.size, messages.length)} of ${messages.length} (page ${number} of ${pages}):`,
+    link(1, 'first'),
+    link(number - 1, '← earlier'),
+    link(number + 1, 'later →'),
+    `<a class="jump" href="${escapeHtml(`${paged.href(pages)}#stopped`)}">jump to where it stopped</a></nav>`,
+  ].join(' ');
+  const start = (number - 1) * paged.size;
+  return {
+    messages: messages.slice(start, start + paged.size),
+    number,
+    last: number === pages,
+    pager,
+  };
 }
 
 function messageHtml(
   message: ViewMessage,
-  fold: number,
+  shape: ValueShape,
   inFlight: Map<string, string>,
   neverStarted: Set<string>,
   links: Map<string, string>,
@@ -495,15 +599,17 @@ function messageHtml(
   if (injected !== undefined) classes.push('system');
   const out = [
     `<article class="${classes.join(' ')}">`,
-    `<div class="head">${escapeHtml(message.role)} <span class="seq">[seq ${message.seq}]</span>${badges.join('')}</div>`,
+    `<div class="head">${escapeHtml(message.role)} <span class="seq">[seq ${message.seq}]</span>${atHtml(shape.times.get(message.seq))}${badges.join('')}</div>`,
   ];
-  for (const part of message.content) {
+  for (const [index, part] of message.content.entries()) {
     switch (part.type) {
       case 'text':
-        out.push(`<div class="part">${folded(part.text, fold)}</div>`);
+        out.push(`<div class="part">${shaped(part.text, shape, message.seq, index)}</div>`);
         break;
       case 'reasoning':
-        out.push(`<details class="part"><summary>reasoning</summary>${block(part.text)}</details>`);
+        out.push(
+          `<details class="part"><summary>reasoning</summary>${shaped(part.text, shape, message.seq, index)}</details>`,
+        );
         break;
       case 'tool-call': {
         const open = inFlight.get(part.callId);
@@ -516,7 +622,7 @@ function messageHtml(
         out.push(
           `<div class="part call${flag === '' ? '' : ' interrupted'}">→ call <strong>${escapeHtml(
             part.toolName,
-          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${links.get(part.callId) ?? ''}${folded(render(part.input), fold)}</div>`,
+          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${links.get(part.callId) ?? ''}${shaped(render(part.input), shape, message.seq, index)}</div>`,
         );
         break;
       }
@@ -528,7 +634,7 @@ function messageHtml(
             part.isError ? '← error' : '← result'
           } <strong>${escapeHtml(part.toolName)}</strong> <code>${escapeHtml(part.callId)}</code>${
             wasInterrupted ? '<span class="badge warn">interrupted, outcome unknown</span>' : ''
-          }${folded(typeof part.output === 'string' ? part.output : render(part.output), fold)}</div>`,
+          }${shaped(typeof part.output === 'string' ? part.output : render(part.output), shape, message.seq, index)}</div>`,
         );
         break;
       }
@@ -536,6 +642,10 @@ function messageHtml(
   }
   out.push('</article>');
   return out.join('\n');
+}
+
+function atHtml(at: string | undefined): string {
+  return at === undefined ? '' : ` <span class="at">${timeHtml(at)}</span>`;
 }
 
 /** A class name of our own for a role (a transcript's role never becomes one as it is). */
@@ -549,9 +659,49 @@ function block(text: string): string {
   return `<pre>${escapeHtml(text)}</pre>`;
 }
 
+/**
+ * The text of a part's value, as the page shows it (`valueText` is what the ui serves apart):
+ * text as it is, a call's input and a result's output as JSON (a string output as it is).
+ *
+ * @example
+ * const whole = valueText(message.content[0]); // the text of a text part
+ */
+export function valueText(part: ViewMessage['content'][number]): string {
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      return part.text;
+    case 'tool-call':
+      return render(part.input);
+    case 'tool-result':
+      return typeof part.output === 'string' ? part.output : render(part.output);
+  }
+}
+
+/**
+ * A value as {@link folded} shows it; past the served-apart limit, only its start is in the
+ * page, with a link to the whole value.
+ */
+function shaped(text: string, shape: ValueShape, seq: number, part: number): string {
+  const apart = shape.apart;
+  if (apart === undefined || text.length <= apart.limit) return folded(text, shape.fold);
+  const cut = /[\ud800-\udbff]/.test(text.charAt(apart.limit - 1)) ? apart.limit - 1 : apart.limit;
+  const lines = countLines(text);
+  return `<details><summary><span class="v">${escapeHtml(text.slice(0, 160).split('\n').slice(0, 2).join('\n'))}</span>… (${text.length} characters, ${lines} line${
+    lines === 1 ? '' : 's'
+  }: open to read the start)</summary>${block(text.slice(0, cut))}<p class="apart">… ${text.length - cut} more characters: <a href="${escapeHtml(apart.href(seq, part))}" target="_blank" rel="noopener">the whole value</a> (served apart, as text)</p></details>`;
+}
+
+/** How many lines `text` has, without splitting it (a value may be many megabytes). */
+function countLines(text: string): number {
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines += 1;
+  return lines;
+}
+
 /** A value whole, or folded into `<details>` with its start as the summary when long. */
 function folded(text: string, limit: number): string {
-  const lines = text.split('\n').length;
+  const lines = countLines(text);
   if (text.length <= limit && lines <= 12) return block(text);
   const start = text.slice(0, Math.min(limit, 160)).split('\n').slice(0, 2).join('\n');
   const end = /[\ud800-\udbff]/.test(start.charAt(start.length - 1)) ? start.length - 1 : undefined;

@@ -27,6 +27,7 @@ const OUTPUT = join(REPO, 'test-output', 'show-html');
 
 /** Tags and attributes the page itself may use: anything else came from a transcript. */
 const TAGS = new Set([
+  'time',
   'html',
   'head',
   'meta',
@@ -57,6 +58,8 @@ const TAGS = new Set([
   'input',
 ]);
 const ATTRIBUTES = new Set([
+  'datetime',
+  'title',
   'lang',
   'charset',
   'http-equiv',
@@ -75,6 +78,8 @@ const ATTRIBUTES = new Set([
  * `href` only to an anchor of the page); the style sheet is ours; no raw control or bidi
  * character is left.
  */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
 function assertNoMarkupFromTranscript(html: string): void {
   const styleStart = html.indexOf('<style>');
   const styleEnd = html.indexOf('</style>');
@@ -94,6 +99,11 @@ function assertNoMarkupFromTranscript(html: string): void {
       assert.ok(ATTRIBUTES.has(attributeName), `an attribute the page does not use: ${match[0]}`);
       if (attributeName === 'href') assert.match(attribute[2] ?? '', /^#run-\d+$/, match[0]);
       if (attributeName === 'type') assert.equal(attribute[2], 'radio', match[0]);
+      // A time goes into an attribute only in the exact form the session writes.
+      if (attributeName === 'datetime') assert.match(attribute[2] ?? '', ISO_TIME, match[0]);
+      if (attributeName === 'title') {
+        assert.match(attribute[2] ?? '', new RegExp(`^${ISO_TIME.source.slice(1, -1)} \\(UTC\\)$`));
+      }
       if (attributeName === 'class' || attributeName === 'id') {
         assert.match(attribute[2] ?? '', /^[a-z0-9 -]+$/, match[0]);
       }

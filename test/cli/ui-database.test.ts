@@ -18,7 +18,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { databaseUiSource } from '../../src/cli/database-ui-source.ts';
+import { databaseUiSource } from '../../src/ui/database-ui-source.ts';
 import { PostgresStore, type StoreRunRow } from '../../src/store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
@@ -181,7 +181,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
 
   test('over HTTP: nothing without the token; the tree, a run, 404 for a run not in the store; no password', async () => {
     for (const path of ['/', '/run?path=main', '/app.js', '/events']) {
-      const reply = await send(`${base}${path}`);
+      const reply = await send(`${new URL(base).origin}${path}`);
       assert.equal(reply.status, 403, path);
       assert.doesNotMatch(reply.body, /fetcher|<html/);
     }
@@ -207,19 +207,14 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
       assert.match(home.body, /<code>llm-agent revive --database [^<]*:\*\*\*@/);
     }
 
-    const cookie = { Cookie: `llm_agent_ui_${new URL(base).port}=${url.split('token=')[1]}` };
-    const run = await send(`${base}/run?path=${encodeURIComponent(childRun)}`, {
-      headers: cookie,
-    });
+    const run = await send(`${base}/run?path=${encodeURIComponent(childRun)}`);
     assert.equal(run.status, 200);
     assert.equal((run.body.match(/<section class="run"/g) ?? []).length, 1);
     assert.match(run.body, /fetch the page/);
     assert.match(run.body, /in flight when the process died: no result/);
     if (secret !== undefined) assert.ok(!run.body.includes(secret));
     for (const path of ['nope', 'main.agents', '', '../main']) {
-      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`, {
-        headers: cookie,
-      });
+      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`);
       assert.equal(reply.status, 404, path);
     }
   });
@@ -262,7 +257,7 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
       const call = page.locator('.part.call.interrupted', { hasText: 'fetch' });
       assert.match((await call.textContent()) ?? '', /in flight when the process died/);
       await page.screenshot({ path: join(OUTPUT, 'run.png'), fullPage: true });
-      await page.click('a[href="/"]');
+      await page.click('a[href="./"]');
       await page.waitForSelector('body[data-events="open"]');
       await page.evaluate(() => {
         (globalThis as { notReloaded?: boolean }).notReloaded = true;
@@ -278,8 +273,11 @@ describe('llm-agent ui --database', { timeout: 240_000 }, () => {
         'approve ended (exit code 0)',
       );
       const log = (await page.locator('#log').textContent()) ?? '';
-      assert.match(log, /Approved main: a worker revives it/);
-      assert.ok(log.includes(`Approved ${childRun}: a worker revives it`), log);
+      assert.match(log, /Approved main: the next worker of this store to look revives it/);
+      assert.ok(
+        log.includes(`Approved ${childRun}: the next worker of this store to look revives it`),
+        log,
+      );
       if (secret !== undefined) assert.ok(!log.includes(secret), 'no password in the log');
       const approved = await rows();
       assert.deepEqual(

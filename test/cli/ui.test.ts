@@ -15,8 +15,8 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/runs/find-transcripts.ts';
-import { startUiServer, type UiServer, type UiServerOptions } from '../../src/cli/ui-server.ts';
-import { fileUiSource } from '../../src/cli/ui-source.ts';
+import { fileUiSource } from '../../src/ui/file-ui-source.ts';
+import { startUiServer, type UiServer, type UiServerOptions } from '../../src/ui/ui-server.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { startSessionWorker } from '../support/session-workers.ts';
 import { sessionMeta } from '../support/transcripts.ts';
@@ -63,7 +63,7 @@ async function snapshot(folder: string): Promise<Map<string, string>> {
 function refusedPosts(base: string, token: string): [string, Record<string, string>][] {
   const cookie = `llm_agent_ui_${new URL(base).port}=${token}`;
   return [
-    ['query token, no header', {}],
+    ['path token, no header', {}],
     ['cookie, no header', { Cookie: cookie }],
     ['wrong header', { 'X-LLM-Agent-Token': 'f'.repeat(64), Cookie: cookie }],
     ['foreign origin', { 'X-LLM-Agent-Token': token, Origin: 'http://evil.example' }],
@@ -89,6 +89,7 @@ type Serving = { folder: string; roots?: string[] } & Partial<UiServerOptions>;
 /** Serves in-process (env: this process's, port: any free one), runs `body`, closes the server. */
 async function serving(
   { folder, roots = ['runs'], ...options }: Serving,
+  /** `base` is the server's address with its token: `http://127.0.0.1:PORT/TOKEN`. */
   body: (server: UiServer, base: string) => Promise<void>,
 ): Promise<void> {
   const server = await startUiServer({
@@ -99,7 +100,7 @@ async function serving(
     ...options,
   });
   try {
-    await body(server, `http://127.0.0.1:${server.port}`);
+    await body(server, `http://127.0.0.1:${server.port}/${server.token}`);
   } finally {
     await server.close();
   }
@@ -107,7 +108,7 @@ async function serving(
 
 /** POSTs a Confirm to the server's /revive, its token in the header. */
 function postRevive(server: Pick<UiServer, 'port' | 'token'>): Promise<Reply> {
-  return send(`http://127.0.0.1:${server.port}/revive`, {
+  return send(`http://127.0.0.1:${server.port}/${server.token}/revive`, {
     method: 'POST',
     headers: { 'X-LLM-Agent-Token': server.token },
   });
@@ -118,6 +119,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
   let ui: CliChild | undefined;
   let url = '';
   let base = '';
+  let origin = '';
   let token = '';
 
   before(async () => {
@@ -130,7 +132,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     ui = startCli(['ui', 'runs', '--agents', 'agents.ts'], folder);
     url = await printedUrl(ui);
     progress(`serving at ${url}`);
-    ({ base, token } = uiAddress(url));
+    ({ base, origin, token } = uiAddress(url));
   });
 
   after(async () => {
@@ -138,21 +140,36 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  test('without the token, or with a wrong one, nothing is served (403)', async () => {
-    for (const path of ['/', '/app.js', '/events', '/?token=', `/?token=${'0'.repeat(64)}`]) {
-      const reply = await send(`${base}${path}`);
+  test('without the token as the path, or with a wrong one, nothing is served (403); no cookie is set', async () => {
+    const wrong = 'a'.repeat(64);
+    for (const path of [
+      '/',
+      '/app.js',
+      '/events',
+      '/run?path=x',
+      `/?token=${token}`,
+      `/app.js?token=${token}`,
+      `/${wrong}/`,
+      `/${wrong}/app.js`,
+      `/${token}`,
+      `/x/${token}/`,
+    ]) {
+      const reply = await send(`${origin}${path}`);
       assert.equal(reply.status, 403, path);
       assert.equal(reply.headers['content-security-policy'], CSP, path);
       assert.equal(reply.headers['x-content-type-options'], 'nosniff');
       assert.equal(reply.headers['referrer-policy'], 'no-referrer');
       assert.doesNotMatch(reply.body, /worker-call_s2|<html/);
     }
-    const wrongCookie = await send(`${base}/`, {
-      headers: { Cookie: `llm_agent_ui_${new URL(base).port}=${'a'.repeat(64)}` },
+    // A cookie or a header naming the token authorises no GET: only the path does.
+    const byCookie = await send(`${origin}/`, {
+      headers: { Cookie: `llm_agent_ui_${new URL(origin).port}=${token}` },
     });
-    assert.equal(wrongCookie.status, 403);
+    assert.equal(byCookie.status, 403);
+    const byHeader = await send(`${origin}/`, { headers: { 'X-LLM-Agent-Token': token } });
+    assert.equal(byHeader.status, 403);
     // Another host name resolving to us (DNS rebinding) is refused even with the token.
-    const rebound = await send(url, { headers: { Host: `evil.example:${new URL(base).port}` } });
+    const rebound = await send(url, { headers: { Host: `evil.example:${new URL(origin).port}` } });
     assert.equal(rebound.status, 403);
 
     const page = await send(url);
@@ -160,23 +177,26 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
     assert.equal(page.headers['content-security-policy'], CSP);
     assert.equal(page.headers['x-content-type-options'], 'nosniff');
     assert.equal(page.headers['referrer-policy'], 'no-referrer');
-    const cookie = String(page.headers['set-cookie']);
-    assert.match(cookie, new RegExp(`=${token}; HttpOnly; SameSite=Strict`));
-    assert.doesNotMatch(page.body, /<script>|<script [^>]*src="(?!\/app\.js")/);
+    assert.equal(page.headers['set-cookie'], undefined, 'no cookie: it would reach every port');
+    assert.match(page.body, /worker-call_s2/);
+    assert.doesNotMatch(page.body, /<script>|<script [^>]*src="(?!app\.js")/);
     assert.doesNotMatch(page.body, /http-equiv="Content-Security-Policy"/);
-    // The cookie alone is enough after the first visit.
-    const again = await send(`${base}/`, { headers: { Cookie: cookie.split(';')[0] as string } });
-    assert.equal(again.status, 200);
-    assert.match(again.body, /worker-call_s2/);
+    // Every link of the page is relative (it keeps the token) or a fragment.
+    for (const [, href] of page.body.matchAll(/href="([^"]*)"/g)) {
+      assert.match(href as string, /^(run\?path=|\.\/|#)/, href);
+    }
+    const script = await send(`${base}/app.js`);
+    assert.equal(script.status, 200);
+    assert.match(script.headers['content-type'] ?? '', /^text\/javascript/);
   });
 
   test('POST /revive without the token header, or from a foreign origin, is 403 and writes nothing', async () => {
     const before = await snapshot(folder);
     for (const [what, headers] of refusedPosts(base, token)) {
-      const reply = await send(`${base}/revive?token=${token}`, { method: 'POST', headers });
+      const reply = await send(`${base}/revive`, { method: 'POST', headers });
       assert.equal(reply.status, 403, what);
     }
-    const get = await send(`${base}/revive?token=${token}`);
+    const get = await send(`${base}/revive`);
     assert.equal(get.status, 404, 'a GET revives nothing: /revive is not a page');
     // That nothing was started is proved with a command that never ends, below; here, that
     // the page still offers the revive and nothing was written.
@@ -186,31 +206,28 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
   });
 
   test('/run shows one run of the tree; any other path is 404, never opened', async () => {
-    const cookie = `llm_agent_ui_${new URL(base).port}=${token}`;
-    const home = await send(`${base}/`, { headers: { Cookie: cookie } });
+    const home = await send(`${base}/`);
     // The tree page holds the tree and the plan, not the conversations: it stays small.
     assert.doesNotMatch(home.body, /<section class="run"/);
-    const link = /<a href="(\/run\?path=[^"]*worker-call_s2\.jsonl)">/.exec(home.body);
+    const link = /<a href="(run\?path=[^"]*worker-call_s2\.jsonl)">/.exec(home.body);
     assert.ok(link, 'the tree links the worker to its page');
-    const worker = await send(`${base}${(link[1] as string).replaceAll('&amp;', '&')}`, {
-      headers: { Cookie: cookie },
-    });
+    const worker = await send(`${base}/${(link[1] as string).replaceAll('&amp;', '&')}`);
     assert.equal(worker.status, 200);
     assert.equal((worker.body.match(/<section class="run"/g) ?? []).length, 1);
     // A run's page puts its conversation first: the plan and Confirm are one link away.
     assert.doesNotMatch(worker.body, /id="confirm"|id="plan"/);
-    assert.match(worker.body, /2 runs to revive: <a href="\/#revive">the plan, and Confirm<\/a>/);
+    assert.match(worker.body, /2 runs to revive: <a href="\.\/#revive">the plan, and Confirm<\/a>/);
     assert.match(worker.body, /write_file/);
     assert.match(worker.body, /in flight when the process died: no result/);
     // Linked both ways: the child to the run that started it, the parent's calls to children.
-    const mainHref = `/run?path=${encodeURIComponent(join(folder, 'runs', 'main.jsonl'))}`;
+    const mainHref = `run?path=${encodeURIComponent(join(folder, 'runs', 'main.jsonl'))}`;
     assert.ok(
       worker.body.includes(
         `<li>started by <a href="${mainHref}">main “Main run”</a> with call <code>call_s2</code></li>`,
       ),
       'the child links the run that started it',
     );
-    const main = await send(`${base}${mainHref}`, { headers: { Cookie: cookie } });
+    const main = await send(`${base}/${mainHref}`);
     const workerHref = (link[1] as string).replaceAll('&amp;', '&');
     assert.match(
       main.body,
@@ -229,9 +246,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       '../runs/main.jsonl',
       '',
     ]) {
-      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`, {
-        headers: { Cookie: cookie },
-      });
+      const reply = await send(`${base}/run?path=${encodeURIComponent(path)}`);
       assert.equal(reply.status, 404, path);
       assert.doesNotMatch(reply.body, /root:|Noticed/);
     }
@@ -258,6 +273,21 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
         /answer write_file call_x \(side-effect\) as interrupted, outcome unknown — NOT retried/,
       );
       assert.match(plan, /Total: 2 runs to revive, about \d+ tokens/);
+      // The plan as a table: each run, what each call will be answered, the tokens.
+      const rows = page.locator('#plan-table tr.plan-run');
+      assert.equal(await rows.count(), 2);
+      assert.match(
+        (await rows.nth(0).textContent()) ?? '',
+        /worker-call_s2 \(worker\)revival 1 of 3write_file call_x: interrupted, outcome unknown — NOT retried \(side-effect\)\d+/,
+      );
+      assert.match(
+        (await rows.nth(1).textContent()) ?? '',
+        /main \(main\).*task_wait call_w: kept open for/,
+      );
+      // Times in the viewer's zone, the exact UTC time on hover.
+      const made = page.locator('header time').first();
+      assert.match((await made.getAttribute('title')) ?? '', /^\d{4}-\d\d-\d\dT[\d:.]+Z \(UTC\)$/);
+      assert.doesNotMatch((await made.textContent()) ?? '', /UTC|T\d\d:/);
       await page.screenshot({ path: join(OUTPUT, 'before.png'), fullPage: true });
 
       // Filters by state, without script: the finished child stays, the revivable one goes,
@@ -269,8 +299,10 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.equal(await interruptedChild.isVisible(), false);
       assert.equal(await finishedChild.isVisible(), true);
       assert.equal(await page.locator('nav a', { hasText: 'Main run' }).isVisible(), true);
+      assert.equal(await rows.first().isVisible(), false, 'the plan follows the filter');
       await page.screenshot({ path: join(OUTPUT, 'filtered.png'), fullPage: true });
       await page.check('#filter-revivable');
+      assert.equal(await rows.first().isVisible(), true);
       assert.equal(await finishedChild.isVisible(), false);
       assert.equal(await interruptedChild.isVisible(), true);
       await page.check('#filter-all');
@@ -284,7 +316,7 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       );
       assert.equal(await page.locator('section.run').count(), 1);
       await page.screenshot({ path: join(OUTPUT, 'run.png'), fullPage: true });
-      await page.click('a[href="/"]');
+      await page.click('a[href="./"]');
       await page.waitForSelector('body[data-events="open"]');
       // Set by the test, not the page: it survives a redraw and is gone after a reload.
       await page.evaluate(() => {
@@ -303,6 +335,15 @@ describe('llm-agent ui', { timeout: 120_000 }, () => {
       assert.match(log, /\[worker-call_s2\] says: B checked after the interruption/);
       assert.match(log, /\[main\] finished/);
       assert.match(log, /revive ended \(exit code 0\)/);
+      // The ui's terminal says what it started, and how it ended.
+      for (let waited = 0; !/ui: revive ended/.test(ui?.output.stderr ?? ''); waited += 100) {
+        assert.ok(waited < 5000, `the terminal: ${ui?.output.stderr}`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.match(
+        ui?.output.stderr ?? '',
+        /ui: revive started from the page \(pid \d+\): llm-agent revive --yes --agents agents\.ts -- runs\nui: revive ended \(exit code 0\)\n/,
+      );
       progress('revive ended; waiting for the tree to redraw');
       await page.locator('nav', { hasText: /main “Main run” finished/ }).waitFor();
       const after = (await page.locator('nav').textContent()) ?? '';
@@ -381,14 +422,9 @@ async function writeBlocker(
  * The server's event stream up to its first event `name`, after `action` runs (once the stream
  * is connected, so that nothing it causes is missed).
  */
-function heard(
-  base: string,
-  token: string,
-  name: string,
-  action: () => Promise<unknown>,
-): Promise<string> {
+function heard(base: string, name: string, action: () => Promise<unknown>): Promise<string> {
   return new Promise((done, fail) => {
-    const stream = httpRequest(`${base}/events?token=${token}`, (response) => {
+    const stream = httpRequest(`${base}/events`, (response) => {
       let text = '';
       let acted = false;
       response.setEncoding('utf8').on('data', (chunk: string) => {
@@ -417,7 +453,7 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
       const { out, ...blocking } = await writeBlocker(folder);
       await serving({ folder, ...blocking }, async (server, base) => {
         for (const [what, headers] of refusedPosts(base, server.token)) {
-          const reply = await send(`${base}/revive?token=${server.token}`, {
+          const reply = await send(`${base}/revive`, {
             method: 'POST',
             headers,
           });
@@ -440,7 +476,7 @@ describe('llm-agent ui: one command at a time', { timeout: 60_000 }, () => {
         assert.ok(started, 'the command started');
         assert.deepEqual(started.argv, ['revive', '--yes', '--', 'runs']);
         assert.equal((await postRevive(server)).status, 409, 'still running: refused again');
-        const page = await send(`${base}/?token=${server.token}`);
+        const page = await send(`${base}/`);
         assert.match(page.body, /<button id="confirm" type="button" disabled>/);
         assert.match(page.body, /<span id="revive-status">running…<\/span>/);
 
@@ -476,7 +512,7 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
         // Ends at once with the code given, as revive would.
         const command = [process.execPath, '-e', `console.log('ending'); process.exit(${code})`];
         await serving({ folder, command }, async (server, base) => {
-          const text = await heard(base, server.token, 'done', async () => {
+          const text = await heard(base, 'done', async () => {
             const reply = await postRevive(server);
             assert.equal(reply.status, 202);
           });
@@ -492,9 +528,9 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
     await inFixtureTree(async (folder) => {
       const command = [process.execPath, '-e', "console.log('one'); console.log('two')"];
       await serving({ folder, command }, async (server, base) => {
-        await heard(base, server.token, 'done', () => postRevive(server));
+        await heard(base, 'done', () => postRevive(server));
         // A new page: the whole log, ids in order, its end included.
-        const late = await heard(base, server.token, 'done', async () => undefined);
+        const late = await heard(base, 'done', async () => undefined);
         assert.deepEqual(
           [...late.matchAll(/id: (\d+)\nevent: (\w+)\ndata: (.*)\n/g)].map((m) => [
             Number(m[1]),
@@ -606,7 +642,7 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
           /class="state state-([a-z]+)"/.exec((await send(server.url)).body)?.[1];
         assert.equal(await stateOf(), 'running', 'the fault: a process holds the run');
         const size = (await stat(path)).size;
-        const text = await heard(base, server.token, 'tree-changed', async () => {
+        const text = await heard(base, 'tree-changed', async () => {
           process.kill(worker.pid, 'SIGKILL');
         });
         assert.match(text, /event: tree-changed/);
@@ -640,8 +676,8 @@ setInterval(() => undefined, 1000);
       // The ui as a terminal runs it: the leader of a process group that Ctrl-C signals whole.
       await writeFile(
         join(folder, 'serve.ts'),
-        `import { startUiServer } from ${JSON.stringify(join(REPO, 'src/cli/ui-server.ts'))};
-import { fileUiSource } from ${JSON.stringify(join(REPO, 'src/cli/ui-source.ts'))};
+        `import { startUiServer } from ${JSON.stringify(join(REPO, 'src/ui/ui-server.ts'))};
+import { fileUiSource } from ${JSON.stringify(join(REPO, 'src/ui/file-ui-source.ts'))};
 const server = await startUiServer({
   source: fileUiSource(['runs'], ${JSON.stringify(folder)}),
   cwd: ${JSON.stringify(folder)},
@@ -709,8 +745,8 @@ console.log(server.port + ' ' + server.token);
         `mkdir -p "${folder}/runs" && cd "${folder}/runs" && for i in $(seq 1 25); do mkdir ${name} && cd ${name}; done && echo '{}' > deep.jsonl`,
       ]);
       assert.deepEqual(await readdir(join(folder, 'runs', name)), [name], 'the fault exists');
-      await serving({ folder }, async (server, base) => {
-        const page = await send(`${base}/?token=${server.token}`);
+      await serving({ folder }, async (_server, base) => {
+        const page = await send(`${base}/`);
         assert.equal(page.status, 200);
         assert.match(
           page.body,
@@ -769,7 +805,7 @@ describe('llm-agent ui: a hostile tree', { timeout: 60_000 }, () => {
             ),
           );
           await page.goBack();
-          assert.equal(await page.locator('script[src="/app.js"]').count(), 1);
+          assert.equal(await page.locator('script[src="app.js"]').count(), 1);
           assert.equal(await page.locator('img, svg, iframe, link, object, embed').count(), 0);
 
           // A change to the tree: the page fetches and swaps in the new page, hostile text
@@ -850,9 +886,9 @@ describe('llm-agent ui: file watching', { timeout: 60_000 }, () => {
         ],
       ] as const) {
         // Polled once an hour: only the watch can announce the change within the test.
-        await serving({ folder, roots: [given], pollMs: 3_600_000 }, async (server, base) => {
+        await serving({ folder, roots: [given], pollMs: 3_600_000 }, async (_server, base) => {
           progress(`watching ${given}`);
-          const text = await heard(base, server.token, 'tree-changed', change);
+          const text = await heard(base, 'tree-changed', change);
           assert.match(text, /event: tree-changed/, given);
         });
       }

@@ -83,12 +83,14 @@ export function printedUrl(ui: CliChild, ms = 15_000): Promise<string> {
 
 /**
  * The parts of the URL the ui prints, asserting its form: loopback only, a port, and a token
- * of 64 hex digits. `base` is what every request of its page must start with.
+ * of 64 hex digits as its path. `base` (`http://127.0.0.1:PORT/TOKEN`) is what every request
+ * of its page must start with; `origin` is the server's without the token.
  */
-export function uiAddress(url: string): { base: string; token: string } {
-  const match = /^http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{64})$/.exec(url);
+export function uiAddress(url: string): { base: string; origin: string; token: string } {
+  const match = /^http:\/\/127\.0\.0\.1:(\d+)\/([0-9a-f]{64})\/$/.exec(url);
   assert.ok(match, `the URL printed: ${url}`);
-  return { base: `http://127.0.0.1:${match[1]}`, token: match[2] as string };
+  const origin = `http://127.0.0.1:${match[1]}`;
+  return { base: `${origin}/${match[2]}`, origin, token: match[2] as string };
 }
 
 export interface Reply {
@@ -157,13 +159,18 @@ export class PageWatch {
   }
 
   /**
-   * The page stayed home: every request it made went to the server itself (`base`), and it
-   * logged nothing — but the reports of what the Content Security Policy blocked, which a
+   * The page stayed home: every request it made went to the server itself, under the token
+   * (`base`, `http://127.0.0.1:PORT/TOKEN`) — but the browser's own `/favicon.ico` — and it
+   * logged nothing but the reports of what the Content Security Policy blocked, which a
    * hostile page is meant to cause.
    */
   assertStayedHome(base: string): void {
+    const favicon = `${new URL(base).origin}/favicon.ico`;
     for (const request of this.requests) {
-      assert.ok(request.startsWith(`${base}/`), `a request elsewhere: ${request}`);
+      assert.ok(
+        request.startsWith(`${base}/`) || request === favicon,
+        `a request elsewhere: ${request}`,
+      );
     }
     assert.deepEqual(
       this.consoleLines.filter((line) => !line.includes('Content Security Policy')),

@@ -1,0 +1,108 @@
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { runRecordsOf } from '../render/conversation-html.ts';
+import { type FolderListing, findTranscripts } from '../runs/find-transcripts.ts';
+import { mayBeLocked, readLockTableAsync } from '../runs/lock-snapshot.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
+import { statusTree } from '../runs/status-tree.ts';
+import { createStyle } from '../render/terminal-style.ts';
+import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
+import { peek } from '../transcript/peek.ts';
+import { FolderWatch } from './folder-watch.ts';
+import { planTableHtml } from './plan-table.ts';
+import type { UiSource } from './ui-source.ts';
+
+/**
+ * The runs recorded below `paths` (transcripts or folders, relative to `cwd`), as `status`
+ * decides them (with its index, found through `env`, on a large tree); Confirm runs
+ * `llm-agent revive PATH… --yes` (with `--agents` when given).
+ *
+ * @example
+ * const source = fileUiSource(['runs/'], process.cwd(), { agents: 'agents.ts', env: process.env });
+ */
+export function fileUiSource(
+  paths: string[],
+  cwd: string,
+  options: { agents?: string; env?: NodeJS.ProcessEnv } = {},
+): UiSource {
+  const { agents } = options;
+  const env = options.env ?? {};
+  const watching = new FolderWatch();
+  return {
+    files: true,
+    tree: () => statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS }),
+    async records(node) {
+      return runRecordsOf(await peek(node.path));
+    },
+    async action(roots) {
+      const plan = planTreeRevival(roots);
+      // The PATHs after `--`: a folder named like an option stays a PATH.
+      const argv = [
+        'revive',
+        '--yes',
+        ...(agents === undefined ? [] : ['--agents', agents]),
+        '--',
+        ...paths,
+      ];
+      return {
+        text: planText(plan, createStyle(false)),
+        table: planTableHtml(plan),
+        runs: plan.revivals.length,
+        verb: 'revive',
+        argv,
+      };
+    },
+    async signature() {
+      const seen = await fileSignature(paths, cwd);
+      watching.follow(seen.folders);
+      return seen.text;
+    },
+    // Where to watch is learnt from each signature: the folders it read.
+    watch(changed) {
+      watching.start(changed);
+      return () => watching.stop();
+    },
+    async close() {
+      watching.stop();
+    },
+  };
+}
+
+/**
+ * What the page shows of the files, as text that changes when it does: each transcript's
+ * identity, size and modification time, and whether a process holds its lock (a run whose
+ * process dies changes no byte: only its lock goes); each tree claim file and its lock. And
+ * the folders worth watching: the PATHs that are folders, and every folder that holds a
+ * transcript (a new `.agents` folder shows up in its parent's, which holds the parent run).
+ */
+async function fileSignature(
+  paths: string[],
+  cwd: string,
+): Promise<{ text: string; folders: Set<string> }> {
+  const listing: FolderListing = { folders: new Set(), claims: new Set() };
+  const found = await findTranscripts(paths, cwd, [], listing);
+  const table = await readLockTableAsync();
+  const locked = (ino: number): string =>
+    table === null ? '?' : mayBeLocked(table, ino) ? 'locked' : 'free';
+  const parts: string[] = [];
+  const folders = new Set<string>();
+  for (const given of paths) {
+    // The walk lists folders by their real paths: a PATH given through a link is found so.
+    const path = await realpath(resolve(cwd, given)).catch(() => resolve(cwd, given));
+    if (listing.folders.has(path)) folders.add(path);
+  }
+  for (const path of found) {
+    folders.add(dirname(path));
+    const stats = await stat(path).catch(() => undefined);
+    parts.push(
+      stats === undefined
+        ? `${path}:gone`
+        : `${path}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${locked(stats.ino)}`,
+    );
+  }
+  for (const claim of [...listing.claims].sort()) {
+    const stats = await stat(claim).catch(() => undefined);
+    parts.push(`${claim}:${stats === undefined ? 'gone' : `${stats.ino}:${locked(stats.ino)}`}`);
+  }
+  return { text: parts.join('\n'), folders };
+}
