@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
-import { type RepairOutcome, repairSession } from '../repair/repair-session.ts';
+import { basename, join, relative, resolve } from 'node:path';
+import { repairFile } from '../repair/repair-file.ts';
+import type { RepairOutcome } from '../repair/repair-session.ts';
 import { type Command, parseCommandLine } from './command.ts';
 import { EXIT } from './exit-codes.ts';
 import { jsonText } from './json-text.ts';
@@ -8,7 +9,13 @@ import { terminalSafe } from './terminal-safe.ts';
 import { UserError } from './user-error.ts';
 
 /** The folders `repair --scan` looks in without a DIR, below the home folder. */
-const DEFAULT_FOLDERS = ['.claude/projects', '.codex/sessions', '.pi/agent/sessions'];
+const DEFAULT_FOLDERS = [
+  '.claude/projects',
+  '.codex/sessions',
+  '.pi/agent/sessions',
+  '.gemini/tmp',
+  '.local/share/opencode',
+];
 /** A scan stops after this many files: a courtesy listing, bounded in time. */
 const MAX_SCANNED = 20_000;
 
@@ -24,19 +31,23 @@ export const repairCommand: Command = {
   help: `Usage: llm-agent repair FILE… [--dry-run] [--json] [--force]
        llm-agent repair --scan [DIR…] [--json]
 
-Repair a Claude Code, Codex or pi session that a crash cut off while a tool ran: every tool
-call without a result gets one, in the client's own format, marked as an error and saying
-that the outcome is unknown and the call was NOT retried, so the model checks before it
-assumes. When the client resumes the session, it sends those answers to the model.
+Repair a Claude Code, Codex, pi or Gemini CLI session, or an opencode database, that a crash
+cut off while a tool ran: every tool call without a result gets one, in the client's own
+format, marked as an error and saying that the outcome is unknown and the call was NOT
+retried, so the model checks before it assumes. When the client resumes the session, it
+sends those answers to the model.
 
-Only appends: the file's bytes stay a prefix of what it becomes, and a byte-exact backup
-(FILE.bak-TIME) is written first. A torn last line is copied to FILE.torn-OFFSET and left in
+A session file is only appended to: its bytes stay a prefix of what it becomes, and a
+byte-exact backup (FILE.bak-TIME) is written first. An opencode database (opencode.db) is
+changed in one transaction after a consistent backup (FILE.bak-TIME, SQLite's backup API),
+and only while no process has it open. A torn last line is copied to FILE.torn-OFFSET and left in
 place. Refused, writing nothing: a format or version this version of llm-agent was not
 tested with, and a file its client may still be writing (open in another process, or
 changed in the last 5 seconds) unless --force. A session that needs nothing is left alone.
 
 --scan lists the sessions below each DIR (default: ~/.claude/projects, ~/.codex/sessions,
-~/.pi/agent/sessions) that a repair would change; it writes nothing.
+~/.pi/agent/sessions, ~/.gemini/tmp, ~/.local/share/opencode) that a repair would change; it
+writes nothing.
 
 Options:
   --dry-run   say what would be appended, write nothing
@@ -73,7 +84,7 @@ it cannot repair honestly); 7 a FILE looks live; 1 an I/O error; 2 a bad option.
       const files = await sessionFiles(folders);
       const outcomes: RepairOutcome[] = [];
       for (const file of files) {
-        const outcome = await repairSession(file, { dryRun: true });
+        const outcome = await repairFile(file, { dryRun: true });
         if (outcome.status === 'refused' && outcome.reason === 'unknown-format') continue;
         outcomes.push(outcome);
       }
@@ -90,7 +101,7 @@ it cannot repair honestly); 7 a FILE looks live; 1 an I/O error; 2 a bad option.
         ...(values['dry-run'] === true ? { dryRun: true } : {}),
         ...(values.force === true ? { force: true } : {}),
       };
-      outcomes.push(await repairSession(resolve(io.cwd, file), options));
+      outcomes.push(await repairFile(resolve(io.cwd, file), options));
     }
     if (json) io.stdout.write(`${jsonText(outcomes, io.stdout)}\n`);
     else for (const outcome of outcomes) io.stdout.write(outcomeText(outcome, io.cwd));
@@ -212,7 +223,7 @@ async function sessionFiles(folders: readonly string[]): Promise<string[]> {
       continue;
     }
     for (const entry of entries.sort()) {
-      if (!entry.endsWith('.jsonl')) continue;
+      if (!entry.endsWith('.jsonl') && basename(entry) !== 'opencode.db') continue;
       found.push(join(folder, entry));
       if (found.length >= MAX_SCANNED) return found;
     }
