@@ -1,12 +1,13 @@
 /*
- * Driving the real opencode (`opencode-ai`, pinned in test/clients/package.json) offline, for
+ * Driving the real opencode (its `opencode-linux-x64` binary package, pinned in
+ * test/clients/package.json) offline, for
  * test/clients/opencode.test.ts: a throwaway HOME with private XDG folders (opencode keeps its
  * database in `$XDG_DATA_HOME/opencode/opencode.db`), an `opencode.json` in the work folder whose
  * only provider is a strict scripted Chat Completions server on 127.0.0.1 (through
  * `@ai-sdk/openai-compatible`, built into opencode), no update check and no models fetch;
  * `opencode run` started detached, and a kill that reaches every descendant.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,17 +16,15 @@ import { finishWithin, type RunningChild, startDetached } from './support/client
 
 const MODULES = fileURLToPath(new URL('./node_modules/', import.meta.url));
 
-/** The opencode executable: the platform package's binary (what `opencode-ai`'s bin links to). */
-export const OPENCODE_BIN = ((): string => {
-  const platform = join(MODULES, `opencode-${process.platform}-${process.arch}`, 'bin', 'opencode');
-  return existsSync(platform) ? platform : join(MODULES, 'opencode-ai', 'bin', 'opencode.exe');
-})();
+/** The opencode package: its Linux x64 binary (the only platform the registry serves). */
+const PACKAGE = join(MODULES, `opencode-${process.platform}-${process.arch}`);
+
+/** The opencode executable. */
+export const OPENCODE_BIN = join(PACKAGE, 'bin', 'opencode');
 
 /** The installed opencode version. */
 export const OPENCODE_VERSION = (
-  JSON.parse(readFileSync(join(MODULES, 'opencode-ai', 'package.json'), 'utf8')) as {
-    version: string;
-  }
+  JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { version: string }
 ).version;
 
 /** The model opencode is told to use: the scripted provider's only one. */
