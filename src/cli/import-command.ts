@@ -5,10 +5,10 @@ import { peek } from '../transcript/peek.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { connectStore, requireDatabaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
+import { connectStore, requireDatabaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent import FILE --database URL [--id RUN]`: a transcript file into the PostgreSQL

@@ -1,20 +1,14 @@
-import { type Command, type CommandIo, integerOption, parseCommandLine } from './command.ts';
-import { databaseStatus } from './database-status.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
-import { jsonText } from './json-text.ts';
-import { statusTree } from './status-tree.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
-
-/**
- * The revival cap the CLI assumes when `--max-revivals` is not given.
- *
- * @example
- * integerOption('status', '--max-revivals', values['max-revivals'], DEFAULT_MAX_REVIVALS);
- */
-export const DEFAULT_MAX_REVIVALS = 3;
+import { type Command, integerOption, parseCommandLine } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { databaseStatus } from '../runs/database-status.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { statusExitCode, statusJson, statusText, summarize } from '../render/format-status.ts';
+import { jsonText } from '../render/json-text.ts';
+import { statusTree } from '../runs/status-tree.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { UserError } from '../runs/user-error.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 
 /**
  * `llm-agent status [PATH…]`: every run at and below the paths, as a tree with its state.

@@ -95,6 +95,13 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.equal(submitted.code, 0, submitted.stderr);
   assert.equal(submitted.stdout, 'job-1\n');
   assert.match(submitted.stderr, /Submitted job-1 \(queued\)/);
+  // The hint names this database and schema, so it runs when pasted (no URL placeholder).
+  assert.ok(
+    submitted.stderr.includes(
+      `a worker takes it — llm-agent worker --database ${database.url} --schema ${schema} --agents agents.ts\n`,
+    ),
+    submitted.stderr,
+  );
   const queued = JSON.parse(
     (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
   );

@@ -4,7 +4,7 @@
  * @module
  */
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import type { RunNode, StatusState } from './inspect-tree.ts';
+import type { RunNode, StatusState } from './run-node.ts';
 import { fitWidth } from './display-width.ts';
 import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
 import { haltLine, haltWhy } from './halt-text.ts';
