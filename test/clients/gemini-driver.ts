@@ -13,18 +13,47 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { finishWithin, type RunningChild, startDetached } from './support/client-run.ts';
 
-const PACKAGE = fileURLToPath(new URL('./node_modules/@google/gemini-cli/', import.meta.url));
+const MODULES = fileURLToPath(new URL('./node_modules/', import.meta.url));
+
+/** One installed Gemini CLI release: its version and its script (run with this Node). */
+export interface GeminiRelease {
+  version: string;
+  cli: string;
+}
+
+function release(folder: string): GeminiRelease {
+  const path = join(MODULES, folder);
+  const { version } = JSON.parse(readFileSync(join(path, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return { version, cli: join(path, 'bundle', 'gemini.js') };
+}
+
+/** The pinned Gemini CLI (`@google/gemini-cli`), the newest tested. */
+const NEWEST = release(join('@google', 'gemini-cli'));
 
 /** The Gemini CLI script the pinned package installs (run with this Node). */
-export const GEMINI_CLI = join(PACKAGE, 'bundle', 'gemini.js');
+export const GEMINI_CLI = NEWEST.cli;
 
 /** The installed Gemini CLI version. */
-export const GEMINI_VERSION = (
-  JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { version: string }
-).version;
+export const GEMINI_VERSION = NEWEST.version;
+
+/**
+ * Every Gemini CLI release the client test runs: the pinned one and the older ones installed
+ * under npm aliases (`gemini-cli-0-58`: `npm:@google/gemini-cli@0.58.0`), oldest first.
+ */
+export const GEMINI_RELEASES: readonly GeminiRelease[] = [
+  ...readdirSync(MODULES)
+    .filter((name) => /^gemini-cli-\d/.test(name))
+    .map(release)
+    .sort((left, right) => left.version.localeCompare(right.version, 'en', { numeric: true })),
+  NEWEST,
+];
 
 /** A throwaway HOME for Gemini CLI, and the folder it works in. */
 export interface GeminiHome {
+  /** The Gemini CLI script this home runs (the pinned one unless a test sets another). */
+  cli: string;
   root: string;
   home: string;
   work: string;
@@ -53,7 +82,7 @@ export async function makeGeminiHome(url: string, name = 'gemini-client-'): Prom
     TERM: 'dumb',
     NO_COLOR: '1',
   };
-  return { root, home, work, env };
+  return { cli: GEMINI_CLI, root, home, work, env };
 }
 
 /** The arguments of one headless run with `prompt`, resuming session `resume` when given. */
@@ -69,7 +98,7 @@ export function geminiArgs(prompt: string, resume?: string): string[] {
 
 /** Start Gemini CLI in `home.work` with `args`. */
 export function startGemini(home: GeminiHome, args: readonly string[]): RunningChild {
-  return startDetached(process.execPath, [GEMINI_CLI, ...args], { cwd: home.work, env: home.env });
+  return startDetached(process.execPath, [home.cli, ...args], { cwd: home.work, env: home.env });
 }
 
 /** Run Gemini CLI to its end, killed (with its tree) if it takes longer than `timeoutMs`. */

@@ -5,9 +5,10 @@ import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { GEMINI_INTERRUPTED_TURN } from '../../src/repair/gemini-format.ts';
 import {
-  GEMINI_CLI,
+  GEMINI_RELEASES,
   GEMINI_VERSION,
   type GeminiHome,
+  type GeminiRelease,
   geminiArgs,
   makeGeminiHome,
   runGemini,
@@ -30,7 +31,8 @@ import { killTree, processesMentioning, processTree } from './support/process-tr
  * accept the request. Nothing is skipped.
  */
 
-const progress = (text: string) => console.log(`[gemini ${GEMINI_VERSION}] ${text}`);
+let current: GeminiRelease = GEMINI_RELEASES.at(-1) as GeminiRelease;
+const progress = (text: string) => console.log(`[gemini ${current.version}] ${text}`);
 
 const homes: GeminiHome[] = [];
 const servers: GeminiServer[] = [];
@@ -74,6 +76,7 @@ async function startLongCommands(count: number, extra: { text: string }[]) {
   const server = await startGeminiServer([{ calls }, ...extra]);
   servers.push(server);
   const home = await makeGeminiHome(server.url);
+  home.cli = current.cli;
   homes.push(home);
   const marker = (n: number) => join(home.work, `marker-${n}`);
   const started = (n: number) => join(home.work, `started-${n}`);
@@ -153,6 +156,7 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
 
   if (control) {
     const copy = await makeGeminiHome(server.url, 'gemini-control-');
+    copy.cli = current.cli;
     homes.push(copy);
     await cp(join(home.home, '.gemini'), join(copy.home, '.gemini'), { recursive: true });
     copy.work = home.work;
@@ -218,17 +222,27 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
   progress('a second repair is clean; no marker was ever written');
 }
 
-describe(`Gemini CLI ${GEMINI_VERSION} killed mid-tool, repaired, resumed (${GEMINI_CLI})`, () => {
-  test('pinned version', () => {
+for (const tested of GEMINI_RELEASES) {
+  describe(`Gemini CLI ${tested.version} killed mid-tool, repaired, resumed (${tested.cli})`, () => {
+    test('one shell call cut off', { timeout: 400_000 }, async () => {
+      current = tested;
+      await crashRepairResume(1, true);
+    });
+
+    test('two shell calls in one turn cut off', { timeout: 300_000 }, async () => {
+      current = tested;
+      await crashRepairResume(2, false);
+    });
+  });
+}
+
+describe(`Gemini CLI ${GEMINI_VERSION}, the pinned release, alive`, () => {
+  test('pinned version, and an older release of the same session format beside it', () => {
     assert.equal(GEMINI_VERSION, '0.61.0');
-  });
-
-  test('one shell call cut off', { timeout: 400_000 }, async () => {
-    await crashRepairResume(1, true);
-  });
-
-  test('two shell calls in one turn cut off', { timeout: 300_000 }, async () => {
-    await crashRepairResume(2, false);
+    assert.deepEqual(
+      GEMINI_RELEASES.map((release) => release.version),
+      ['0.58.0', '0.61.0'],
+    );
   });
 
   test('alive inside a long tool: repair refuses and writes nothing', {
