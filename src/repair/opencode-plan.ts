@@ -27,7 +27,7 @@ import { isObject, shown } from './untrusted-value.ts';
  * @example
  * const tested = OPENCODE_TESTED.includes('1.18.33'); // true
  */
-export const OPENCODE_TESTED = ['1.18.33'] as const;
+export const OPENCODE_TESTED = ['1.18.33', '1.18.34'] as const;
 
 /**
  * The newest schema migration of the tested versions: a database migrated further was written

@@ -7,7 +7,7 @@
  * `@ai-sdk/openai-compatible`, built into opencode), no update check and no models fetch;
  * `opencode run` started detached, and a kill that reaches every descendant.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,22 +16,47 @@ import { finishWithin, type RunningChild, startDetached } from './support/client
 
 const MODULES = fileURLToPath(new URL('./node_modules/', import.meta.url));
 
-/** The opencode package: its Linux x64 binary (the only platform the registry serves). */
-const PACKAGE = join(MODULES, `opencode-${process.platform}-${process.arch}`);
+/** One installed opencode release: its version and its executable. */
+export interface OpencodeRelease {
+  version: string;
+  bin: string;
+}
+
+function release(folder: string): OpencodeRelease {
+  const path = join(MODULES, folder);
+  const { version } = JSON.parse(readFileSync(join(path, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return { version, bin: join(path, 'bin', 'opencode') };
+}
+
+/** The pinned opencode: its Linux x64 binary package (the only platform the registry serves). */
+const PINNED = release(`opencode-${process.platform}-${process.arch}`);
 
 /** The opencode executable. */
-export const OPENCODE_BIN = join(PACKAGE, 'bin', 'opencode');
+export const OPENCODE_BIN = PINNED.bin;
 
 /** The installed opencode version. */
-export const OPENCODE_VERSION = (
-  JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { version: string }
-).version;
+export const OPENCODE_VERSION = PINNED.version;
+
+/**
+ * Every opencode release the client test runs: the pinned one and the others installed under
+ * npm aliases (`opencode-1-18-34`: `npm:opencode-linux-x64@1.18.34`), oldest first.
+ */
+export const OPENCODE_RELEASES: readonly OpencodeRelease[] = [
+  PINNED,
+  ...readdirSync(MODULES)
+    .filter((name) => /^opencode-\d/.test(name))
+    .map(release),
+].sort((left, right) => left.version.localeCompare(right.version, 'en', { numeric: true }));
 
 /** The model opencode is told to use: the scripted provider's only one. */
 export const OPENCODE_MODEL = 'fake/fake-model';
 
 /** A throwaway HOME for opencode, the folder it works in, and its database. */
 export interface OpencodeHome {
+  /** The opencode executable this home runs (the pinned one unless a test sets another). */
+  bin: string;
   root: string;
   home: string;
   work: string;
@@ -59,7 +84,14 @@ export async function makeOpencodeHome(name = 'opencode-client-'): Promise<Openc
     LANG: 'C.UTF-8',
     TERM: 'dumb',
   };
-  return { root, home, work, database: join(data, 'opencode', 'opencode.db'), env };
+  return {
+    bin: OPENCODE_BIN,
+    root,
+    home,
+    work,
+    database: join(data, 'opencode', 'opencode.db'),
+    env,
+  };
 }
 
 /** Make opencode's only provider, `fake`, the Chat Completions server at `baseURL` (…/v1). */
@@ -102,7 +134,7 @@ export function runArgs(prompt: string, session?: string): string[] {
 
 /** Start opencode in `home.work` with `args`, detached, output collected. */
 export function startOpencode(home: OpencodeHome, args: readonly string[]): RunningChild {
-  return startDetached(OPENCODE_BIN, args, { cwd: home.work, env: home.env });
+  return startDetached(home.bin, args, { cwd: home.work, env: home.env });
 }
 
 /** Run opencode to its end, killed (with its tree) if it takes longer than `timeoutMs`. */
