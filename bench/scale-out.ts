@@ -26,6 +26,7 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import type { PostgresTranscriptWriter } from '../src/store/postgres/postgres-writer.ts';
 import { encodeLine } from '../src/transcript/line-codec.ts';
 import { FORMAT_VERSION } from '../src/transcript/records.ts';
+import { emptyTailState, foldTailState } from '../src/transcript/tail-state.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { machineInfo } from './machine-info.ts';
 import { runLangGraph, stepGraph, stepReply } from './run-langgraph.ts';
@@ -35,8 +36,13 @@ import { logLogPlot } from './svg-plot.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const run = promisify(execFile);
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
 const quick = values.quick === true;
+/** `--only many` (or `steps`, `concurrency`, `revival`): one section, for a developer; writes nothing. */
+const only = values.only;
+const section = (name: string) => only === undefined || only === name;
 const STEPS = quick ? 200 : 1000;
 const CONCURRENCY = [1, 8, 32, 128];
 const STEPS_PER_RUN = quick ? 10 : 25;
@@ -263,6 +269,7 @@ async function manyRuns(url: string, admin: pg.Client) {
     const runsOf: string[] = [];
     const seqs: number[] = [];
     const types: string[] = [];
+    const summaries: string[] = [];
     for (let index = from; index < Math.min(MANY_RUNS, from + batch); index += 1) {
       const name = `run-${String(index).padStart(6, '0')}`;
       names.push(name);
@@ -271,19 +278,24 @@ async function manyRuns(url: string, admin: pg.Client) {
         { type: 'message', role: 'user', content: [{ type: 'text', text: `task ${name}` }] },
         { type: 'message', role: 'assistant', content: [{ type: 'text', text: `done ${name}` }] },
       ] as const;
+      // The summary a writer keeps with each append: the fold of the run's lines.
+      let state = emptyTailState();
       bodies.forEach((body, seq) => {
-        lines.push(encodeLine({ v: FORMAT_VERSION, seq, at }, body as never).bytes);
+        const line = encodeLine({ v: FORMAT_VERSION, seq, at }, body as never);
+        lines.push(line.bytes);
         runsOf.push(name);
         seqs.push(seq);
         types.push(body.type);
+        state = foldTailState(state, line.record, line.bytes.length);
       });
+      summaries.push(JSON.stringify(state));
     }
     await admin.query(
-      `INSERT INTO ${schema}.runs (run_id, last_seq, status, bytes, owner, lease_expires)
+      `INSERT INTO ${schema}.runs (run_id, last_seq, status, bytes, owner, lease_expires, summary)
        SELECT n, 2, 'finished', 300, CASE WHEN n LIKE '%00' THEN 'dead-worker' END,
-              CASE WHEN n LIKE '%00' THEN now() - interval '1 minute' END
-       FROM unnest($1::text[]) AS n`,
-      [names],
+              CASE WHEN n LIKE '%00' THEN now() - interval '1 minute' END, m::json
+       FROM unnest($1::text[], $2::text[]) AS x(n, m)`,
+      [names, summaries],
     );
     await admin.query(
       `INSERT INTO ${schema}.records (run_id, seq, epoch, type, line)
@@ -317,6 +329,26 @@ async function manyRuns(url: string, admin: pg.Client) {
   return { runs: MANY_RUNS, supervisorScanMs: median(scans), statusMs: median(statusTimes) };
 }
 
+/** Ours and PostgresSaver, one 1000-step run each. */
+async function perStepSection(url: string, admin: pg.Client) {
+  log(`  per step, ${STEPS} steps: ours …`);
+  const ours = await oursPerStep(url, admin);
+  log(`    ${(ours.totalMs / 1000).toFixed(2)} s; PostgresSaver …`);
+  const theirs = await langGraphPerStep(url, admin);
+  log(`    ${(theirs.totalMs / 1000).toFixed(2)} s`);
+  return { ours, langGraph: theirs, speedup: theirs.totalMs / ours.totalMs };
+}
+
+/** The supervisor's scan and `status --database` over MANY_RUNS runs. */
+async function manySection(url: string, admin: pg.Client) {
+  log(`  ${MANY_RUNS} runs: loading …`);
+  const many = await manyRuns(url, admin);
+  log(
+    `  ${MANY_RUNS} runs: supervisor scan ${many.supervisorScanMs?.toFixed(1)} ms; status --database --json ${((many.statusMs ?? 0) / 1000).toFixed(2)} s`,
+  );
+  return many;
+}
+
 async function main(): Promise<void> {
   const folder = join(ROOT, 'bench/data');
   await mkdir(join(folder, 'scale-out'), { recursive: true });
@@ -337,13 +369,9 @@ async function main(): Promise<void> {
       .map((row) => `${row.name}=${row.setting}`)
       .join(', ');
     log(`scale-out bench: PostgreSQL ${version} (${settings})${quick ? ', quick' : ''}`);
-    log(`  per step, ${STEPS} steps: ours …`);
-    const ours = await oursPerStep(server.url, admin);
-    log(`    ${(ours.totalMs / 1000).toFixed(2)} s; PostgresSaver …`);
-    const theirs = await langGraphPerStep(server.url, admin);
-    log(`    ${(theirs.totalMs / 1000).toFixed(2)} s`);
+    const perStep = section('steps') ? await perStepSection(server.url, admin) : null;
     const concurrency: { runs: number; ours: number; langGraph: number }[] = [];
-    for (const runs of CONCURRENCY) {
+    for (const runs of section('concurrency') ? CONCURRENCY : []) {
       const oursRate = await oursConcurrent(server.url, admin, runs);
       const theirRate = await langGraphConcurrent(server.url, admin, runs);
       concurrency.push({ runs, ours: oursRate, langGraph: theirRate });
@@ -351,20 +379,20 @@ async function main(): Promise<void> {
         `  ${runs} runs at once: ours ${oursRate.toFixed(0)} steps/s, PostgresSaver ${theirRate.toFixed(0)} steps/s (${(oursRate / theirRate).toFixed(1)}×)`,
       );
     }
-    const revival = await revivalLatency(server.url, admin, quick ? 1000 : 5000);
-    log(
-      `  revival: lease ${revival.leaseMs} ms; expiry → revived ${revival.expiryToRevivedMs} ms; → first model call ${revival.revivedToFirstCallMs} ms`,
-    );
-    log(`  ${MANY_RUNS} runs: loading …`);
-    const many = await manyRuns(server.url, admin);
-    log(
-      `  ${MANY_RUNS} runs: supervisor scan ${many.supervisorScanMs?.toFixed(1)} ms; status --database --json ${((many.statusMs ?? 0) / 1000).toFixed(2)} s`,
-    );
+    const revival = section('revival')
+      ? await revivalLatency(server.url, admin, quick ? 1000 : 5000)
+      : null;
+    if (revival !== null) {
+      log(
+        `  revival: lease ${revival.leaseMs} ms; expiry → revived ${revival.expiryToRevivedMs} ms; → first model call ${revival.revivedToFirstCallMs} ms`,
+      );
+    }
+    const many = section('many') ? await manySection(server.url, admin) : null;
     const results = {
       measuredAt: new Date().toISOString(),
       quick,
       machine: { ...machineInfo(folder), postgres: `${version} (${settings})` },
-      perStep: { ours, langGraph: theirs, speedup: theirs.totalMs / ours.totalMs },
+      perStep,
       concurrency: { stepsPerRun: STEPS_PER_RUN, pool: 16, rows: concurrency },
       revival,
       many,
@@ -386,7 +414,9 @@ async function main(): Promise<void> {
         },
       ],
     );
-    if (!quick) {
+    if (only !== undefined) {
+      log(`  --only ${only}: nothing written`);
+    } else if (!quick) {
       await writeFile(
         join(ROOT, 'bench/scale-out-results.json'),
         `${JSON.stringify(results, null, 2)}\n`,

@@ -13,7 +13,7 @@ interface CommandLike {
 }
 
 const STATUS_MODULE = '../dist/cli/status-command.js';
-const STYLE_MODULE = '../dist/cli/terminal-style.js';
+const STYLE_MODULE = '../dist/render/terminal-style.js';
 
 /** Count every `state` member anywhere in the JSON the command printed. */
 export function countStates(

@@ -1,8 +1,8 @@
 /*
  * The folders of src/ are layers, and imports point down only (docs/architecture.md):
  *
- *   transcript ← store, loop, testing ← subagents ← revival, demo ← fleet, repair ← render ← runs
- *   ← cli (src/ui, the web view, comes at rank 7: above runs, below cli)
+ *   transcript ← store, loop, testing ← subagents ← revival ← fleet, repair ← render ← runs
+ *   ← demo ← cli (src/ui, the web view, comes at rank 7 too: above runs, below cli)
  *
  * A file may import its own folder and folders of a lower rank; never a higher one, nor a
  * sibling of the same rank (store, loop and testing know nothing of each other). The transcript and store
@@ -23,12 +23,12 @@ export const RANK: Record<string, number> = {
   loop: 1,
   subagents: 2,
   revival: 3,
-  demo: 3,
   fleet: 4,
   testing: 1,
   repair: 4,
   render: 5,
   runs: 6,
+  demo: 7,
   cli: 8,
 };
 

@@ -30,6 +30,8 @@ export type {
   LoopEvent,
   LoopMessage,
   LoopOptions,
+  ReconcileAnswer,
+  ReconcileContext,
   RunHandle,
   RunResult,
   RunStatus,

@@ -13,8 +13,16 @@ export interface Command {
   name: string;
   /** The full `--help` text. */
   help: string;
-  /** Runs the command; resolves to the exit code. Throws {@link UserError} for the user's mistakes. */
-  run(argv: string[], io: CommandIo): Promise<number>;
+  /**
+   * Runs the command; resolves to the exit code. Throws {@link UserError} for the user's
+   * mistakes. `command` runs another command line in-process (main passes itself), so a
+   * command that shows others (the demo) never imports them.
+   */
+  run(
+    argv: string[],
+    io: CommandIo,
+    command?: (argv: string[], io: CommandIo) => Promise<number>,
+  ): Promise<number>;
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -59,14 +67,4 @@ export function integerOption(
     );
   }
   return Number(value);
-}
-
-/**
- * Write a line.
- *
- * @example
- * writeLine(io.stdout, 'Nothing to revive.');
- */
-export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
-  stream.write(`${text}\n`);
 }

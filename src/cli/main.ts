@@ -242,7 +242,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
       );
     }
     command = await entry.load();
-    return await command.run(rest, io);
+    return await command.run(rest, io, main);
   } catch (error) {
     // A message may quote a transcript (an agent type, a line's damage): made safe, one line.
     if (error instanceof UserError) {

@@ -1,5 +1,7 @@
-import { readdir } from 'node:fs/promises';
-import { basename, join, relative, resolve } from 'node:path';
+import type { Dirent } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { readProcessTable } from '../repair/process-table.ts';
 import { repairFile } from '../repair/repair-file.ts';
 import type { RepairOutcome } from '../repair/repair-session.ts';
 import { type Command, parseCommandLine } from './command.ts';
@@ -42,23 +44,34 @@ byte-exact backup (FILE.bak-TIME) is written first. An opencode database (openco
 changed in one transaction after a consistent backup (FILE.bak-TIME, SQLite's backup API),
 and only while no process has it open. A torn last line is copied to FILE.torn-OFFSET and left in
 place. Refused, writing nothing: a format or version this version of llm-agent was not
-tested with, and a file its client may still be writing (open in another process, or
-changed in the last 5 seconds) unless --force. A session that needs nothing is left alone.
+tested with, a file holding lines of two clients, and a session its client may still own —
+a running process of that client whose command line names the session, whose working
+folder is the session's, or that holds a file in the session's folder; a file open in any
+process; a file changed in the last 5 seconds — unless --force. A session that needs
+nothing is left alone; one its client already resumed without a repair is reported with
+what the model was told.
 
 --scan lists the sessions below each DIR (default: ~/.claude/projects, ~/.codex/sessions,
-~/.pi/agent/sessions, ~/.gemini/tmp, ~/.local/share/opencode) that a repair would change; it
-writes nothing.
+~/.pi/agent/sessions, ~/.gemini/tmp, ~/.local/share/opencode) that a repair would change,
+with the verdict a repair would give; it writes nothing, never follows a symbolic link, and
+stops after 20000 files.
 
 Options:
-  --dry-run   say what would be appended, write nothing
+  --dry-run   say what would be appended (ids and times are made at write time), write nothing
   --json      print the outcomes as JSON
-  --force     repair a file even though it looks live
+  --force     repair a session even though its client may still own it
   --scan      list broken sessions instead of repairing FILEs
   -h, --help  show this help
 
-Exit codes: 0 every FILE repaired or needing nothing (--scan: nothing broken); 3 (--scan, or
---dry-run) sessions need repair; 4 a FILE was refused (unknown format or version, a shape
-it cannot repair honestly); 7 a FILE looks live; 1 an I/O error; 2 a bad option.
+Exit codes:
+  0  every FILE repaired or needing nothing (--scan: nothing broken)
+  1  an I/O error; a repair another process appended into (the output says what to check)
+  2  a bad option, or a --scan DIR that does not exist
+  3  (--scan, --dry-run) sessions need repair
+  4  a FILE was refused (unknown or mixed format, untested version, a shape it cannot
+     repair honestly) or was already resumed without a repair
+  7  a FILE looks live (its client may still own it): stop the client or wait for its
+     tool, then repair again
 `,
   async run(argv, io) {
     const { values, positionals } = parseCommandLine('repair', argv, {
@@ -81,16 +94,31 @@ it cannot repair honestly); 7 a FILE looks live; 1 an I/O error; 2 a bad option.
         positionals.length > 0
           ? positionals.map((folder) => resolve(io.cwd, folder))
           : DEFAULT_FOLDERS.map((folder) => join(home, folder));
-      const files = await sessionFiles(folders);
+      if (positionals.length > 0) {
+        for (const folder of folders) {
+          const kind = await lstat(folder).catch(() => null);
+          if (kind === null) throw new UserError(`repair --scan: ${folder}: no such folder`);
+          if (!kind.isDirectory() && !kind.isSymbolicLink()) {
+            throw new UserError(`repair --scan: ${folder}: not a folder`);
+          }
+        }
+      }
+      const { files, cut } = await sessionFiles(folders);
+      const table = await readProcessTable();
       const outcomes: RepairOutcome[] = [];
       for (const file of files) {
-        const outcome = await repairFile(file, { dryRun: true });
+        const outcome = await repairFile(file, {
+          dryRun: true,
+          processTable: async () => table,
+        });
         if (outcome.status === 'refused' && outcome.reason === 'unknown-format') continue;
         outcomes.push(outcome);
       }
       if (json)
-        io.stdout.write(`${jsonText({ scanned: files.length, sessions: outcomes }, io.stdout)}\n`);
-      else io.stdout.write(scanText(outcomes, files.length, io.cwd));
+        io.stdout.write(
+          `${jsonText({ scanned: files.length, ...(cut === undefined ? {} : { cut }), sessions: outcomes }, io.stdout)}\n`,
+        );
+      else io.stdout.write(scanText(outcomes, files.length, io.cwd, cut));
       if (outcomes.some((outcome) => outcome.status === 'planned')) return EXIT.revivable;
       return EXIT.ok;
     }
@@ -112,8 +140,12 @@ it cannot repair honestly); 7 a FILE looks live; 1 an I/O error; 2 a bad option.
 function exitCode(outcomes: readonly RepairOutcome[]): number {
   const refusals = outcomes.flatMap((outcome) => (outcome.status === 'refused' ? [outcome] : []));
   if (refusals.some((outcome) => outcome.reason === 'io-error')) return EXIT.failure;
+  if (outcomes.some((outcome) => outcome.status === 'repaired' && outcome.interleaved)) {
+    return EXIT.failure;
+  }
   if (refusals.some((outcome) => outcome.reason === 'live')) return EXIT.claimed;
   if (refusals.length > 0) return EXIT.unreadable;
+  if (outcomes.some((outcome) => outcome.status === 'resumed')) return EXIT.unreadable;
   if (outcomes.some((outcome) => outcome.status === 'planned')) return EXIT.revivable;
   return EXIT.ok;
 }
@@ -137,6 +169,10 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
         lines.push(`  torn last line copied to ${terminalSafe(shown(outcome.sidecar, cwd))}`);
       }
       lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
+      if (outcome.forced !== undefined) lines.push(`  warning: ${terminalSafe(outcome.forced)}`);
+      if (outcome.interleaved !== undefined) {
+        lines.push(`  warning: ${terminalSafe(outcome.interleaved)}`);
+      }
       return `${lines.join('\n')}\n`;
     }
     case 'planned': {
@@ -149,12 +185,19 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
         );
       }
       lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
+      if (outcome.forced !== undefined) lines.push(`  warning: ${terminalSafe(outcome.forced)}`);
       lines.push(
-        `  would append ${outcome.append.length} line${outcome.append.length === 1 ? '' : 's'}:`,
+        `  would append ${outcome.append.length} line${outcome.append.length === 1 ? '' : 's'} like these (fresh ids and the time are made when it writes):`,
       );
       for (const line of outcome.append) lines.push(`  + ${terminalSafe(line)}`);
       return `${lines.join('\n')}\n`;
     }
+    case 'resumed':
+      return `${[
+        `not repaired ${name}${format}: already resumed without a repair — ${terminalSafe(outcome.told)}`,
+        `  ${terminalSafe(outcome.detail)}`,
+        ...skippedNote(outcome.skipped, outcome.detection.format),
+      ].join('\n')}\n`;
     case 'clean': {
       const lines = [`nothing to repair in ${name}${format}: ${terminalSafe(outcome.detail)}`];
       if (outcome.tornBytes > 0) {
@@ -180,25 +223,27 @@ function skippedNote(skipped: readonly number[], client: string): string[] {
   ];
 }
 
-function scanText(outcomes: readonly RepairOutcome[], scanned: number, cwd: string): string {
+function scanText(
+  outcomes: readonly RepairOutcome[],
+  scanned: number,
+  cwd: string,
+  cut: string | undefined,
+): string {
   const broken = outcomes.filter((outcome) => outcome.status === 'planned');
   const lines: string[] = [];
   for (const outcome of outcomes) {
-    const state =
-      outcome.status === 'planned'
-        ? `broken: ${outcome.calls.length} call${outcome.calls.length === 1 ? '' : 's'} unanswered`
-        : outcome.status === 'refused'
-          ? `refused (${outcome.reason})`
-          : 'ok';
     const format =
       outcome.status === 'refused' && outcome.detection === undefined
         ? '?'
         : `${outcome.detection?.format} ${outcome.detection?.version}`;
     lines.push(
-      `${terminalSafe(state).padEnd(28)} ${terminalSafe(format).padEnd(22)} ${terminalSafe(shown(outcome.path, cwd))}`,
+      `${terminalSafe(scanState(outcome)).padEnd(28)} ${terminalSafe(format).padEnd(22)} ${terminalSafe(shown(outcome.path, cwd))}`,
     );
+    const why = scanWhy(outcome);
+    if (why !== null) lines.push(`  ${terminalSafe(why)}`);
   }
   lines.push('');
+  if (cut !== undefined) lines.push(`The scan stopped early: ${cut}.`);
   lines.push(
     `${outcomes.length} session${outcomes.length === 1 ? '' : 's'} of ${scanned} file${scanned === 1 ? '' : 's'}: ${broken.length} broken.`,
   );
@@ -207,26 +252,82 @@ function scanText(outcomes: readonly RepairOutcome[], scanned: number, cwd: stri
   return `${lines.join('\n')}\n`;
 }
 
+function scanState(outcome: RepairOutcome): string {
+  switch (outcome.status) {
+    case 'planned':
+      return `broken: ${outcome.calls.length} call${outcome.calls.length === 1 ? '' : 's'} unanswered`;
+    case 'refused':
+      return `refused (${outcome.reason})`;
+    case 'resumed':
+      return 'resumed unrepaired';
+    default:
+      return 'ok';
+  }
+}
+
+/** The reason under a scan's line, for what is not plainly ok or broken. */
+function scanWhy(outcome: RepairOutcome): string | null {
+  if (outcome.status === 'refused') {
+    // The detail starts with the path, already on the line above.
+    const prefix = `${outcome.path}: `;
+    return outcome.detail.startsWith(prefix) ? outcome.detail.slice(prefix.length) : outcome.detail;
+  }
+  if (outcome.status === 'resumed') return `${outcome.told}; ${outcome.detail}`;
+  if (outcome.status === 'planned' && outcome.forced !== undefined) return outcome.forced;
+  return null;
+}
+
 function shown(path: string, cwd: string): string {
   const near = relative(cwd, path);
   return near.startsWith('..') ? path : near;
 }
 
-/** The `*.jsonl` files below `folders` (missing folders skipped), sorted, bounded. */
-async function sessionFiles(folders: readonly string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (const folder of folders) {
-    let entries: string[];
+/** How deep below a root a scan looks: session folders are a few levels deep. */
+const MAX_DEPTH = 12;
+/** How many folder entries a scan reads at most, so that a huge tree cannot hold it. */
+const MAX_ENTRIES = 200_000;
+
+/**
+ * The `*.jsonl` files below `folders`, sorted per folder. Never follows a symbolic link below a
+ * root (a link to a folder may loop or lead out of the roots; a linked file is another file's
+ * name), and bounded: MAX_SCANNED files, MAX_ENTRIES entries, MAX_DEPTH levels — a scan cut
+ * short says why (`cut`). A root that is missing is skipped (the default roots of a client the
+ * user does not have).
+ */
+async function sessionFiles(
+  folders: readonly string[],
+): Promise<{ files: string[]; cut?: string }> {
+  const files: string[] = [];
+  let entries = 0;
+  const walk = async (folder: string, depth: number): Promise<string | undefined> => {
+    let listed: Dirent[];
     try {
-      entries = await readdir(folder, { recursive: true, encoding: 'utf8' });
+      listed = await readdir(folder, { withFileTypes: true, encoding: 'utf8' });
     } catch {
-      continue;
+      return undefined;
     }
-    for (const entry of entries.sort()) {
-      if (!entry.endsWith('.jsonl') && basename(entry) !== 'opencode.db') continue;
-      found.push(join(folder, entry));
-      if (found.length >= MAX_SCANNED) return found;
+    listed.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    for (const entry of listed) {
+      entries += 1;
+      if (entries > MAX_ENTRIES) return `more than ${MAX_ENTRIES} entries`;
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (depth >= MAX_DEPTH) continue;
+        const cut = await walk(path, depth + 1);
+        if (cut !== undefined) return cut;
+      } else if (
+        entry.isFile() &&
+        (entry.name.endsWith('.jsonl') || entry.name === 'opencode.db')
+      ) {
+        files.push(path);
+        if (files.length >= MAX_SCANNED) return `${MAX_SCANNED} files`;
+      }
     }
+    return undefined;
+  };
+  for (const folder of folders) {
+    const cut = await walk(folder, 0);
+    if (cut !== undefined) return { files, cut };
   }
-  return found;
+  return { files };
 }

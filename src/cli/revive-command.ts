@@ -19,7 +19,8 @@ import { RunStopper } from '../runs/run-stopper.ts';
 import { findSalvageable, salvage, salvageText } from '../runs/salvage-damaged.ts';
 import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { UserError } from '../runs/user-error.ts';
-import { type Command, integerOption, parseCommandLine, writeLine } from './command.ts';
+import { type Command, integerOption, parseCommandLine } from './command.ts';
+import { writeLine } from '../runs/command-io.ts';
 
 /**
  * `llm-agent revive PATH…`: plan the revival of the trees at PATH (children before parents),
@@ -148,7 +149,13 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       const unreadable = plan.leftAlone.some((left) => left.node.state === 'unreadable');
       return unreadable ? EXIT.unreadable : EXIT.ok;
     }
-    const registries = await registriesFor(plan, roots, values.agents as string | undefined, io);
+    const registries = await registriesFor(
+      plan,
+      roots,
+      values.agents as string | undefined,
+      io,
+      async () => (await import('../demo/demo-agents.ts')).default,
+    );
     if (values.yes !== true) {
       const question = `Revive ${plural(plan.revivals.length, 'run')}, sending about ${formatCount(plan.estimatedTokens)} tokens? [y/N] `;
       if (io.stdin.isTTY !== true) {

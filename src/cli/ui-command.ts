@@ -1,4 +1,5 @@
-import { type Command, integerOption, parseCommandLine, writeLine } from './command.ts';
+import { type Command, integerOption, parseCommandLine } from './command.ts';
+import { writeLine } from '../runs/command-io.ts';
 import type { CommandIo } from '../runs/command-io.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { databaseUiSource } from './database-ui-source.ts';

@@ -1,4 +1,5 @@
 import { asSchema } from 'ai';
+import { idempotencyKeyOf, type KeyedRun } from '../transcript/idempotency-key.ts';
 import type { JsonValue, ToolCallPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { checkJsonSchema } from './check-json-schema.ts';
@@ -86,12 +87,16 @@ export async function runToolCall(
     return 'refused';
   }
   if (signal.aborted) return 'not-dispatched';
+  // Fixed in the dispatch before the tool starts: the tool, a revival and a reconcile all use
+  // the recorded key.
+  const idempotencyKey = idempotencyKeyOf(runOf(session), call.callId);
   await session.append({
     type: 'tool-dispatched',
     callId: call.callId,
     toolName: call.toolName,
     inputDigest: inputDigest(call.input),
     idempotency: tool.idempotency,
+    idempotencyKey,
     ...(joins === undefined ? {} : { joins }),
   });
   await session.barrier();
@@ -113,6 +118,7 @@ export async function runToolCall(
   try {
     const value = await tool.execute(checked.value as never, {
       callId: call.callId,
+      idempotencyKey,
       signal,
       session,
     });
@@ -265,6 +271,15 @@ export async function validateInput(
   } catch (error) {
     return { ok: false, detail: errorText(error) };
   }
+}
+
+/** The run a key is derived for; a transcript without a session-meta is keyed by its path. */
+function runOf(session: TranscriptWriter): KeyedRun {
+  const meta = session.state.meta;
+  if (meta === null) return { agentId: session.path };
+  return meta.createdAt === undefined
+    ? { agentId: meta.agentId }
+    : { agentId: meta.agentId, createdAt: meta.createdAt };
 }
 
 function isToolFailure(value: unknown): value is ToolFailure {

@@ -27,6 +27,13 @@ export type LoopMessage = Message & { seq?: number };
 export interface ToolContext {
   /** The id of this call, as the model named it. */
   callId: string;
+  /**
+   * This call's idempotency key, recorded in its dispatch before the tool started and the same
+   * in every process that ever handles the call. Hand it to the outside world (a payment's
+   * `Idempotency-Key`, a message id) so that a repeat is recognised there, and so that
+   * `reconcile` can ask about the call after a crash.
+   */
+  idempotencyKey: string;
   /** Aborted when the run is aborted: a tool should stop and return or throw. */
   signal: AbortSignal;
   /** The transcript of the run this call belongs to. */
@@ -45,6 +52,37 @@ export interface ToolFailure {
   isError: true;
   output: JsonValue;
 }
+
+/**
+ * What a tool's `reconcile` is given besides the call's input.
+ *
+ * @example
+ * const context: ReconcileContext = {
+ *   callId: 'call_1', idempotencyKey: 'ik-0123', signal: AbortSignal.timeout(10_000),
+ *   deadline: Date.now() + 10_000,
+ * };
+ */
+export interface ReconcileContext {
+  /** The call's id, as the model named it. */
+  callId: string;
+  /** The key the call was dispatched with (and `execute` was given). */
+  idempotencyKey: string;
+  /** Aborted at the deadline, or when the revival is abandoned: stop asking. */
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the answer is not waited for (it counts as `unknown`). */
+  deadline: number;
+}
+
+/**
+ * What a reconcile answers about one interrupted call.
+ *
+ * @example
+ * const answer: ReconcileAnswer = { outcome: 'completed', output: { chargeId: 'ch_1' } };
+ */
+export type ReconcileAnswer =
+  | { outcome: 'completed'; output: JsonValue; isError?: boolean }
+  | { outcome: 'did-not-happen' }
+  | { outcome: 'unknown'; detail?: string };
 
 /**
  * A tool a run can call. `idempotency` is recorded in the dispatch; it never makes a call
@@ -71,6 +109,15 @@ export interface ToolDefinition<Input = unknown> {
   idempotency: Idempotency;
   /** Resolves to what the model reads; a thrown error becomes an error result. */
   execute(input: Input, context: ToolContext): Promise<JsonValue | ToolFailure>;
+  /**
+   * Asked by a revival about a call of this tool that was in flight when its run died: look in
+   * the outside world (by the call's idempotency key) and say what happened. `completed` with the
+   * output the call produced settles it with that output; `did-not-happen` tells the model the
+   * call did not take effect (it is not retried); `unknown` — or a throw, an answer after
+   * `context.deadline`, or anything that is not an answer — leaves the interrupted answer of a
+   * revival without one. It must only look: a revival never runs a call again (docs/tools.md).
+   */
+  reconcile?(input: Input, context: ReconcileContext): Promise<ReconcileAnswer>;
   joins?(input: Input): string[];
 }
 

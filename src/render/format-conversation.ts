@@ -123,15 +123,18 @@ function envelopeText(record: TranscriptRecord | ForeignRecord): string {
       }`;
     case 'tool-dispatched':
       return `${head} ${record.toolName} ${record.callId} (${record.idempotency})${
-        record.joins === undefined ? '' : ` joins ${record.joins.join(', ')}`
-      }`;
+        record.idempotencyKey === undefined ? '' : ` key ${record.idempotencyKey}`
+      }${record.joins === undefined ? '' : ` joins ${record.joins.join(', ')}`}`;
     case 'tool-settled':
       return `${head} ${record.callId} ${record.status}${record.reason === undefined ? '' : ` / ${record.reason}`}`;
     case 'run-revived':
       return `${head} #${record.ordinal} of ${record.maxRevivals} after seq ${record.afterSeq}${listed(
         ' interrupted',
         record.interrupted,
-      )}${listed(' completed-unpersisted', record.completedUnpersisted)}${listed(' orphaned', record.orphaned)}`;
+      )}${listed(' completed-unpersisted', record.completedUnpersisted)}${listed(' orphaned', record.orphaned)}${listed(
+        ' reconciled',
+        (record.reconciled ?? []).map((asked) => `${asked.callId} ${asked.answer}`),
+      )}`;
     case 'compaction':
       return `${head} replaces seq ${record.fromSeq}–${record.toSeq}`;
     case 'run-failed':

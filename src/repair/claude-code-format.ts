@@ -104,15 +104,22 @@ function hasEnvelope(value: unknown): value is Record<string, unknown> {
 function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null {
   let found = false;
   let version: string | undefined;
+  const session: { id?: string; cwd?: string } = {};
   for (const line of lines) {
     const value = line.value;
-    if (hasEnvelope(value)) found = true;
+    if (hasEnvelope(value)) {
+      found = true;
+      session.id = value.sessionId as string;
+      if (typeof value.cwd === 'string') session.cwd = value.cwd;
+    }
     if (isObject(value) && typeof value.version === 'string' && typeof value.uuid === 'string') {
       version = value.version;
     }
   }
   if (!found || version === undefined) return null;
-  if (SUPPORTED_VERSION.test(version)) return { format: 'claude-code', version, supported: true };
+  if (SUPPORTED_VERSION.test(version)) {
+    return { format: 'claude-code', version, supported: true, session };
+  }
   return {
     format: 'claude-code',
     version: shownVersion(version),
@@ -122,23 +129,99 @@ function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null
   };
 }
 
+/** The file as Claude Code's loader reads it. */
+interface Loaded {
+  messages: Map<string, Message>;
+  used: Set<string>;
+  /** The newest message of the main conversation. */
+  newest: Message | undefined;
+  /** The newest sidechain message (a subagent's transcript is all sidechain). */
+  newestSidechain: Message | undefined;
+  named: string | undefined;
+  namedExplicitly: boolean;
+  cleared: boolean;
+}
+
+/** What Claude Code tells the model of calls it resumed past without their results. */
+const DROPPED =
+  'Claude Code dropped the calls silently when it resumed: the model was never told of them';
+
 function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
   const detected = detectClaudeCode(lines);
   if (detected === null || !detected.supported) {
     return { kind: 'refuse', detail: 'not a Claude Code session of a version repair knows' };
   }
+  const loaded = loadMessages(lines);
+  if ('kind' in loaded) return loaded;
+  // A subagent's transcript (every message a sidechain's) is repaired as its own conversation:
+  // the parent's Task call waits on it.
+  const sidechain = loaded.newest === undefined;
+  const leaf = loaded.newest ?? loaded.newestSidechain;
+  if (leaf === undefined) return { kind: 'clean', detail: 'the session has no messages yet' };
+  if (!sidechain && loaded.cleared) {
+    return {
+      kind: 'clean',
+      detail:
+        'the conversation was cleared after its last message: Claude Code resumes it empty, so there is no call to answer',
+    };
+  }
+  const { path, broken } = pathFrom(loaded.messages, leaf);
+  const named = sidechain ? null : namedElsewhere(loaded, leaf, path);
+  if (named !== null) return named;
+  const cutOff = lastCalls(lines, loaded, path, broken, sidechain);
+  if (cutOff.kind !== 'calls')
+    return cutOff.kind === 'plan'
+      ? cutOff.plan
+      : dropped(lines, loaded, path, sidechain, cutOff.detail);
+  const { assistant, unanswered, sources, last } = cutOff;
+  // After the message, the path may hold its other lines, results, attachments and system
+  // lines; a user turn means the conversation went on without the results.
+  for (const message of path.slice(last + 1)) {
+    if (message.value.type !== 'user' || isResultLine(message.value)) continue;
+    return {
+      kind: 'resumed',
+      calls: unanswered,
+      told: DROPPED,
+      detail: `${unanswered.length} tool call(s) of line ${assistant.line} have no result, but the conversation went on after them (line ${message.line}); results appended now would not follow the calls`,
+    };
+  }
+  const time = context.now.getTime();
+  if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  const append: string[] = [];
+  const fields = { timestamp: context.now.toISOString(), promptId: promptOf(path.slice(0, last)) };
+  let parentUuid = leaf.uuid;
+  for (const call of unanswered) {
+    const uuid = freshUuid(loaded.used, context);
+    if (uuid === null) {
+      return {
+        kind: 'refuse',
+        detail: 'no fresh uuid: the random source keeps repeating uuids of the file',
+      };
+    }
+    loaded.used.add(uuid);
+    const source = sources.get(call.callId) as Message;
+    append.push(JSON.stringify(resultLine(source, call, { ...fields, parentUuid, uuid })));
+    parentUuid = uuid;
+  }
+  return { kind: 'repair', calls: unanswered, append };
+}
 
-  // Read the file as Claude Code's loader does: messages by uuid (last wins), `progress` lines
-  // folded out of the chain, the newest non-sidechain message as the leaf, `last-prompt` lines
-  // naming the leaf a session was left at.
-  const messages = new Map<string, Message>();
+/**
+ * Read the file as Claude Code's loader does: messages by uuid (last wins), `progress` lines
+ * folded out of the chain, the newest non-sidechain message as the leaf, `last-prompt` lines
+ * naming the leaf a session was left at.
+ */
+function loadMessages(lines: readonly ForeignLine[]): Loaded | RepairPlan {
+  const loaded: Loaded = {
+    messages: new Map(),
+    used: new Set(),
+    newest: undefined,
+    newestSidechain: undefined,
+    named: undefined,
+    namedExplicitly: false,
+    cleared: false,
+  };
   const folded = new Map<string, string | null>();
-  const used = new Set<string>();
-  let newest: Message | undefined;
-  let sidechainOnly = false;
-  let named: string | undefined;
-  let namedExplicitly = false;
-  let cleared = false;
   for (const line of lines) {
     if (line.value === undefined) continue; // not JSON: Claude Code skips it
     const value = line.value;
@@ -148,7 +231,7 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
         detail: `line ${line.number} is JSON but not an object; Claude Code itself cannot load this session`,
       };
     }
-    if (typeof value.uuid === 'string') used.add(value.uuid);
+    if (typeof value.uuid === 'string') loaded.used.add(value.uuid);
     const parentField = value.parentUuid;
     if (value.type === 'progress' && typeof value.uuid === 'string') {
       const parent = typeof parentField === 'string' ? parentField : null;
@@ -159,123 +242,173 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
       continue;
     }
     if (typeof value.type === 'string' && MESSAGE_TYPES.has(value.type)) {
-      if (typeof value.uuid !== 'string' || value.uuid === '') {
-        return {
-          kind: 'refuse',
-          detail: `line ${line.number}: a ${shown(value.type)} message without a uuid, which Claude Code always writes`,
-        };
-      }
-      if (parentField !== null && parentField !== undefined && typeof parentField !== 'string') {
-        return {
-          kind: 'refuse',
-          detail: `line ${line.number}: a parentUuid that is neither a uuid nor null`,
-        };
-      }
-      let parent = typeof parentField === 'string' && parentField !== '' ? parentField : null;
-      if (parent !== null && folded.has(parent)) parent = folded.get(parent) ?? null;
-      const message: Message = { value, line: line.number, uuid: value.uuid, parent };
-      messages.set(value.uuid, message);
-      if (value.isSidechain === true) {
-        if (newest === undefined) sidechainOnly = true;
-      } else {
-        newest = message;
-        sidechainOnly = false;
-        namedExplicitly = false;
-        cleared = false;
-      }
-      if (value.type === 'system' && value.subtype === 'compact_boundary') {
-        named = undefined;
-        namedExplicitly = false;
-      }
+      const refused = loadMessage(loaded, folded, line.number, value);
+      if (refused !== null) return refused;
       continue;
     }
-    if (value.type === 'last-prompt') {
-      if (typeof value.leafUuid === 'string' && value.leafUuid !== '') {
-        namedExplicitly = value.explicit === true || (namedExplicitly && value.leafUuid === named);
-        named = value.leafUuid;
-        cleared = false;
-      } else if (value.leafUuid === null && value.explicit === true) {
-        cleared = true;
-        named = undefined;
-        namedExplicitly = false;
-      }
-    }
+    if (value.type === 'last-prompt') lastPrompt(loaded, value);
   }
+  return loaded;
+}
 
-  if (newest === undefined) {
-    if (sidechainOnly) {
-      return {
-        kind: 'refuse',
-        detail:
-          "every message is a sidechain's (a subagent's transcript): repair the main session file, whose Agent call is answered there",
-      };
-    }
-    return { kind: 'clean', detail: 'the session has no messages yet' };
-  }
-  if (cleared) {
+/** One message line into the loader's state, or why Claude Code could not load it. */
+function loadMessage(
+  loaded: Loaded,
+  folded: ReadonlyMap<string, string | null>,
+  number: number,
+  value: Record<string, unknown>,
+): RepairPlan | null {
+  if (typeof value.uuid !== 'string' || value.uuid === '') {
     return {
-      kind: 'clean',
-      detail:
-        'the conversation was cleared after its last message: Claude Code resumes it empty, so there is no call to answer',
+      kind: 'refuse',
+      detail: `line ${number}: a ${shown(value.type)} message without a uuid, which Claude Code always writes`,
     };
   }
-
-  const { path, broken } = pathFrom(messages, newest);
-  if (named !== undefined && named !== newest.uuid && messages.has(named)) {
-    // Claude Code resumes the leaf a `last-prompt` line names unless the newest message
-    // descends from it (and always when it was named explicitly, by a rewind).
-    if (namedExplicitly || !path.some((message) => message.uuid === named)) {
-      return {
-        kind: 'refuse',
-        detail: `a last-prompt line points Claude Code at another branch (message ${shown(named)}) than the newest message (line ${newest.line}); results chained from the newest would not be on the conversation it resumes`,
-      };
-    }
+  const parentField = value.parentUuid;
+  if (parentField !== null && parentField !== undefined && typeof parentField !== 'string') {
+    return {
+      kind: 'refuse',
+      detail: `line ${number}: a parentUuid that is neither a uuid nor null`,
+    };
   }
-
-  // The last assistant message on the path, and what comes after it.
-  let last = -1;
-  for (let index = path.length - 1; index >= 0; index -= 1) {
-    if ((path[index] as Message).value.type === 'assistant') {
-      last = index;
-      break;
-    }
+  let parent = typeof parentField === 'string' && parentField !== '' ? parentField : null;
+  if (parent !== null && folded.has(parent)) parent = folded.get(parent) ?? null;
+  const message: Message = { value, line: number, uuid: value.uuid, parent };
+  loaded.messages.set(value.uuid, message);
+  if (value.isSidechain === true) {
+    loaded.newestSidechain = message;
+  } else {
+    loaded.newest = message;
+    loaded.namedExplicitly = false;
+    loaded.cleared = false;
   }
+  if (value.type === 'system' && value.subtype === 'compact_boundary') {
+    loaded.named = undefined;
+    loaded.namedExplicitly = false;
+  }
+  return null;
+}
+
+/** A `last-prompt` line: the leaf a session was left at, or a clear. */
+function lastPrompt(loaded: Loaded, value: Record<string, unknown>): void {
+  if (typeof value.leafUuid === 'string' && value.leafUuid !== '') {
+    loaded.namedExplicitly =
+      value.explicit === true || (loaded.namedExplicitly && value.leafUuid === loaded.named);
+    loaded.named = value.leafUuid;
+    loaded.cleared = false;
+  } else if (value.leafUuid === null && value.explicit === true) {
+    loaded.cleared = true;
+    loaded.named = undefined;
+    loaded.namedExplicitly = false;
+  }
+}
+
+/**
+ * A refusal when a `last-prompt` line points Claude Code at another leaf: it resumes the leaf a
+ * `last-prompt` line names unless the newest message descends from it (and always when it was
+ * named explicitly, by a rewind).
+ */
+function namedElsewhere(
+  loaded: Loaded,
+  leaf: Message,
+  path: readonly Message[],
+): RepairPlan | null {
+  const named = loaded.named;
+  if (named === undefined || named === leaf.uuid || !loaded.messages.has(named)) return null;
+  if (!loaded.namedExplicitly && path.some((message) => message.uuid === named)) return null;
+  return {
+    kind: 'refuse',
+    detail: `a last-prompt line points Claude Code at another branch (message ${shown(named)}) than the newest message (line ${leaf.line}); results chained from the newest would not be on the conversation it resumes`,
+  };
+}
+
+type CutOff =
+  | {
+      kind: 'calls';
+      assistant: Message;
+      /** Its index on the path. */
+      last: number;
+      unanswered: UnansweredCall[];
+      sources: Map<string, Message>;
+    }
+  | { kind: 'plan'; plan: RepairPlan }
+  /** Nothing cut off on the path: `detail` says why (the file may still hold dropped calls). */
+  | { kind: 'none'; detail: string };
+
+/** The calls of the last assistant message on the path that have no result anywhere after it. */
+function lastCalls(
+  lines: readonly ForeignLine[],
+  loaded: Loaded,
+  path: readonly Message[],
+  broken: string | undefined,
+  sidechain: boolean,
+): CutOff {
+  const last = path.findLastIndex((message) => message.value.type === 'assistant');
   if (last === -1) {
     // Above a break Claude Code guesses; only what lies below one is certain.
-    if (broken !== undefined) return { kind: 'refuse', detail: broken };
+    if (broken !== undefined) return { kind: 'plan', plan: { kind: 'refuse', detail: broken } };
     return {
-      kind: 'clean',
+      kind: 'none',
       detail: 'no assistant message on the conversation path: no tool call to answer',
     };
   }
   const assistant = path[last] as Message;
-  const body = assistant.value.message;
-  if (!isObject(body)) {
+  if (!isObject(assistant.value.message)) {
     return {
-      kind: 'refuse',
-      detail: `line ${assistant.line}: an assistant line without a message`,
+      kind: 'plan',
+      plan: {
+        kind: 'refuse',
+        detail: `line ${assistant.line}: an assistant line without a message`,
+      },
     };
   }
-  const messageId = body.id;
-  // Every line of that message (a crash can cut the group after any block): the same
-  // `message.id`, not a sidechain's.
-  const group =
-    typeof messageId === 'string' && messageId !== ''
-      ? [...messages.values()]
-          .filter(
-            (message) =>
-              message.value.type === 'assistant' &&
-              message.value.isSidechain !== true &&
-              isObject(message.value.message) &&
-              message.value.message.id === messageId,
-          )
-          .sort((a, b) => a.line - b.line)
-      : [assistant];
-  if (!group.includes(assistant)) group.push(assistant);
+  const group = messageLines(loaded, assistant, sidechain);
+  const made = toolCalls(group);
+  if (!Array.isArray(made)) return { kind: 'plan', plan: made };
+  if (made.length === 0) {
+    return {
+      kind: 'none',
+      detail: `the last assistant message (line ${assistant.line}) calls no tool`,
+    };
+  }
+  const sources = new Map(made.map((call) => [call.callId, call.source]));
+  const calls = made.map(({ callId, toolName, line }) => ({ callId, toolName, line }));
+  const answered = resultsAfter(lines, (group[0] as Message).line, sidechain);
+  const unanswered = calls.filter((call) => !answered.has(call.callId));
+  if (unanswered.length === 0) {
+    return {
+      kind: 'none',
+      detail: `every tool call of the last assistant message (line ${assistant.line}) has a result`,
+    };
+  }
+  return { kind: 'calls', assistant, last, unanswered, sources };
+}
 
-  const calls: UnansweredCall[] = [];
-  const sources = new Map<string, Message>();
-  let made = 0;
+/**
+ * Every line of an assistant message (a crash can cut the group after any block): the same
+ * `message.id`, of the same conversation (main or sidechain), in file order.
+ */
+function messageLines(loaded: Loaded, assistant: Message, sidechain: boolean): Message[] {
+  const messageId = (assistant.value.message as Record<string, unknown>).id;
+  if (typeof messageId !== 'string' || messageId === '') return [assistant];
+  const group = [...loaded.messages.values()]
+    .filter(
+      (message) =>
+        message.value.type === 'assistant' &&
+        (message.value.isSidechain === true) === sidechain &&
+        isObject(message.value.message) &&
+        message.value.message.id === messageId,
+    )
+    .sort((a, b) => a.line - b.line);
+  if (!group.includes(assistant)) group.push(assistant);
+  return group;
+}
+
+/** The tool calls of a message's lines, each once, or why they cannot be read. */
+function toolCalls(
+  group: readonly Message[],
+): (UnansweredCall & { source: Message })[] | RepairPlan {
+  const calls: (UnansweredCall & { source: Message })[] = [];
   for (const message of group) {
     const content = (message.value.message as Record<string, unknown>).content;
     if (typeof content === 'string') continue;
@@ -287,35 +420,32 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
     }
     for (const block of content as unknown[]) {
       if (!isObject(block) || block.type !== 'tool_use') continue;
-      made += 1;
       if (typeof block.id !== 'string' || block.id === '' || typeof block.name !== 'string') {
         return {
           kind: 'refuse',
           detail: `line ${message.line}: a tool_use block without a string id and name`,
         };
       }
-      if (sources.has(block.id)) continue;
-      sources.set(block.id, message);
-      calls.push({ callId: block.id, toolName: block.name, line: message.line });
+      if (calls.some((call) => call.callId === block.id)) continue;
+      calls.push({ callId: block.id, toolName: block.name, line: message.line, source: message });
     }
   }
-  if (made === 0) {
-    return {
-      kind: 'clean',
-      detail: `the last assistant message (line ${assistant.line}) calls no tool`,
-    };
-  }
+  return calls;
+}
 
-  // Answered: a tool_result for the call anywhere after the message's first line.
-  const first = (group[0] as Message).line;
+/** The call ids answered by a `tool_result` after line `after`, in the same conversation. */
+function resultsAfter(
+  lines: readonly ForeignLine[],
+  after: number,
+  sidechain: boolean,
+): Set<string> {
   const answered = new Set<string>();
   for (const line of lines) {
-    if (line.number <= first || !isObject(line.value)) continue;
+    if (line.number <= after || !isObject(line.value)) continue;
     const value = line.value;
-    if (value.type !== 'user' || value.isSidechain === true || !isObject(value.message)) continue;
-    const content = value.message.content;
-    if (!Array.isArray(content)) continue;
-    for (const block of content as unknown[]) {
+    if (value.type !== 'user' || (value.isSidechain === true) !== sidechain) continue;
+    if (!isObject(value.message) || !Array.isArray(value.message.content)) continue;
+    for (const block of value.message.content as unknown[]) {
       if (
         isObject(block) &&
         block.type === 'tool_result' &&
@@ -325,47 +455,43 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
       }
     }
   }
-  const unanswered = calls.filter((call) => !answered.has(call.callId));
-  if (unanswered.length === 0) {
-    return {
-      kind: 'clean',
-      detail: `every tool call of the last assistant message (line ${assistant.line}) has a result`,
-    };
-  }
+  return answered;
+}
 
-  // After the message, the path may hold its other lines, results, attachments and system
-  // lines; a user turn means the conversation went on without the results.
-  for (const message of path.slice(last + 1)) {
-    if (message.value.type !== 'user') continue;
-    if (isResultLine(message.value)) continue;
-    return {
-      kind: 'refuse',
-      detail: `${unanswered.length} tool call(s) of line ${assistant.line} have no result, but the conversation went on after them (line ${message.line}); results appended now would not follow the calls`,
-    };
-  }
-
-  const time = context.now.getTime();
-  if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
-  const timestamp = context.now.toISOString();
-  const promptId = promptOf(path.slice(0, last));
-  const append: string[] = [];
-  let parentUuid = newest.uuid;
-  for (const call of unanswered) {
-    const source = sources.get(call.callId) as Message;
-    const uuid = freshUuid(used, context);
-    if (uuid === null) {
-      return {
-        kind: 'refuse',
-        detail: 'no fresh uuid: the random source keeps repeating uuids of the file',
-      };
+/**
+ * Nothing is cut off on the path Claude Code resumes — but a call without a result left off
+ * that path (on the branch it resumed around, or before a compaction) means the session was
+ * resumed without a repair, and the call dropped: said so, not "clean".
+ */
+function dropped(
+  lines: readonly ForeignLine[],
+  loaded: Loaded,
+  path: readonly Message[],
+  sidechain: boolean,
+  detail: string,
+): RepairPlan {
+  const onPath = new Set(path.map((message) => message.uuid));
+  const answered = resultsAfter(lines, 0, sidechain);
+  const calls: UnansweredCall[] = [];
+  for (const message of loaded.messages.values()) {
+    if (onPath.has(message.uuid) || message.value.type !== 'assistant') continue;
+    if ((message.value.isSidechain === true) !== sidechain || !isObject(message.value.message)) {
+      continue;
     }
-    used.add(uuid);
-    append.push(
-      JSON.stringify(resultLine(source, call, { parentUuid, uuid, timestamp, promptId })),
-    );
-    parentUuid = uuid;
+    const made = toolCalls([message]);
+    if (!Array.isArray(made)) continue;
+    for (const { callId, toolName, line } of made) {
+      if (!answered.has(callId)) calls.push({ callId, toolName, line });
+    }
   }
-  return { kind: 'repair', calls: unanswered, append };
+  if (calls.length === 0) return { kind: 'clean', detail };
+  calls.sort((a, b) => a.line - b.line);
+  return {
+    kind: 'resumed',
+    calls,
+    told: DROPPED,
+    detail: `${calls.length} tool call(s) (the first on line ${(calls[0] as UnansweredCall).line}) have no result and are off the conversation Claude Code resumes: it resumed around them; results appended now would not be on that conversation`,
+  };
 }
 
 /**

@@ -143,7 +143,10 @@ function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
         reason: `history_mode ${shown(mode)} is not one Codex 0.171 writes (legacy, paginated)`,
       };
     }
-    return { format: 'codex', version: shownVersion, supported: true };
+    const session: { id?: string; cwd?: string } = {};
+    if (typeof meta.id === 'string') session.id = meta.id;
+    if (typeof meta.cwd === 'string') session.cwd = meta.cwd;
+    return { format: 'codex', version: shownVersion, supported: true, session };
   }
   if (isPreEnvelopeMeta(first)) {
     const version = typeof first.cli_version === 'string' ? first.cli_version : 'unknown';
@@ -184,46 +187,101 @@ function looksLikeRolloutLine(value: Record<string, unknown>): boolean {
   );
 }
 
+/** What the rollout holds that the plan needs: its items, and the counters it continues. */
+interface Rollout {
+  items: Item[];
+  maxOrdinal: number | undefined;
+  maxSequence: number | undefined;
+  sampledThrough: number | undefined;
+  passthrough: boolean;
+}
+
 function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
   const detected = detectCodex(lines);
   if (detected === null || !detected.supported) {
     return { kind: 'refuse', detail: 'not a Codex rollout of a version repair knows' };
   }
-  // Every line Codex itself would read: an object in the envelope. Codex skips the others.
-  const items: Item[] = [];
-  let maxOrdinal: number | undefined;
-  let maxSequence: number | undefined;
-  let sampledThrough: number | undefined;
-  let passthrough = false;
-  for (const line of lines) {
-    const value = line.value;
-    if (!isObject(value)) continue;
-    if (typeof value.ordinal === 'number' && Number.isSafeInteger(value.ordinal)) {
-      maxOrdinal = Math.max(maxOrdinal ?? value.ordinal, value.ordinal);
-    }
-    if (typeof value.type !== 'string' || !isObject(value.payload)) continue;
-    items.push({ line: line.number, type: value.type, payload: value.payload });
-    if (value.type !== 'response_item') continue;
-    if (isObject(value.payload.internal_chat_message_metadata_passthrough)) passthrough = true;
-    const metadata = value.metadata;
-    if (isObject(metadata)) {
-      const sequence = metadata.history_sequence;
-      if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
-        maxSequence = Math.max(maxSequence ?? sequence, sequence);
-      }
-      const sampled = metadata.sampled_through_sequence;
-      if (typeof sampled === 'number' && Number.isSafeInteger(sampled)) sampledThrough = sampled;
-    }
-  }
-
+  const rollout = readRollout(lines);
+  const { items } = rollout;
   // Only what comes after the last compaction is still sent to the model.
   let start = 0;
   items.forEach((item, index) => {
     if (item.type === 'compacted') start = index + 1;
   });
+  const since = start === 0 ? '' : ' since the last compaction';
   const live = items.slice(start);
+  const { calls, open, strange } = callsOf(live);
+  if (strange !== undefined) {
+    return {
+      kind: 'refuse',
+      detail: `line ${strange.line}: a ${shown(strange.type)} item, a kind of call repair does not know, has no output; repair does not guess what answers it`,
+    };
+  }
+  if (open.length === 0) {
+    return {
+      kind: 'clean',
+      detail:
+        calls.length === 0
+          ? `no tool call${since}: nothing to answer`
+          : `every tool call${since} has its output (${calls.length} call${calls.length === 1 ? '' : 's'})`,
+    };
+  }
+  const first = open[0] as Call;
+  const resumed = resumedAfter(live, open, first);
+  if (resumed !== null) return resumed;
+  const time = context.now.getTime();
+  if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  const append = answerLines(rollout, open, interruptedTurn(items, first), context);
+  const answeredCalls: UnansweredCall[] = open.map((call) => ({
+    callId: call.callId,
+    toolName: call.toolName,
+    line: call.line,
+  }));
+  return { kind: 'repair', calls: answeredCalls, append };
+}
 
-  // Calls in order, and every output by kind and call id.
+/** Every line Codex itself would read (an object in the envelope; it skips the others). */
+function readRollout(lines: readonly ForeignLine[]): Rollout {
+  const rollout: Rollout = {
+    items: [],
+    maxOrdinal: undefined,
+    maxSequence: undefined,
+    sampledThrough: undefined,
+    passthrough: false,
+  };
+  for (const line of lines) {
+    const value = line.value;
+    if (!isObject(value)) continue;
+    if (typeof value.ordinal === 'number' && Number.isSafeInteger(value.ordinal)) {
+      rollout.maxOrdinal = Math.max(rollout.maxOrdinal ?? value.ordinal, value.ordinal);
+    }
+    if (typeof value.type !== 'string' || !isObject(value.payload)) continue;
+    rollout.items.push({ line: line.number, type: value.type, payload: value.payload });
+    if (value.type !== 'response_item') continue;
+    if (isObject(value.payload.internal_chat_message_metadata_passthrough)) {
+      rollout.passthrough = true;
+    }
+    const metadata = value.metadata;
+    if (isObject(metadata)) {
+      const sequence = metadata.history_sequence;
+      if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
+        rollout.maxSequence = Math.max(rollout.maxSequence ?? sequence, sequence);
+      }
+      const sampled = metadata.sampled_through_sequence;
+      if (typeof sampled === 'number' && Number.isSafeInteger(sampled)) {
+        rollout.sampledThrough = sampled;
+      }
+    }
+  }
+  return rollout;
+}
+
+/** The calls in order, those without an output of a kind that answers them, and a call of an unknown kind left without one. */
+function callsOf(live: readonly Item[]): {
+  calls: Call[];
+  open: Call[];
+  strange: { type: string; callId: string; line: number } | undefined;
+} {
   const calls: Call[] = [];
   const seen = new Set<string>();
   const answered = new Map<OutputKind, Set<string>>([
@@ -259,46 +317,53 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
     seen.add(call.callId);
     calls.push(call);
   }
-
   const open = calls.filter(
     (call) => !call.accepts.some((kind) => answered.get(kind)?.has(call.callId)),
   );
   const strange = unknownCalls.find(
     (call) => !calls.some((known) => known.callId === call.callId) && !answeredLater(call, live),
   );
-  if (strange !== undefined) {
-    return {
-      kind: 'refuse',
-      detail: `line ${strange.line}: a ${shown(strange.type)} item, a kind of call repair does not know, has no output; repair does not guess what answers it`,
-    };
-  }
-  if (open.length === 0) {
-    return {
-      kind: 'clean',
-      detail:
-        calls.length === 0
-          ? 'no tool call since the last compaction: nothing to answer'
-          : `every tool call since the last compaction has its output (${calls.length} call${calls.length === 1 ? '' : 's'})`,
-    };
-  }
+  return { calls, open, strange };
+}
 
-  // The session must not have gone on after the first unanswered call: Codex answers such a call
-  // itself ("aborted", right after the call) when it rebuilds the history, and the model has
-  // already been sent that; an output appended now would land after turns that came later.
-  const first = open[0] as Call;
+/**
+ * Whether Codex was resumed past the calls without a repair: the session went on after the
+ * first unanswered call. Codex answered such a call itself ("aborted", right after the call)
+ * when it rebuilt the history, and the model has been sent that; an output appended now would
+ * land after turns that came later.
+ */
+function resumedAfter(
+  live: readonly Item[],
+  open: readonly Call[],
+  first: Call,
+): RepairPlan | null {
   for (const item of live) {
     if (item.line <= first.line) continue;
     const wentOn = wentOnAt(item);
     if (wentOn !== null) {
       return {
-        kind: 'refuse',
+        kind: 'resumed',
+        calls: open.map((call) => ({
+          callId: call.callId,
+          toolName: call.toolName,
+          line: call.line,
+        })),
+        told: 'Codex told the model "aborted" for each of them',
         detail: `${open.length} tool call(s) have no output (the first on line ${first.line}), but the session went on after them (line ${item.line}: ${wentOn}); Codex answers them itself ("aborted") where they stand, and outputs appended after that would answer them out of place`,
       };
     }
   }
+  return null;
+}
 
-  // The turn the calls were made in: the last task_started before the first of them (before
-  // the compaction too, when Codex compacted in the middle of the turn).
+/**
+ * The turn the calls were made in: the last task_started before the first of them (before the
+ * compaction too, when Codex compacted in the middle of the turn).
+ */
+function interruptedTurn(
+  items: readonly Item[],
+  first: Call,
+): { turnId?: string; rootTurnId?: string } {
   let turn: { turnId: string; rootTurnId?: string } | undefined;
   for (const item of items) {
     if (item.line > first.line) break;
@@ -310,14 +375,22 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
       }
     }
   }
-  const turnId = turn?.turnId ?? first.turnId;
+  if (turn !== undefined) return turn;
+  return first.turnId === undefined ? {} : { turnId: first.turnId };
+}
 
-  const time = context.now.getTime();
-  if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+/** The lines Codex writes for an interrupted turn: an output per call, the marker, the event. */
+function answerLines(
+  rollout: Rollout,
+  open: readonly Call[],
+  turn: { turnId?: string; rootTurnId?: string },
+  context: PlanContext,
+): string[] {
+  const { turnId } = turn;
   const timestamp = context.now.toISOString();
-  const createTime = time / 1000;
-  let ordinal = maxOrdinal;
-  let sequence = maxSequence;
+  const createTime = context.now.getTime() / 1000;
+  let ordinal = rollout.maxOrdinal;
+  let sequence = rollout.maxSequence;
   const line = (type: string, payload: Record<string, unknown>): string => {
     const envelope: Record<string, unknown> = { timestamp };
     if (ordinal !== undefined) {
@@ -330,7 +403,9 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
       sequence += 1;
       envelope.metadata = {
         history_sequence: sequence,
-        ...(sampledThrough === undefined ? {} : { sampled_through_sequence: sampledThrough }),
+        ...(rollout.sampledThrough === undefined
+          ? {}
+          : { sampled_through_sequence: rollout.sampledThrough }),
         client_authored: false,
         model_search_state: 'unused',
       };
@@ -339,7 +414,7 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
   };
   const passthroughOf = (callTurnId: string | undefined, extra: Record<string, unknown> = {}) => {
     const owner = callTurnId ?? turnId;
-    if (!passthrough || owner === undefined) return {};
+    if (!rollout.passthrough || owner === undefined) return {};
     return {
       internal_chat_message_metadata_passthrough: {
         turn_id: owner,
@@ -348,7 +423,6 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
       },
     };
   };
-
   const append: string[] = [];
   for (const call of open) {
     append.push(line('response_item', outputItem(call, context, passthroughOf(call.turnId))));
@@ -370,18 +444,13 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
     append.push(
       line('event_msg', {
         type: 'turn_aborted',
-        ...(turn?.rootTurnId === undefined ? {} : { root_turn_id: turn.rootTurnId }),
+        ...(turn.rootTurnId === undefined ? {} : { root_turn_id: turn.rootTurnId }),
         turn_id: turnId,
         reason: 'interrupted',
       }),
     );
   }
-  const answeredCalls: UnansweredCall[] = open.map((call) => ({
-    callId: call.callId,
-    toolName: call.toolName,
-    line: call.line,
-  }));
-  return { kind: 'repair', calls: answeredCalls, append };
+  return append;
 }
 
 /** What a `response_item` payload is: a call needing an output, an unknown call, or neither. */

@@ -29,6 +29,11 @@ export interface FormatDetection {
   supported: boolean;
   /** Why a version is not supported (set when `supported` is false). */
   reason?: string;
+  /**
+   * What the file records of the session, for liveness (a running client is matched to it by
+   * the id on its command line and by its working folder): each only when the file says it.
+   */
+  session?: { id?: string; cwd?: string };
 }
 
 /**
@@ -59,6 +64,9 @@ export interface UnansweredCall {
  *   the client's own shapes, in order.
  * - `clean`: nothing to repair (`detail` says why: every call answered, a turn the client drops
  *   itself, …).
+ * - `resumed`: the client already resumed the session past the cut-off `calls` without a
+ *   repair; `told` is what the model was told of them (`"aborted"`, `"No result provided"`, or
+ *   that the calls were silently dropped). Results appended now would not follow the calls.
  * - `refuse`: a shape this version does not know how to repair honestly; nothing is written.
  *
  * @example
@@ -67,6 +75,7 @@ export interface UnansweredCall {
 export type RepairPlan =
   | { kind: 'repair'; calls: UnansweredCall[]; append: string[] }
   | { kind: 'clean'; detail: string }
+  | { kind: 'resumed'; calls: UnansweredCall[]; told: string; detail: string }
   | { kind: 'refuse'; detail: string };
 
 /**

@@ -1,10 +1,10 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, lstat, mkdtemp, open, rm, unlink } from 'node:fs/promises';
+import { link, lstat, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { describeError } from '../transcript/session-error.ts';
-import { openElsewhere } from './open-elsewhere.ts';
+import { readProcessTable } from './process-table.ts';
 import {
   type OpencodePlan,
   type OpencodeRows,
@@ -181,15 +181,25 @@ function dryRun(
 
 /** Which processes have the database or its WAL files open, or null when none (or no /proc). */
 async function databaseHolders(path: string): Promise<string | null> {
-  const found: string[] = [];
+  const targets: { name: string; dev: number; ino: number }[] = [];
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    const { holders, complete } = await openElsewhere(file);
-    for (const holder of holders)
-      found.push(`pid ${holder.pid} ${holder.command} has ${basename(file)} open`);
-    if (!complete)
-      found.push(`not every process could be checked for ${basename(file)} within 3 s`);
+    const found = await stat(file).catch(() => null);
+    if (found !== null) targets.push({ name: basename(file), dev: found.dev, ino: found.ino });
   }
-  return found.length === 0 ? null : found.join(', ');
+  const table = await readProcessTable();
+  const holders: string[] = [];
+  for (const entry of table.processes) {
+    const held = targets.filter((target) =>
+      entry.descriptors.some((open) => open.dev === target.dev && open.ino === target.ino),
+    );
+    if (held.length > 0) {
+      holders.push(
+        `pid ${entry.pid} ${entry.command} has ${held.map((target) => target.name).join(', ')} open`,
+      );
+    }
+  }
+  if (!table.complete) holders.push('not every process could be checked within the time allowed');
+  return holders.length === 0 ? null : holders.join('; ');
 }
 
 /** The rows the plan needs, read inside the caller's transaction. */

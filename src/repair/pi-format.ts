@@ -68,9 +68,12 @@ function detectPi(lines: readonly ForeignLine[]): FormatDetection | null {
   // pi writes both into every header it has ever written; other tools' `session` lines lack them.
   if (typeof header.timestamp !== 'string' || typeof header.cwd !== 'string') return null;
   const version = header.version;
-  if (version === undefined) return { format: 'pi', version: 'session v1', supported: true };
+  const session = { id: header.id, cwd: header.cwd };
+  if (version === undefined) {
+    return { format: 'pi', version: 'session v1', supported: true, session };
+  }
   if (typeof version === 'number' && (SUPPORTED_VERSIONS as readonly number[]).includes(version)) {
-    return { format: 'pi', version: `session v${version}`, supported: true };
+    return { format: 'pi', version: `session v${version}`, supported: true, session };
   }
   return {
     format: 'pi',
@@ -177,45 +180,47 @@ function planPi(lines: readonly ForeignLine[], context: PlanContext): RepairPlan
   }
   if (between !== undefined) {
     return {
-      kind: 'refuse',
+      kind: 'resumed',
+      calls,
+      told: 'pi told the model "No result provided" for each of them',
       detail: `${calls.length} tool call(s) of line ${assistant.line} have no result, but the session went on after them (line ${between.line}); pi answers them itself ("No result provided") where that message starts, and results appended after it would answer nothing`,
     };
   }
 
   const time = context.now.getTime();
   if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  if (!tree) {
+    const timestamp = context.now.toISOString();
+    const append = calls.map((call) =>
+      JSON.stringify({ type: 'message', timestamp, message: resultMessage(call, time) }),
+    );
+    return { kind: 'repair', calls, append };
+  }
+  return chainedResults(entries, leaf, calls, context);
+}
+
+/** The result entries of a tree session (v2, v3): fresh ids, chained from the last entry. */
+function chainedResults(
+  entries: readonly Entry[],
+  leaf: Entry,
+  calls: UnansweredCall[],
+  context: PlanContext,
+): RepairPlan {
+  if (typeof leaf.value.id !== 'string') {
+    return { kind: 'refuse', detail: `line ${leaf.line}: the last entry has no id to chain from` };
+  }
+  const time = context.now.getTime();
   const timestamp = context.now.toISOString();
+  const used = new Set<string>();
+  for (const entry of entries) if (typeof entry.value.id === 'string') used.add(entry.value.id);
   const append: string[] = [];
-  if (tree) {
-    if (typeof leaf.value.id !== 'string') {
-      return {
-        kind: 'refuse',
-        detail: `line ${leaf.line}: the last entry has no id to chain from`,
-      };
-    }
-    const used = new Set<string>();
-    for (const entry of entries) if (typeof entry.value.id === 'string') used.add(entry.value.id);
-    let parentId = leaf.value.id;
-    for (const call of calls) {
-      const id = freshId(used, context);
-      used.add(id);
-      append.push(
-        JSON.stringify({
-          type: 'message',
-          id,
-          parentId,
-          timestamp,
-          message: resultMessage(call, time),
-        }),
-      );
-      parentId = id;
-    }
-  } else {
-    for (const call of calls) {
-      append.push(
-        JSON.stringify({ type: 'message', timestamp, message: resultMessage(call, time) }),
-      );
-    }
+  let parentId = leaf.value.id;
+  for (const call of calls) {
+    const id = freshId(used, context);
+    used.add(id);
+    const message = resultMessage(call, time);
+    append.push(JSON.stringify({ type: 'message', id, parentId, timestamp, message }));
+    parentId = id;
   }
   return { kind: 'repair', calls, append };
 }

@@ -1,5 +1,4 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
 import { describeError } from '../transcript/session-error.ts';
@@ -11,7 +10,8 @@ import type {
   UnansweredCall,
 } from './foreign-format.ts';
 import { FOREIGN_FORMATS } from './foreign-formats.ts';
-import { openElsewhere } from './open-elsewhere.ts';
+import type { ProcessTable } from './process-table.ts';
+import { sessionLiveness } from './session-liveness.ts';
 import { sessionLines } from './session-lines.ts';
 
 /**
@@ -24,9 +24,10 @@ export interface RepairOptions {
   /** Plan only: read, decide, report the lines that would be appended; write nothing. */
   dryRun?: boolean;
   /**
-   * Repair even though the file looks live (another process has it open, or it changed within
-   * {@link RepairOptions.quietMs}). The owning client, if it is still running, may append after
-   * us; the repair is still append-only and backed up.
+   * Repair even though the session looks live (a process of its client is tied to it, another
+   * process has it open, or it changed within {@link RepairOptions.quietMs}). The owning
+   * client, if it is still running, may write the real result after ours; the outcome says so
+   * (`forced`). The repair is still append-only and backed up.
    */
   force?: boolean;
   /** How long a file must have been left alone to count as not being written (default 5 s). */
@@ -38,6 +39,8 @@ export interface RepairOptions {
   randomBytes?: (count: number) => Uint8Array;
   /** The formats to recognise (default: Claude Code, Codex, pi). */
   formats?: readonly ForeignFormat[];
+  /** Where the processes are read from (default `/proc`; a scan reads them once for all files). */
+  processTable?: () => Promise<ProcessTable>;
 }
 
 /**
@@ -51,6 +54,7 @@ export type RepairRefusal =
   | 'not-a-file'
   | 'too-large'
   | 'unknown-format'
+  | 'mixed-format'
   | 'unsupported-version'
   | 'live'
   | 'shape'
@@ -62,7 +66,13 @@ export type RepairRefusal =
  * - `repaired`: `calls` were answered by the appended lines; `backup` holds the bytes before.
  * - `planned`: a dry run; `append` are the lines a repair would append.
  * - `clean`: nothing needed (`detail` says why); nothing written.
+ * - `resumed`: the client resumed the session after the cut-off `calls` without a repair, and
+ *   `told` the model what it says; results appended now would not follow the calls. Nothing
+ *   written.
  * - `refused`: nothing written; `detail` says why, naming the file.
+ *
+ * `forced` (repaired, planned) says what `--force` overrode and risks; `interleaved`
+ * (repaired) says that another process wrote between the repair's last check and its answer.
  *
  * @example
  * const outcome = await repairSession('session.jsonl');
@@ -80,6 +90,8 @@ export type RepairOutcome =
       sidecar?: string;
       /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
       skipped: number[];
+      forced?: string;
+      interleaved?: string;
     }
   | {
       path: string;
@@ -90,6 +102,17 @@ export type RepairOutcome =
       /** Bytes of a torn last line that a repair would copy to a sidecar and leave in place. */
       tornBytes: number;
       /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
+      skipped: number[];
+      forced?: string;
+    }
+  | {
+      path: string;
+      status: 'resumed';
+      detection: FormatDetection;
+      calls: UnansweredCall[];
+      /** What the model was told of the calls: `"aborted"`, `"No result provided"`, nothing. */
+      told: string;
+      detail: string;
       skipped: number[];
     }
   | {
@@ -144,72 +167,146 @@ export async function repairSession(
 ): Promise<RepairOutcome> {
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   const clock = options.clock ?? (() => new Date());
-  const refused = (reason: RepairRefusal, detail: string, detection?: FormatDetection) =>
-    detection === undefined
-      ? ({ path, status: 'refused', reason, detail: `${path}: ${detail}` } as const)
-      : ({ path, status: 'refused', reason, detail: `${path}: ${detail}`, detection } as const);
   try {
     const before = await fileSystem.identityOf(path);
-    if (before === null) return refused('missing', 'no such file');
-    if (before.kind !== 'file') return refused('not-a-file', `not a regular file (${before.kind})`);
+    if (before === null) return refusal(path, 'missing', 'no such file');
+    if (before.kind !== 'file') {
+      return refusal(path, 'not-a-file', `not a regular file (${before.kind})`);
+    }
     const read = await readSession(fileSystem, path, options.maxBytes ?? 256 * 1024 * 1024);
-    if (typeof read === 'string') return refused('too-large', read);
-    const formats = options.formats ?? FOREIGN_FORMATS;
-    let format: ForeignFormat | undefined;
-    let detection: FormatDetection | null = null;
-    for (const candidate of formats) {
-      detection = candidate.detect(read.lines);
-      if (detection !== null) {
-        format = candidate;
-        break;
-      }
-    }
-    if (format === undefined || detection === null) {
-      return refused(
-        'unknown-format',
-        `${unrecognised(read)}not a session of ${formats.map((known) => known.name).join(', ')} that this version recognises`,
-      );
-    }
-    if (!detection.supported) {
-      return refused(
-        'unsupported-version',
-        `${detection.format} ${detection.version}: ${detection.reason ?? 'not a tested version'}`,
-        detection,
-      );
-    }
+    if (typeof read === 'string') return refusal(path, 'too-large', read);
+    const detected = detectFormat(path, read, options.formats ?? FOREIGN_FORMATS);
+    if ('status' in detected) return detected;
+    const { format, detection } = detected;
     const plan: RepairPlan = format.plan(read.lines, {
       now: clock(),
       randomBytes: options.randomBytes ?? ((count) => cryptoRandomBytes(count)),
     });
-    if (plan.kind === 'refuse') return refused('shape', plan.detail, detection);
-    const tornBytes = read.tornAt === null ? 0 : read.bytes.length - read.tornAt;
-    const skipped = read.lines
-      .filter((line) => line.value === undefined && line.text.trim() !== '')
-      .map((line) => line.number);
-    if (plan.kind === 'clean') {
-      return { path, status: 'clean', detection, detail: plan.detail, tornBytes, skipped };
-    }
-    if (options.dryRun === true) {
-      return {
-        path,
-        status: 'planned',
-        detection,
-        calls: plan.calls,
-        append: plan.append,
-        tornBytes,
-        skipped,
-      };
-    }
-    if (options.force !== true) {
-      const live = await liveness(path, options.quietMs ?? 5000, clock());
-      if (live !== null) return refused('live', `${live}; --force repairs it anyway`, detection);
-    }
-    const committed = await commit(fileSystem, path, read, plan, detection, clock());
-    return committed.status === 'repaired' ? { ...committed, skipped } : committed;
+    return await decide(path, read, plan, detection, options);
   } catch (error) {
-    return refused('io-error', describeError(error));
+    return refusal(path, 'io-error', describeError(error));
   }
 }
+
+/** A refusal naming the file. */
+function refusal(
+  path: string,
+  reason: RepairRefusal,
+  detail: string,
+  detection?: FormatDetection,
+): RepairOutcome {
+  return detection === undefined
+    ? { path, status: 'refused', reason, detail: `${path}: ${detail}` }
+    : { path, status: 'refused', reason, detail: `${path}: ${detail}`, detection };
+}
+
+/**
+ * The one format whose file this is, decided by the file's own header and consistency: a file
+ * two formats both recognise (a pi or Codex session holding a line in Claude Code's envelope)
+ * is refused, naming both — repairing it as either would answer the wrong call.
+ */
+function detectFormat(
+  path: string,
+  read: ReadSession,
+  formats: readonly ForeignFormat[],
+): { format: ForeignFormat; detection: FormatDetection } | RepairOutcome {
+  const found: { format: ForeignFormat; detection: FormatDetection }[] = [];
+  for (const format of formats) {
+    const detection = format.detect(read.lines);
+    if (detection !== null) found.push({ format, detection });
+  }
+  const [first, second] = found;
+  if (first === undefined) {
+    return refusal(
+      path,
+      'unknown-format',
+      `${unrecognised(read)}not a session of ${formats.map((known) => known.name).join(', ')} that this version recognises`,
+    );
+  }
+  if (second !== undefined) {
+    return refusal(
+      path,
+      'mixed-format',
+      `its lines read both as a ${found.map((each) => `${each.detection.format} ${each.detection.version}`).join(' and as a ')} session; a file of one client holding another's lines is not repaired (the repair would answer the wrong call)`,
+    );
+  }
+  if (!first.detection.supported) {
+    return refusal(
+      path,
+      'unsupported-version',
+      `${first.detection.format} ${first.detection.version}: ${first.detection.reason ?? 'not a tested version'}`,
+      first.detection,
+    );
+  }
+  return first;
+}
+
+/** From a plan to an outcome: liveness first (the same verdict for a dry run), then the write. */
+async function decide(
+  path: string,
+  read: ReadSession,
+  plan: RepairPlan,
+  detection: FormatDetection,
+  options: RepairOptions,
+): Promise<RepairOutcome> {
+  const clock = options.clock ?? (() => new Date());
+  if (plan.kind === 'refuse') return refusal(path, 'shape', plan.detail, detection);
+  const tornBytes = read.tornAt === null ? 0 : read.bytes.length - read.tornAt;
+  const skipped = read.lines
+    .filter((line) => line.value === undefined && line.text.trim() !== '')
+    .map((line) => line.number);
+  if (plan.kind === 'clean') {
+    return { path, status: 'clean', detection, detail: plan.detail, tornBytes, skipped };
+  }
+  if (plan.kind === 'resumed') {
+    const { calls, told, detail } = plan;
+    return { path, status: 'resumed', detection, calls, told, detail, skipped };
+  }
+  const facts = { format: detection.format, ...detection.session };
+  const verdict = await sessionLiveness(path, facts, {
+    quietMs: options.quietMs ?? 5000,
+    now: clock(),
+    ...(options.processTable === undefined ? {} : { processTable: options.processTable }),
+  });
+  let forced: string | undefined;
+  if (verdict.live) {
+    if (options.force !== true) {
+      return refusal(path, 'live', `${verdict.reason}. ${LIVE_ADVICE}`, detection);
+    }
+    forced = `${verdict.reason}. ${FORCE_RISK}`;
+  }
+  if (options.dryRun === true) {
+    const { calls, append } = plan;
+    const planned: RepairOutcome = {
+      path,
+      status: 'planned',
+      detection,
+      calls,
+      append,
+      tornBytes,
+      skipped,
+    };
+    return forced === undefined ? planned : { ...planned, forced };
+  }
+  const committed = await commit(
+    options.fileSystem ?? nodeFileSystem,
+    path,
+    read,
+    plan,
+    detection,
+    clock(),
+  );
+  if (committed.status !== 'repaired') return committed;
+  return forced === undefined ? { ...committed, skipped } : { ...committed, skipped, forced };
+}
+
+/** What a refusal as live tells the user to do first. */
+const LIVE_ADVICE =
+  'First stop that client (or wait for its tool to finish) and try again; --force repairs it anyway';
+
+/** What a forced repair of a live-looking session risks. */
+const FORCE_RISK =
+  'Repaired anyway (--force): if its client is still running, the real result may be written after ours, and the model be told on resume that a call which completed was interrupted';
 
 /**
  * What is wrong at the start of a file no format recognised, when something plainly is: the
@@ -251,24 +348,12 @@ async function readSession(
   }
 }
 
-/** Why the file looks as if its client is still writing it, or null. */
-async function liveness(path: string, quietMs: number, now: Date): Promise<string | null> {
-  const { holders, complete } = await openElsewhere(path);
-  if (holders.length > 0) {
-    return `open in another process (${holders.map((holder) => `pid ${holder.pid} ${holder.command}`).join(', ')})`;
-  }
-  if (!complete) {
-    return 'not every process could be checked for it within 3 s (too many processes): its client may still have it open';
-  }
-  const changed = (await lstat(path)).mtimeMs;
-  const age = now.getTime() - changed;
-  if (age < quietMs) {
-    return `changed ${Math.max(0, Math.round(age))} ms ago: its client may still be writing it`;
-  }
-  return null;
-}
-
-/** Back up, keep the torn bytes, append; everything synced. */
+/**
+ * Back up, keep the torn bytes, append; everything synced. The check that the file still holds
+ * exactly the planned bytes is made on the descriptor the answer is appended through, after the
+ * backup is written (as late as it can be); after the append, what precedes the answer is read
+ * back through that descriptor: a line another process wrote in between is reported.
+ */
 async function commit(
   fileSystem: FileSystem,
   path: string,
@@ -277,71 +362,122 @@ async function commit(
   detection: FormatDetection,
   now: Date,
 ): Promise<RepairOutcome> {
-  const stamp = now.toISOString().replace(/[:.]/g, '-');
-  const backup = `${path}.bak-${stamp}`;
-  let sidecar: string | undefined;
-  const changed = (why: string): RepairOutcome => ({
-    path,
-    status: 'refused',
-    reason: 'live',
-    detail: `${path}: ${why}; nothing written`,
-    detection,
-  });
+  const backup = `${path}.bak-${now.toISOString().replace(/[:.]/g, '-')}`;
+  const sidecar = read.tornAt === null ? undefined : `${path}.torn-${read.tornAt}`;
+  const changed = (why: string): RepairOutcome =>
+    refusal(path, 'live', `${why}; nothing written. ${LIVE_ADVICE}`, detection);
+  const newlineFirst = read.tornAt !== null || read.unterminated;
+  const text = Buffer.from(
+    `${newlineFirst ? '\n' : ''}${plan.append.map((line) => `${line}\n`).join('')}`,
+    'utf8',
+  );
+  const created: string[] = [];
   const fd = await fileSystem.open(path, 'append');
   try {
     // One repair at a time: a second one waits for nothing and refuses, so no call is answered
-    // twice. The clients take no lock; the byte comparison below is what guards against them.
+    // twice. The clients take no lock; the byte comparisons below are what guard against them.
     if (!fileSystem.tryLock(fd)) return changed('another repair of this file is running');
-    const opened = await fileSystem.identity(fd);
-    const atPath = await fileSystem.identityOf(path);
-    if (opened.kind !== 'file' || atPath === null || !sameFile(opened, atPath)) {
+    if (!(await isFileAtPath(fileSystem, fd, path))) {
       return changed('the file was replaced after it was read');
     }
-    // The plan was made from `read.bytes`: append only to exactly those bytes.
-    const current = Buffer.alloc(read.bytes.length + 1);
-    let filled = 0;
-    for (;;) {
-      const got = await fileSystem.read(fd, current.subarray(filled), filled);
-      if (got === 0 || filled + got >= current.length) {
-        filled += got;
-        break;
-      }
-      filled += got;
-    }
-    if (filled !== read.bytes.length || !current.subarray(0, filled).equals(read.bytes)) {
+    if (!(await holdsExactly(fileSystem, fd, read.bytes))) {
       return changed('the file changed after it was read (its client may be writing it)');
     }
-    await writeNewFile(fileSystem, backup, read.bytes);
-    if (read.tornAt !== null) {
-      sidecar = `${path}.torn-${read.tornAt}`;
-      await writeNewFile(fileSystem, sidecar, read.bytes.subarray(read.tornAt));
+    if (await writeNewFile(fileSystem, backup, read.bytes)) created.push(backup);
+    if (sidecar !== undefined && read.tornAt !== null) {
+      if (await writeNewFile(fileSystem, sidecar, read.bytes.subarray(read.tornAt))) {
+        created.push(sidecar);
+      }
     }
     await fileSystem.syncFolder(dirname(path));
-    const newlineFirst = read.tornAt !== null || read.unterminated;
-    const text = `${newlineFirst ? '\n' : ''}${plan.append.map((line) => `${line}\n`).join('')}`;
-    await writeAll(fileSystem, fd, Buffer.from(text, 'utf8'));
+    // The last look before the append, through the descriptor the append goes through.
+    if (!(await holdsExactly(fileSystem, fd, read.bytes))) {
+      for (const name of created) await fileSystem.unlink(name).catch(() => undefined);
+      return changed(
+        'the file changed while the backup was written (its client may be writing it)',
+      );
+    }
+    await writeAll(fileSystem, fd, text);
     await fileSystem.sync(fd);
+    const outcome: RepairOutcome = {
+      path,
+      status: 'repaired',
+      detection,
+      calls: plan.calls,
+      appended: plan.append.length,
+      backup,
+      skipped: [],
+    };
+    if (sidecar !== undefined) outcome.sidecar = sidecar;
+    const interleaved = await landedAfter(fileSystem, fd, read.bytes, text);
+    if (interleaved !== null) outcome.interleaved = interleaved;
+    return outcome;
   } finally {
     await fileSystem.close(fd).catch(() => undefined);
   }
-  const outcome: RepairOutcome = {
-    path,
-    status: 'repaired',
-    detection,
-    calls: plan.calls,
-    appended: plan.append.length,
-    backup,
-    skipped: [],
-  };
-  if (sidecar !== undefined) outcome.sidecar = sidecar;
-  return outcome;
+}
+
+async function isFileAtPath(fileSystem: FileSystem, fd: number, path: string): Promise<boolean> {
+  const opened = await fileSystem.identity(fd);
+  const atPath = await fileSystem.identityOf(path);
+  return opened.kind === 'file' && atPath !== null && sameFile(opened, atPath);
+}
+
+/** Whether the file behind `fd` holds exactly `expected`, no byte different, none more. */
+async function holdsExactly(
+  fileSystem: FileSystem,
+  fd: number,
+  expected: Buffer,
+): Promise<boolean> {
+  if ((await fileSystem.size(fd)) !== expected.length) return false;
+  return matchesAt(fileSystem, fd, expected, 0);
+}
+
+/** Whether the file behind `fd` holds `expected` at `position`, read in bounded chunks. */
+async function matchesAt(
+  fileSystem: FileSystem,
+  fd: number,
+  expected: Buffer,
+  position: number,
+): Promise<boolean> {
+  const chunk = Buffer.alloc(Math.min(expected.length, 1024 * 1024) || 1);
+  for (let offset = 0; offset < expected.length; ) {
+    const want = Math.min(chunk.length, expected.length - offset);
+    const got = await fileSystem.read(fd, chunk.subarray(0, want), position + offset);
+    if (got === 0) return false;
+    if (!chunk.subarray(0, got).equals(expected.subarray(offset, offset + got))) return false;
+    offset += got;
+  }
+  return true;
 }
 
 /**
- * Create `path` exclusively (never through a link) with `bytes`, synced. One already there with
- * exactly these bytes is kept (an earlier repair stopped after writing it); any other is an error.
+ * After the append: null when the planned bytes are still the file's start and the answer
+ * follows them directly; otherwise what came in between, for the user.
  */
-async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer): Promise<void> {
+async function landedAfter(
+  fileSystem: FileSystem,
+  fd: number,
+  planned: Buffer,
+  answer: Buffer,
+): Promise<string | null> {
+  const size = await fileSystem.size(fd);
+  if (!(await matchesAt(fileSystem, fd, planned, 0))) {
+    return 'the bytes the repair planned from were changed by another process while it wrote: check the session; the backup holds them as they were';
+  }
+  if (await matchesAt(fileSystem, fd, answer, planned.length)) {
+    if (size === planned.length + answer.length) return null;
+    return `another process appended ${size - planned.length - answer.length} bytes after the answer: its client is running`;
+  }
+  return `another process appended to the file between the repair's last check and its answer: ${size - planned.length - answer.length} bytes now stand before (or among) the appended lines, so the answer may not follow the calls, and the backup lacks those bytes. Check the session before resuming it`;
+}
+
+/**
+ * Create `path` exclusively (never through a link) with `bytes`, synced; true when it created it.
+ * One already there with exactly these bytes is kept (an earlier repair stopped after writing
+ * it); any other is an error.
+ */
+async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer): Promise<boolean> {
   let fd: number;
   try {
     fd = await fileSystem.open(path, 'create');
@@ -350,13 +486,18 @@ async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer)
     // Never accept what a link there points to as the backup: only a regular file of ours.
     const there = await fileSystem.identityOf(path);
     if (there?.kind !== 'file') throw new Error(`${path} exists and is not a regular file`);
-    const existing = await readSession(fileSystem, path, bytes.length);
-    if (typeof existing !== 'string' && existing.bytes.equals(bytes)) return;
+    const existing = await fileSystem.open(path, 'read');
+    try {
+      if (await holdsExactly(fileSystem, existing, bytes)) return false;
+    } finally {
+      await fileSystem.close(existing).catch(() => undefined);
+    }
     throw new Error(`${path} exists and holds other bytes; move it away to repair`);
   }
   try {
     await writeAll(fileSystem, fd, bytes);
     await fileSystem.sync(fd);
+    return true;
   } finally {
     await fileSystem.close(fd).catch(() => undefined);
   }

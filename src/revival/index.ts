@@ -15,15 +15,21 @@ import {
   type ClaimTreeResult,
   claimRevivalTree,
 } from './claim-revival-tree.ts';
-import type { Inspection } from './inspection.ts';
 import { type InspectOptions, inspectTranscript } from './inspect.ts';
+import type { Inspection } from './inspection.ts';
+import type { Reconciliation } from './reconcile-calls.ts';
+import { type ReconcileTranscriptOptions, reconcileTranscript } from './reconcile-run.ts';
 import {
+  type Revived,
   type ReviveOptions,
   type ReviveRefused,
-  type Revived,
   reviveTranscript,
 } from './revive.ts';
 
+export type { RunHalt } from '../transcript/run-halt.ts';
+export type { TreeClaim } from '../transcript/tree-claim.ts';
+export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
+export type { InspectOptions } from './inspect.ts';
 export type {
   Inspection,
   InspectionFacts,
@@ -34,23 +40,31 @@ export type {
   RevivableInspection,
   TailKind,
 } from './inspection.ts';
-export type { InspectOptions } from './inspect.ts';
-export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
-export type { TreeClaim } from '../transcript/tree-claim.ts';
-export type { RunHalt } from '../transcript/run-halt.ts';
+export type { ReconcileOptions, Reconciliation } from './reconcile-calls.ts';
+export {
+  type ReconcileStoreRunOptions,
+  type ReconcileTranscriptOptions,
+  reconcileStoreRun,
+} from './reconcile-run.ts';
 export type {
+  Revived,
   ReviveFailureReason,
   ReviveOptions,
   ReviveRefused,
   ReviveTarget,
-  Revived,
 } from './revive.ts';
-export { BACKGROUND_FRAME, INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
 export {
   reviveStoreRun,
   type StoreRevival,
   type StoreRevived,
 } from './revive-store-run.ts';
+export {
+  BACKGROUND_FRAME,
+  DID_NOT_HAPPEN_MESSAGE,
+  INTERRUPTED_MESSAGE,
+  RECOVERED_NOTE,
+  RESUME_NOTICE,
+} from './texts.ts';
 
 /**
  * The engine half of picking up an interrupted run: given one transcript, decide whether there
@@ -87,7 +101,10 @@ export class Revival {
 
   /**
    * Revive one transcript, holding its tree's claim (one reviver per tree: taken here unless
-   * the caller passes `treeClaim`, released when the revived session closes) and its writer
+   * the caller passes `treeClaim`, released when the revived session closes; a second revive
+   * of the same tree in the same process joins it — revive a child, resume it, then revive its
+   * parent — and the last of their sessions to close releases it; another process is refused)
+   * and its writer
    * lock while it decides and appends. Every link up to the tree's root and every child a
    * pending join waits for is checked first, and `inspect`'s verdict is the one acted on: a
    * refusal writes nothing. Then it answers each
@@ -107,6 +124,22 @@ export class Revival {
    */
   static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
     return reviveTranscript(options);
+  }
+
+  /**
+   * Ask the tools of a transcript's calls in flight what became of them, before a revive: each
+   * call dispatched with an idempotency key, whose tool has a `reconcile`, is asked (all at once,
+   * each within `timeoutMs` and `deadline`). Reads the file, writes nothing, never throws. Show
+   * the answers to whoever confirms the revive, then pass them to {@link Revival.revive} as
+   * `reconciled`: a call that completed is settled with its output, one that did not happen is
+   * answered so, and everything else is answered as interrupted. Nothing is run again.
+   *
+   * @example
+   * const reconciled = await Revival.reconcile({ path, tools });
+   * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2, reconciled });
+   */
+  static reconcile(options: ReconcileTranscriptOptions): Promise<Reconciliation[]> {
+    return reconcileTranscript(options);
   }
 
   /**

@@ -1,7 +1,10 @@
 import type {
   ForeignRecord,
+  JsonValue,
   Message,
   MessageBody,
+  MessageExtras,
+  ReconcileRecord,
   RunRevivedBody,
   ToolSettledBody,
   TranscriptRecord,
@@ -9,7 +12,13 @@ import type {
 import type { OpenDispatch, TailState } from '../transcript/tail-state.ts';
 import { isKnownRecord } from '../transcript/validate-record.ts';
 import type { PendingJoin } from './inspection.ts';
-import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from './texts.ts';
+import type { Reconciliation } from './reconcile-calls.ts';
+import {
+  DID_NOT_HAPPEN_MESSAGE,
+  INTERRUPTED_MESSAGE,
+  RECOVERED_NOTE,
+  RESUME_NOTICE,
+} from './texts.ts';
 
 /**
  * The settle reasons only revival writes. With `extras.injected = 'revival'` on its messages,
@@ -22,6 +31,8 @@ export const REVIVAL_SETTLE_REASONS: ReadonlySet<string> = new Set([
   'interrupted',
   'completed-unpersisted',
   'orphaned',
+  'reconciled',
+  'did-not-happen',
 ]);
 
 /**
@@ -31,7 +42,10 @@ export const REVIVAL_SETTLE_REASONS: ReadonlySet<string> = new Set([
  * const plan: RevivalPlan = planRevival({ records, lastMessage, state, maxRevivals: 2 });
  */
 export interface RevivalPlan {
-  /** One tool message per call answered as interrupted; made durable before any settle. */
+  /**
+   * One tool message per call answered now — as interrupted, or by what its tool's reconcile
+   * established — made durable before any settle.
+   */
   interruptedMessages: MessageBody[];
   /** One settle per open dispatch that is not a pending join, in dispatch order. */
   settles: ToolSettledBody[];
@@ -61,6 +75,11 @@ export interface RevivalInput {
   /** The folded state of the whole transcript. */
   state: TailState;
   maxRevivals: number;
+  /**
+   * What tools' reconciles answered about calls in flight ({@link reconcileCalls}); an answer
+   * is used only for the open dispatch with its call id and idempotency key.
+   */
+  reconciled?: readonly Reconciliation[];
 }
 
 /**
@@ -95,20 +114,29 @@ export function planRevival(input: RevivalInput): RevivalPlan {
   const interruptedMessages: MessageBody[] = [];
   const settles: ToolSettledBody[] = [];
   const pendingJoins: PendingJoin[] = [];
+  const answers = new Map((input.reconciled ?? []).map((answer) => [answer.callId, answer]));
   for (const dispatch of state.open) {
     const shape = settleShape(dispatch);
     if (shape === 'pending-join') {
       pendingJoins.push({ callId: dispatch.callId, agentIds: dispatch.joins ?? [] });
       continue;
     }
-    if (shape === 'interrupted-answer') interruptedMessages.push(interruptedResult(dispatch));
-    const settle: ToolSettledBody = {
-      type: 'tool-settled',
-      callId: dispatch.callId,
-      ...STATUS[shape],
-    };
-    settles.push(settle);
-    lists[LIST[shape]].push(dispatch.callId);
+    let settleAs: Exclude<Shape, 'pending-join'> | Reconciled = shape;
+    if (shape === 'interrupted-answer') {
+      const answer = answers.get(dispatch.callId);
+      const fits = answer !== undefined && answer.idempotencyKey === dispatch.idempotencyKey;
+      const reconciliation = fits ? answer : undefined;
+      interruptedMessages.push(revivalAnswer(dispatch, reconciliation));
+      if (reconciliation !== undefined) {
+        lists.reconciled.push(reconcileEntry(dispatch.callId, reconciliation));
+        if (reconciliation.answer !== 'unknown') settleAs = reconciliation.answer;
+      }
+    } else if (shape === 'interrupted-by-revival' && dispatch.resultReconciled !== undefined) {
+      if (dispatch.resultReconciled !== 'unknown') settleAs = dispatch.resultReconciled;
+    }
+    settles.push({ type: 'tool-settled', callId: dispatch.callId, ...STATUS[settleAs] });
+    const list = LIST[settleAs];
+    if (list !== null) lists[list].push(dispatch.callId);
   }
   const last = input.lastMessage;
   const told = last?.role === 'user' && last.extras?.injected === 'revival';
@@ -131,6 +159,7 @@ export function planRevival(input: RevivalInput): RevivalPlan {
       interrupted: lists.interrupted,
       completedUnpersisted: lists.completedUnpersisted,
       orphaned: lists.orphaned,
+      ...(lists.reconciled.length === 0 ? {} : { reconciled: lists.reconciled }),
     },
     pendingJoins,
   };
@@ -158,23 +187,54 @@ export function settleShape(dispatch: OpenDispatch): Shape {
   return dispatch.joins === undefined ? 'interrupted-answer' : 'pending-join';
 }
 
-const STATUS: Record<Exclude<Shape, 'pending-join'>, Pick<ToolSettledBody, 'status' | 'reason'>> = {
+/** A call a tool's reconcile settled: it completed, or it did not happen. */
+type Reconciled = 'completed' | 'did-not-happen';
+
+const STATUS: Record<
+  Exclude<Shape, 'pending-join'> | Reconciled,
+  Pick<ToolSettledBody, 'status' | 'reason'>
+> = {
   orphaned: { status: 'outcome-unknown', reason: 'orphaned' },
   'completed-unpersisted': { status: 'outcome-unknown', reason: 'completed-unpersisted' },
   'interrupted-by-revival': { status: 'failed', reason: 'interrupted' },
   'interrupted-answer': { status: 'failed', reason: 'interrupted' },
+  completed: { status: 'completed', reason: 'reconciled' },
+  'did-not-happen': { status: 'failed', reason: 'did-not-happen' },
 };
 
 type ListName = 'interrupted' | 'completedUnpersisted' | 'orphaned';
 
-const LIST: Record<Exclude<Shape, 'pending-join'>, ListName> = {
+const LIST: Record<Exclude<Shape, 'pending-join'> | Reconciled, ListName | null> = {
   orphaned: 'orphaned',
   'completed-unpersisted': 'completedUnpersisted',
   'interrupted-by-revival': 'interrupted',
   'interrupted-answer': 'interrupted',
+  completed: null,
+  'did-not-happen': null,
 };
 
-function interruptedResult(dispatch: OpenDispatch): MessageBody {
+/**
+ * The revival's answer to a call in flight: the interrupted text, unless its tool's reconcile
+ * established what happened. What the reconcile answered is recorded with it (format 2).
+ */
+function revivalAnswer(
+  dispatch: OpenDispatch,
+  reconciled: Reconciliation | undefined,
+): MessageBody {
+  let output: JsonValue = INTERRUPTED_MESSAGE;
+  let isError = true;
+  if (reconciled?.answer === 'completed') {
+    const produced = reconciled.output ?? null;
+    output =
+      typeof produced === 'string'
+        ? `${RECOVERED_NOTE}\n\n${produced}`
+        : { recovered: RECOVERED_NOTE, output: produced };
+    isError = reconciled.isError === true;
+  } else if (reconciled?.answer === 'did-not-happen') {
+    output = DID_NOT_HAPPEN_MESSAGE;
+  }
+  const extras: MessageExtras = { injected: 'revival' };
+  if (reconciled !== undefined) extras.reconcile = reconcileRecordOf(reconciled);
   return {
     type: 'message',
     role: 'tool',
@@ -183,12 +243,26 @@ function interruptedResult(dispatch: OpenDispatch): MessageBody {
         type: 'tool-result',
         callId: dispatch.callId,
         toolName: dispatch.toolName,
-        output: INTERRUPTED_MESSAGE,
-        isError: true,
+        output,
+        isError,
       },
     ],
-    extras: { injected: 'revival' },
+    extras,
   };
+}
+
+function reconcileRecordOf(reconciled: Reconciliation): ReconcileRecord {
+  return reconciled.answer === 'unknown' && reconciled.detail !== undefined
+    ? { answer: 'unknown', detail: reconciled.detail }
+    : { answer: reconciled.answer };
+}
+
+function reconcileEntry(
+  callId: string,
+  reconciled: Reconciliation | ReconcileRecord,
+): { callId: string } & ReconcileRecord {
+  const record = 'idempotencyKey' in reconciled ? reconcileRecordOf(reconciled) : reconciled;
+  return { callId, ...record };
 }
 
 /**
@@ -219,17 +293,31 @@ function lastRunRecordIndex(records: readonly (TranscriptRecord | ForeignRecord)
   return index;
 }
 
+type Lists = Record<ListName, string[]> & {
+  reconciled: ({ callId: string } & ReconcileRecord)[];
+};
+
 /** The settles an unfinished revive wrote after the run's last record, by list. */
 function settledSince(
   records: readonly (TranscriptRecord | ForeignRecord)[],
   afterIndex: number,
-): Record<ListName, string[]> {
-  const lists: Record<ListName, string[]> = {
+): Lists {
+  const lists: Lists = {
     interrupted: [],
     completedUnpersisted: [],
     orphaned: [],
+    reconciled: [],
   };
   for (const record of records.slice(afterIndex + 1)) {
+    if (isKnownRecord(record) && record.type === 'message') {
+      // What an unfinished revive recorded of the reconciles it asked, with its answers.
+      const asked = record.extras?.reconcile;
+      const part = record.content[0];
+      if (asked !== undefined && part?.type === 'tool-result') {
+        lists.reconciled.push(reconcileEntry(part.callId, asked));
+      }
+      continue;
+    }
     if (!isKnownRecord(record) || record.type !== 'tool-settled') continue;
     if (record.reason === 'interrupted') lists.interrupted.push(record.callId);
     else if (record.reason === 'completed-unpersisted')

@@ -1,14 +1,15 @@
-import { writeRevival } from './write-revival.ts';
 import type { TranscriptStore } from '../store/transcript-store.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
-import type { RecordOf, TranscriptRecord } from '../transcript/records.ts';
-import { SessionError, describeError } from '../transcript/session-error.ts';
+import type { RecordOf, RunRevivedBody, TranscriptRecord } from '../transcript/records.ts';
+import { describeError, SessionError } from '../transcript/session-error.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { assessTail } from './assess-tail.ts';
 import type { NeverDispatchedCall, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
+import type { Reconciliation } from './reconcile-calls.ts';
 import type { ReviveRefused } from './revive.ts';
 import { RunTail } from './run-tail.ts';
+import { writeRevival } from './write-revival.ts';
 
 /**
  * What {@link reviveStoreRun} is asked: the store, the run, the cap; and the clock is the
@@ -29,6 +30,11 @@ export interface StoreRevival {
    * and leaves one the caller gave it to the caller.
    */
   writer?: TranscriptWriter;
+  /**
+   * What tools' reconciles answered about the run's calls in flight
+   * ({@link reconcileStoreRun}); as `Revival.revive`'s `reconciled`.
+   */
+  reconciled?: readonly Reconciliation[];
 }
 
 /**
@@ -46,6 +52,8 @@ export interface StoreRevived {
   /** The `run-revived` envelope this revival wrote. */
   revival: RecordOf<'run-revived'>;
   interrupted: string[];
+  /** What each reconcile asked answered (as the envelope records it). */
+  reconciled: NonNullable<RunRevivedBody['reconciled']>;
   pendingJoins: PendingJoin[];
   neverDispatched: NeverDispatchedCall[];
 }
@@ -107,7 +115,13 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
   const tail = new RunTail();
   for (const record of read.records) tail.add(record);
   const view = conversationView(read.records);
-  const plan = planRevival({ records: tail.records, lastMessage: view.at(-1), state, maxRevivals });
+  const plan = planRevival({
+    records: tail.records,
+    lastMessage: view.at(-1),
+    state,
+    maxRevivals,
+    ...(request.reconciled === undefined ? {} : { reconciled: request.reconciled }),
+  });
   let appended: TranscriptRecord[];
   let revival: RecordOf<'run-revived'>;
   try {
@@ -125,6 +139,7 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
     messages: conversationView([...read.records, ...appended]),
     revival,
     interrupted: plan.envelope.interrupted,
+    reconciled: plan.envelope.reconciled ?? [],
     pendingJoins: plan.pendingJoins,
     neverDispatched: assessment.neverDispatched,
   };

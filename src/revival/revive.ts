@@ -1,22 +1,29 @@
-import { writeRevival } from './write-revival.ts';
 import { agentsFoldersOf } from '../subagents/child-layout.ts';
 import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import type { ForeignRecord, RecordOf, TranscriptRecord } from '../transcript/records.ts';
+import type {
+  ForeignRecord,
+  RecordOf,
+  RunRevivedBody,
+  TranscriptRecord,
+} from '../transcript/records.ts';
 import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
 import { scanUncompacted } from '../transcript/scan-uncompacted.ts';
-import type { TailState } from '../transcript/tail-state.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
 import { describeError, SessionError } from '../transcript/session-error.ts';
-import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
+import type { TailState } from '../transcript/tail-state.ts';
+import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
 import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
 import { planRevival } from './plan-revival.ts';
+import type { Reconciliation } from './reconcile-calls.ts';
 import { RunTail } from './run-tail.ts';
+import { joinTreeClaim } from './shared-tree-claim.ts';
 import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
 import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
+import { writeRevival } from './write-revival.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -47,8 +54,9 @@ export type ReviveOptions = ReviveTarget & {
    * A claim the caller holds on this transcript's tree ({@link Revival.claimTree}): revive
    * works under it and leaves it held — how an application reviving several runs of one tree
    * holds the tree for all of them. Without it, revive claims the tree itself (refusing,
-   * `running`, when another reviver holds it) and releases the claim when the revived session
-   * closes, or before it answers a refusal. A claim on another tree, or one already released,
+   * `running`, when another process holds it) and releases the claim when the revived session
+   * closes, or before it answers a refusal; a second revive of the same tree in this process
+   * joins that claim, which is released when the last of their sessions closes. A claim on another tree, or one already released,
    * is a programmer error (TypeError).
    */
   treeClaim?: TreeClaim;
@@ -58,6 +66,13 @@ export type ReviveOptions = ReviveTarget & {
    * interrupted, never run. Without it such a transcript is refused as `unreadable`.
    */
   salvageDamagedTail?: boolean;
+  /**
+   * What tools' reconciles answered about this run's calls in flight
+   * ({@link Revival.reconcile}, asked before the revive — and before anyone confirmed it). Each
+   * answer settles the call it names if its idempotency key is the dispatch's; every other call
+   * in flight is answered as interrupted. Nothing is ever run again.
+   */
+  reconciled?: readonly Reconciliation[];
 };
 
 /**
@@ -95,6 +110,8 @@ export interface Revived {
   revival: RecordOf<'run-revived'>;
   /** Call ids answered (now or by an unfinished earlier revive) as interrupted. */
   interrupted: string[];
+  /** What each reconcile asked answered (as the envelope records it). */
+  reconciled: NonNullable<RunRevivedBody['reconciled']>;
   /** Joins left open: the Loop waits for their children under these call ids. */
   pendingJoins: PendingJoin[];
   /** Calls of the last turn that never started: the Loop runs them (it is not a retry). */
@@ -129,6 +146,8 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   const tree = await findTreeRoot(path, fileSystem);
   if (!tree.ok) return refused('unreadable', tree.detail);
   let claim: TreeClaim;
+  // What this revive does with the claim when it is done: nothing for a claim the caller holds.
+  let leave = async (): Promise<void> => undefined;
   const given = options.treeClaim;
   if (given !== undefined) {
     if (!given.held || given.root !== tree.root) {
@@ -154,10 +173,12 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
     claim = given;
   } else {
     try {
-      // The holder's `since` is for people; the injected clock stamps records only.
-      const claimed = await claimTree(fileSystem, tree.root, new Date());
-      if (!claimed.ok) return refused('running', `${path}: ${claimed.detail}`);
-      claim = claimed.claim;
+      // The holder's `since` is for people; the injected clock stamps records only. A claim
+      // another revive of this process holds on the tree is joined, not refused.
+      const joined = await joinTreeClaim(fileSystem, tree.root, new Date());
+      if (!joined.ok) return refused('running', `${path}: ${joined.detail}`);
+      claim = joined.claim;
+      leave = joined.leave;
     } catch (error) {
       return refused('io-error', `${path}: cannot claim its tree (${describeError(error)})`);
     }
@@ -166,17 +187,17 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   try {
     revived = await reviveClaimed(path, options, fileSystem, claim);
   } finally {
-    if (given === undefined && revived?.ok !== true) await claim.release().catch(() => undefined);
+    if (revived?.ok !== true) await leave().catch(() => undefined);
   }
   if (!revived.ok) return revived;
-  if (given === undefined) releaseWithSession(revived.session, claim);
+  leaveWithSession(revived.session, leave);
   return { ...revived, treeClaim: claim };
 }
 
-/** The claim revive took lasts as long as the revived session: closing it releases both. */
-function releaseWithSession(session: Session, claim: TreeClaim): void {
+/** The claim revive took or joined lasts as long as the revived session: closing it leaves. */
+function leaveWithSession(session: Session, leave: () => Promise<void>): void {
   const close = session.close.bind(session);
-  session.close = () => close().finally(() => claim.release().catch(() => undefined));
+  session.close = () => close().finally(() => leave().catch(() => undefined));
 }
 
 /** Revive under a held tree claim. */
@@ -339,6 +360,7 @@ async function reviveOpen(
     lastMessage: conversationView(kept.records).at(-1),
     state,
     maxRevivals: options.maxRevivals,
+    ...(options.reconciled === undefined ? {} : { reconciled: options.reconciled }),
   });
   let appended: TranscriptRecord[];
   let revival: RecordOf<'run-revived'>;
@@ -362,6 +384,7 @@ async function reviveOpen(
     path,
     revival,
     interrupted: plan.envelope.interrupted,
+    reconciled: plan.envelope.reconciled ?? [],
     pendingJoins: plan.pendingJoins,
     neverDispatched: assessment.neverDispatched,
   };

@@ -32,3 +32,32 @@ export const RESUME_NOTICE =
   `${BACKGROUND_FRAME} The previous session ended while this run was working, and the run has ` +
   'been resumed: everything above is its own conversation, up to the moment it stopped. Work ' +
   'it had not finished is still unfinished.';
+
+/**
+ * The sentence a revival puts before the output of a call that was in flight when the process
+ * died and that the tool's reconcile found had completed: the model reads the real output, and
+ * knows it was recovered, not produced just now. A string output follows it after a blank line;
+ * any other output is handed over as `{ recovered: RECOVERED_NOTE, output }`.
+ *
+ * @example
+ * import { RECOVERED_NOTE } from 'llm-agent-revival/revival';
+ * const output = `${RECOVERED_NOTE}\n\nCharged 12.00 EUR (ch_1).`;
+ */
+export const RECOVERED_NOTE =
+  'Recovered after a crash: the previous session ended while this tool call was in flight, ' +
+  'and the tool has since confirmed that it completed with the output below — it was not run ' +
+  'again.';
+
+/**
+ * The result (`isError: true`) a revival writes for a call that was in flight when the process
+ * died and that the tool's reconcile found never took effect. Nothing is retried: the model
+ * decides whether the call is still needed.
+ *
+ * @example
+ * import { DID_NOT_HAPPEN_MESSAGE } from 'llm-agent-revival/revival';
+ * DID_NOT_HAPPEN_MESSAGE.includes('NOT been retried'); // true
+ */
+export const DID_NOT_HAPPEN_MESSAGE =
+  'The previous session ended while this tool call was in flight, so it was interrupted. The ' +
+  'tool has since checked, and the call did not take effect; it has NOT been retried: call it ' +
+  'again if it is still needed.';

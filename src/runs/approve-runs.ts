@@ -50,7 +50,7 @@ export async function approveRuns(
     const marked = await store.mark(run, 'awaiting-approval', 'approved');
     io.stdout.write(
       marked
-        ? `Approved ${safe(run)}: a worker revives it (llm-agent worker --database URL).\n`
+        ? `Approved ${safe(run)}: the next worker of this store to look revives it.\n`
         : `${safe(run)}: no longer awaiting approval; left as it is.\n`,
     );
   }

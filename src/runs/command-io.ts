@@ -41,3 +41,13 @@ export interface CommandIo {
 export function hintCommand(io: Pick<CommandIo, 'invocation'>, rest: string): string {
   return `${io.invocation ?? 'llm-agent'} ${rest}`;
 }
+
+/**
+ * Write a line.
+ *
+ * @example
+ * writeLine(io.stdout, 'Nothing to revive.');
+ */
+export function writeLine(stream: NodeJS.WritableStream, text = ''): void {
+  stream.write(`${text}\n`);
+}

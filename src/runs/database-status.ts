@@ -1,14 +1,25 @@
+import { jsonText } from '../render/json-text.ts';
+import { type DatabaseHold, type RunNode, stateOf } from '../render/run-node.ts';
 import { assessTail } from '../revival/assess-tail.ts';
 import { unreadableInspection } from '../revival/inspect.ts';
 import { verdictDisagreement } from '../revival/verdict-agreement.ts';
-import type { PostgresStore, StoreRunRow, StoreTail } from '../store/postgres/postgres-store.ts';
+import type {
+  PostgresStore,
+  StoreRunRow,
+  StoreRunSummary,
+  StoreTail,
+} from '../store/postgres/postgres-store.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import type { CommandIo } from './command-io.ts';
 import type { ExitCode } from '../render/exit-codes.ts';
-import { statusExitCode, statusJson, statusText, summarize } from '../render/format-status.ts';
+import {
+  type StatusNext,
+  statusExitCode,
+  statusJson,
+  statusText,
+  summarize,
+} from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
-import { jsonText } from '../render/json-text.ts';
-import { type DatabaseHold, type RunNode, stateOf } from '../render/run-node.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -38,7 +49,14 @@ export function databaseRunState(row: StoreRunRow): string {
 export async function databaseStatus(
   io: CommandIo,
   store: PostgresStore,
-  options: { json: boolean; width: number; wide: boolean; maxRevivals: number; verify?: boolean },
+  options: {
+    json: boolean;
+    width: number;
+    wide: boolean;
+    maxRevivals: number;
+    verify?: boolean;
+    next?: StatusNext;
+  },
 ): Promise<ExitCode> {
   const roots = await databaseTree(store, options);
   const exitCode = statusExitCode(summarize(roots));
@@ -48,7 +66,12 @@ export async function databaseStatus(
     return exitCode;
   }
   io.stdout.write(
-    statusText(roots, io.out, { width: options.width, wide: options.wide }, { database: true }),
+    statusText(
+      roots,
+      io.out,
+      { width: options.width, wide: options.wide },
+      { ...options.next, database: true },
+    ),
   );
   return exitCode;
 }
@@ -66,11 +89,11 @@ export async function databaseTree(
   store: PostgresStore,
   options: { maxRevivals: number; verify?: boolean },
 ): Promise<RunNode[]> {
-  const [rows, fromCheckpoints] = await Promise.all([store.runs(), store.tails()]);
+  const rows = await store.summaries();
   const tails =
     options.verify === true
-      ? await verifiedTails(store, rows, fromCheckpoints, options.maxRevivals)
-      : fromCheckpoints;
+      ? await verifiedTails(store, rows, await store.tails(), options.maxRevivals)
+      : await summaryTails(store, rows);
   const nodes = new Map<string, RunNode>();
   for (const row of rows) nodes.set(row.run, runNode(row, tails.get(row.run), options.maxRevivals));
   const roots: RunNode[] = [];
@@ -84,17 +107,38 @@ export async function databaseTree(
 }
 
 /**
+ * Each run's state from its summary (kept with every append); a run without one (not written
+ * since the schema had summaries) folded from its last checkpoint on.
+ */
+async function summaryTails(
+  store: PostgresStore,
+  rows: readonly StoreRunSummary[],
+): Promise<Map<string, StoreTail>> {
+  const tails = new Map<string, StoreTail>();
+  const unsummarised: string[] = [];
+  for (const row of rows) {
+    if (row.summary === null) unsummarised.push(row.run);
+    else tails.set(row.run, { ok: true, state: row.summary });
+  }
+  if (unsummarised.length > 0) {
+    for (const [run, tail] of await store.tails(unsummarised)) tails.set(run, tail);
+  }
+  return tails;
+}
+
+/**
  * `--verify`: each run's every record read and checked (the store's full read), its state
- * folded from the first; a run whose last checkpoint says otherwise than its records is
- * unreadable, as on files.
+ * folded from the first; a run whose last checkpoint or summary says otherwise than its
+ * records is unreadable, as on files.
  */
 async function verifiedTails(
   store: PostgresStore,
-  rows: readonly StoreRunRow[],
+  rows: readonly StoreRunSummary[],
   fromCheckpoints: ReadonlyMap<string, StoreTail>,
   maxRevivals: number,
 ): Promise<Map<string, StoreTail>> {
   const verified = new Map<string, StoreTail>();
+  const context = { maxRevivals, running: false };
   for (const row of rows) {
     const read = await store.read(row.run);
     if (!read.ok) {
@@ -103,12 +147,15 @@ async function verifiedTails(
     }
     let state = emptyTailState();
     for (const record of read.records) state = foldTailState(state, record, 0);
+    const folded = assessTail(state, context);
     const saved = fromCheckpoints.get(row.run);
-    const context = { maxRevivals, running: false };
-    const problem =
-      saved?.ok === true
-        ? verdictDisagreement(assessTail(saved.state, context), assessTail(state, context))
+    const fromCheckpoint =
+      saved?.ok === true ? verdictDisagreement(assessTail(saved.state, context), folded) : null;
+    const fromSummary =
+      row.summary !== null && verdictDisagreement(assessTail(row.summary, context), folded) !== null
+        ? 'its summary (the runs row) says otherwise than its records; the row was changed after it was written, so it is not trusted'
         : null;
+    const problem = fromCheckpoint ?? fromSummary;
     verified.set(
       row.run,
       problem === null ? { ok: true, state } : { ok: false, detail: `${row.run}: ${problem}` },

@@ -21,7 +21,7 @@ import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { nodeFileSystem } from '../transcript/file-system.ts';
 import { type CommandIo, hintCommand } from './command-io.ts';
 import { inspectTree } from './inspect-tree.ts';
-import { loadAgents } from './load-agents.ts';
+import { type AgentsContext, loadAgents } from './load-agents.ts';
 import type { RunStopper } from './run-stopper.ts';
 import {
   type PlannedRevival,
@@ -61,16 +61,18 @@ export interface RevivalOutcome {
 /**
  * The registry for each root that has something to revive: from `--agents`, or — for the
  * demo's own transcripts only — the demo's agents. Every agent type to revive must be defined:
- * checked here, before anything is written.
+ * checked here, before anything is written. `demoAgents` loads the demo's agents (the
+ * application's: this layer knows no demo).
  *
  * @example
- * const registries = await registriesFor(plan, roots, 'agents.ts', io);
+ * const registries = await registriesFor(plan, roots, 'agents.ts', io, async () => demoAgents);
  */
 export async function registriesFor(
   plan: TreeRevivalPlan,
   roots: RunNode[],
   module: string | undefined,
   io: CommandIo,
+  demoAgents: () => Promise<(context: AgentsContext) => AgentRegistry>,
 ): Promise<Map<RunNode, AgentRegistry>> {
   const registries = new Map<RunNode, AgentRegistry>();
   for (const root of roots) {
@@ -84,8 +86,8 @@ export async function registriesFor(
       registry = await loadAgents(module, { transcript: root.path, cwd: io.cwd, env: io.env });
       source = module;
     } else if (await allDemoRuns(revivals)) {
-      const demo = await import('../demo/demo-agents.ts');
-      registry = demo.default({ transcript: root.path, cwd: io.cwd, env: io.env });
+      const demo = await demoAgents();
+      registry = demo({ transcript: root.path, cwd: io.cwd, env: io.env });
       source = 'the demo agents';
     } else {
       throw new UserError(
@@ -200,7 +202,14 @@ export async function claimTrees(
   return { ok: true, claims };
 }
 
-async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
+/**
+ * True when every planned revival is a run of the demo, whose agents are built in: such runs
+ * are revived without `--agents`.
+ *
+ * @example
+ * const needsModule = !(await allDemoRuns(planTreeRevival(roots).revivals));
+ */
+export async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
   for (const revival of revivals) {
     const meta = await readSessionMeta(revival.node.path);
     if (meta?.model !== DEMO_MODEL_SPEC) return false;

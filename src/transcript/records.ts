@@ -9,12 +9,15 @@
  */
 
 /**
- * The format version this library writes. Readers refuse records with a larger `v`.
+ * The newest format version this library reads and writes. Readers refuse records with a larger
+ * `v`. A record is written with the lowest version that holds it ({@link recordVersion}): 2 only
+ * for a record carrying a member version 1 lacks (an idempotency key, a reconcile's answer), so
+ * a reader of version 1 refuses exactly the transcripts it would misread.
  *
  * @example
  * if (records.some((record) => record.v > FORMAT_VERSION)) throw new Error('written by a newer llm-agent');
  */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 
 /**
  * A JSON value, as it is stored on disk: what a tool's input and output must be so that a
@@ -127,13 +130,50 @@ export type ContentPart = TextPart | ReasoningPart | ToolCallPart | ToolResultPa
 export type Injected = 'revival' | 'background' | 'compaction';
 
 /**
- * Free-form data carried with a message; `injected` marks turns the system wrote.
+ * What a tool's reconcile established about a call left in flight: it `completed` (its output
+ * is known), it `did-not-happen`, or nobody can say (`unknown`: the tool said so, threw, timed
+ * out or answered something that is not an answer).
+ *
+ * @example
+ * const answer: ReconcileVerdict = 'did-not-happen';
+ */
+export type ReconcileVerdict = 'completed' | 'did-not-happen' | 'unknown';
+
+/**
+ * Every {@link ReconcileVerdict}, as a reader accepts them.
+ *
+ * @example
+ * RECONCILE_VERDICTS.includes('unknown'); // true
+ */
+export const RECONCILE_VERDICTS: readonly ReconcileVerdict[] = [
+  'completed',
+  'did-not-happen',
+  'unknown',
+];
+
+/**
+ * What a revival recorded about asking a tool's reconcile (format 2): on the revival's answer to
+ * the call (`extras.reconcile`) and in its `run-revived` envelope.
+ *
+ * @example
+ * const asked: ReconcileRecord = { answer: 'unknown', detail: 'timed out after 10000 ms' };
+ */
+export type ReconcileRecord = {
+  answer: ReconcileVerdict;
+  /** Why it is unknown (a throw, a timeout, an unparseable answer, the tool's own words). */
+  detail?: string;
+};
+
+/**
+ * Free-form data carried with a message; `injected` marks turns the system wrote, `reconcile`
+ * (format 2) what a tool's reconcile answered about the call a revival's answer settles.
  *
  * @example
  * const extras: MessageExtras = { injected: 'background', childId: 'worker-call_s1' };
  */
 export interface MessageExtras {
   injected?: Injected;
+  reconcile?: ReconcileRecord;
   [key: string]: JsonValue | undefined;
 }
 
@@ -274,6 +314,12 @@ export interface ToolDispatchedBody {
   /** `sha256:` + hex of the canonical JSON of the input. */
   inputDigest: string;
   idempotency: Idempotency;
+  /**
+   * Format 2: the key the tool was given with the call (stable across revivals and workers), so
+   * that the outside world can tell a repeat of this call from a new one, and a reconcile can
+   * ask about it. See {@link idempotencyKeyOf}.
+   */
+  idempotencyKey?: string;
   /** For a join (`task_wait`): the agent ids it waits for. */
   joins?: string[];
 }
@@ -329,6 +375,11 @@ export interface RunRevivedBody {
   interrupted: string[];
   completedUnpersisted: string[];
   orphaned: string[];
+  /**
+   * Format 2: every call whose tool's reconcile was asked, and what it answered. A call answered
+   * `unknown` is in `interrupted` too; `completed` and `did-not-happen` calls are in no other list.
+   */
+  reconciled?: ({ callId: string } & ReconcileRecord)[];
 }
 
 /**
@@ -471,6 +522,34 @@ export const RECORD_TYPES: ReadonlySet<string> = new Set([
   'run-stopped',
   'checkpoint',
 ]);
+
+/**
+ * The format version a record is written with: 2 when it carries a member format 1 lacks (a
+ * dispatch's `idempotencyKey`, a message's `extras.reconcile`, an envelope's `reconciled`, a
+ * checkpoint whose state holds either), else 1 — so a transcript that uses nothing new reads
+ * with every reader, and a reader of format 1 refuses, naming the version and the line, the
+ * first record it would misread.
+ *
+ * @example
+ * recordVersion({ type: 'tool-settled', callId: 'call-1', status: 'completed' }); // 1
+ */
+export function recordVersion(body: RecordBody): number {
+  switch (body.type) {
+    case 'tool-dispatched':
+      return body.idempotencyKey === undefined ? 1 : 2;
+    case 'message':
+      return body.extras?.reconcile === undefined ? 1 : 2;
+    case 'run-revived':
+      return body.reconciled === undefined ? 1 : 2;
+    case 'checkpoint': {
+      // The open dispatches a checkpoint carries hold the keys and answers of their records.
+      const open = JSON.stringify(body.state.open ?? []);
+      return open.includes('"idempotencyKey"') || open.includes('"resultReconciled"') ? 2 : 1;
+    }
+    default:
+      return 1;
+  }
+}
 
 /**
  * Agent ids that may become file names. Nothing from model output becomes a path unchecked.

@@ -4,9 +4,9 @@ import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { findLastCheckpoint } from './last-checkpoint.ts';
 import { encodeLine, encodeReadableLine } from './line-codec.ts';
 import {
-  FORMAT_VERSION,
   type ForeignRecord,
   type RecordBody,
+  recordVersion,
   type SessionMetaBody,
   type TailRepair,
   type TranscriptRecord,
@@ -344,7 +344,7 @@ export class Session {
 
   #append(body: RecordBody, check = false): Promise<TranscriptRecord> {
     const header: Parameters<typeof encodeLine>[0] = {
-      v: FORMAT_VERSION,
+      v: recordVersion(body),
       seq: this.#nextSeq,
       at: this.#clock().toISOString(),
     };

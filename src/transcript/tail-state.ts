@@ -3,6 +3,7 @@ import type {
   Idempotency,
   JsonObject,
   ParentLink,
+  ReconcileVerdict,
   Role,
   TailRepair,
   TranscriptRecord,
@@ -32,6 +33,8 @@ export interface OpenDispatch {
   callId: string;
   toolName: string;
   idempotency: Idempotency;
+  /** The key the tool was given (format 2); absent for a dispatch written without one. */
+  idempotencyKey?: string;
   /** Seq of the dispatch record. */
   seq: number;
   /** Seq of the assistant turn that asked for the call, when it is known. */
@@ -42,6 +45,11 @@ export interface OpenDispatch {
   resultSeq?: number;
   /** True when that result was written by a revival (an interrupted answer). */
   resultByRevival?: boolean;
+  /**
+   * For a result a revival wrote after asking the tool's reconcile (format 2): what it answered,
+   * which decides how that revival's settle reads.
+   */
+  resultReconciled?: ReconcileVerdict;
   /** True when a compaction replaced the turn that asked for the call. */
   turnCompacted?: boolean;
   /**
@@ -81,6 +89,8 @@ export interface TailState {
     label: string;
     model: string;
     parent?: ParentLink;
+    /** The `session-meta` record's `at`; absent from checkpoints written before it was kept. */
+    createdAt?: string;
   } | null;
   /** How many records have been folded. */
   records: number;
@@ -175,6 +185,7 @@ export function foldTailState(
           agentType: record.agentType as string,
           label: record.label as string,
           model: record.model as string,
+          createdAt: record.at,
         };
         if (record.parent !== undefined) meta.parent = record.parent as ParentLink;
         next.meta = meta;
@@ -195,6 +206,7 @@ export function foldTailState(
         seq: dispatch.seq,
         turnSeq: inTurn && turn !== null ? turn.seq : null,
       };
+      if (dispatch.idempotencyKey !== undefined) open.idempotencyKey = dispatch.idempotencyKey;
       if (dispatch.joins !== undefined) open.joins = dispatch.joins;
       next.open = [...state.open.filter((item) => item.callId !== dispatch.callId), open];
       next.lastMessage = markCall(state.lastMessage, dispatch.callId, 'dispatched');
@@ -309,11 +321,17 @@ function foldMessage(
     }
     next.turn = turn;
     const byRevival = message.extras?.injected === 'revival';
-    next.open = next.open.map((item) =>
-      answered.has(item.callId) && item.resultSeq === undefined
-        ? { ...item, resultSeq: message.seq, resultByRevival: byRevival }
-        : item,
-    );
+    const reconciled = byRevival ? message.extras?.reconcile?.answer : undefined;
+    next.open = next.open.map((item) => {
+      if (!answered.has(item.callId) || item.resultSeq !== undefined) return item;
+      const answeredItem: OpenDispatch = {
+        ...item,
+        resultSeq: message.seq,
+        resultByRevival: byRevival,
+      };
+      if (reconciled !== undefined) answeredItem.resultReconciled = reconciled;
+      return answeredItem;
+    });
     next.lastMessage = {
       seq: message.seq,
       role: 'tool',

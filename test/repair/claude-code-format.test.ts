@@ -86,11 +86,13 @@ function envelope(of: Line, fields: Line): Line {
 describe('detect', () => {
   test('recognises every session the client wrote, with its version', () => {
     for (const name of NAMES) {
-      assert.deepEqual(claudeCodeFormat.detect(linesOf(fixture(name))), {
-        format: 'claude-code',
-        version: '2.1.197',
-        supported: true,
-      });
+      const lines = linesOf(fixture(name));
+      const { session, ...detected } = claudeCodeFormat.detect(lines) ?? {};
+      assert.deepEqual(detected, { format: 'claude-code', version: '2.1.197', supported: true });
+      // The session's id and folder, for liveness: those of its message lines.
+      const last = lines.findLast((line) => (line.value as { uuid?: unknown }).uuid !== undefined)
+        ?.value as { sessionId: string; cwd: string };
+      assert.deepEqual(session, { id: last.sessionId, cwd: last.cwd }, name);
     }
   });
 
@@ -248,11 +250,18 @@ describe('plan on sessions the client wrote', () => {
     assert.match(detail(plan(head(text, 12))), /has a result/);
   });
 
-  test('a killed session resumed as it was left is clean: Claude Code branched around the call', () => {
+  test('a killed session resumed as it was left is reported as resumed: Claude Code dropped the call silently', () => {
     const text = fixture('resumed-unrepaired.jsonl');
     // Claude Code dropped the call (line 7) and parented "continue" on the text before it.
     assert.equal(lineOf(text, 10).parentUuid, lineOf(text, 6).uuid);
-    assert.match(detail(plan(text)), /line 11\) calls no tool/);
+    const result = plan(text);
+    assert.ok(result.kind === 'resumed', JSON.stringify(result));
+    assert.deepEqual(
+      result.calls.map((call) => call.line),
+      [7],
+    );
+    assert.match(result.told, /dropped the calls silently .* never told of them/);
+    assert.match(result.detail, /off the conversation Claude Code resumes/);
   });
 
   test('a repaired session that Claude Code resumed is clean, and its own lines follow ours', () => {
@@ -361,12 +370,28 @@ describe('plan on changed sessions', () => {
       ['toolu_killed_two_calls_1', 'toolu_killed_two_calls_2'],
     );
     assert.equal(parse(result.append[0] as string).parentUuid, last.uuid);
-    // A subagent's transcript (every message a sidechain's) is refused.
-    const subagent = text.replaceAll('"isSidechain":false', '"isSidechain":true');
-    assert.match(detail(plan(subagent)), /sidechain/);
   });
 
-  test('a user turn after the cut-off calls: refused, nothing could follow the calls', () => {
+  test("a subagent's transcript (every message a sidechain's) is repaired as its own conversation", () => {
+    const subagent = text
+      .replaceAll('"isSidechain":false', '"isSidechain":true')
+      .replaceAll('"isSidechain":true,', '"isSidechain":true,"agentId":"a1b2c3",');
+    const result = repaired(plan(subagent));
+    assert.deepEqual(
+      result.calls.map((call) => call.callId),
+      ['toolu_killed_two_calls_1', 'toolu_killed_two_calls_2'],
+    );
+    for (const line of result.append) {
+      const appended = parse(line);
+      assert.equal(appended.isSidechain, true, 'on the sidechain, as Claude Code writes it there');
+      assert.equal(appended.agentId, 'a1b2c3');
+    }
+    assert.equal(parse(result.append[0] as string).parentUuid, last.uuid);
+    // A result on the sidechain answers it; a second plan is clean.
+    assert.equal(plan(`${subagent}${result.append.join('\n')}\n`).kind, 'clean');
+  });
+
+  test('a user turn after the cut-off calls: resumed without a repair, the calls dropped', () => {
     const prompt = message({
       type: 'user',
       parentUuid: last.uuid,
@@ -383,7 +408,7 @@ describe('plan on changed sessions', () => {
         content: [{ type: 'text', text: '[Request interrupted by user for tool use]' }],
       },
     });
-    assert.equal(plan(text + interrupted).kind, 'refuse');
+    assert.equal(plan(text + interrupted).kind, 'resumed');
   });
 
   test('last-prompt leaves: another branch is refused, a clear is clean, an ancestor is fine', () => {
@@ -406,7 +431,7 @@ describe('plan on changed sessions', () => {
     assert.equal(plan(self).kind, 'repair');
   });
 
-  test('a compaction after the calls: they are not sent any more, clean', () => {
+  test('a compaction after the calls: they are not sent any more; the session was resumed without a repair', () => {
     const boundary = message({
       type: 'system',
       subtype: 'compact_boundary',
@@ -423,7 +448,9 @@ describe('plan on changed sessions', () => {
       isCompactSummary: true,
       message: { role: 'user', content: 'summary' },
     });
-    assert.match(detail(plan(text + boundary + summary)), /no assistant message/);
+    const result = plan(text + boundary + summary);
+    assert.equal(result.kind, 'resumed');
+    assert.match(detail(result), /off the conversation Claude Code resumes/);
   });
 
   test('shapes Claude Code itself cannot load or pair are refused, never guessed', () => {
@@ -581,7 +608,7 @@ describe('mutated sessions never throw', () => {
       const parsed = linesOf(`${lines.join('\n')}\n`);
       claudeCodeFormat.detect(parsed);
       const result = claudeCodeFormat.plan(parsed, context());
-      assert.ok(['repair', 'clean', 'refuse'].includes(result.kind));
+      assert.ok(['repair', 'clean', 'refuse', 'resumed'].includes(result.kind));
       // The wrapper's safety net (a refusal naming an exception) must never be needed.
       assert.doesNotMatch(JSON.stringify(result), /could not plan a repair/);
     }

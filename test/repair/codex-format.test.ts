@@ -95,11 +95,12 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 describe('codexFormat.detect', () => {
   test('the rollouts Codex 0.171.0 wrote are supported', () => {
     for (const name of FILES.filter((file) => !file.startsWith('agent-sessions'))) {
-      assert.deepEqual(
-        codexFormat.detect(linesOf(fixture(name))),
-        { format: 'codex', version: '0.171.0', supported: true },
-        name,
-      );
+      const lines = linesOf(fixture(name));
+      const { session, ...detected } = codexFormat.detect(lines) ?? {};
+      assert.deepEqual(detected, { format: 'codex', version: '0.171.0', supported: true }, name);
+      // The session's id and folder, for liveness: session_meta's.
+      const meta = (lines[0] as { value: { payload: { id: string; cwd: string } } }).value.payload;
+      assert.deepEqual(session, { id: meta.id, cwd: meta.cwd }, name);
     }
   });
 
@@ -378,7 +379,10 @@ describe('codexFormat.plan on rollouts the real client wrote', () => {
         const detected = codexFormat.detect(linesOf(prefix));
         if (detected?.supported !== true) continue;
         const plan = codexFormat.plan(linesOf(prefix), context());
-        assert.ok(['clean', 'repair', 'refuse'].includes(plan.kind), `${name} cut ${cut}`);
+        assert.ok(
+          ['clean', 'repair', 'refuse', 'resumed'].includes(plan.kind),
+          `${name} cut ${cut}`,
+        );
         assert.doesNotMatch(JSON.stringify(plan), /could not plan a repair/, `${name} cut ${cut}`);
         if (plan.kind !== 'repair') continue;
         const again = codexFormat.plan(linesOf(appended(prefix, plan)), context());
@@ -393,23 +397,37 @@ describe('codexFormat.plan on shapes the fixtures do not show', () => {
   const line = (ordinal: number, type: string, payload: Json) =>
     `${JSON.stringify({ timestamp: '2026-12-04T04:44:12.000Z', ordinal, type, payload })}\n`;
 
-  test('the session went on after a cut-off call: refused, nothing guessed', () => {
+  test('the session went on after a cut-off call: resumed without a repair, the model told "aborted"', () => {
     const resumed = base() + line(11, 'event_msg', { type: 'task_started', turn_id: 'turn-2' });
     const plan = codexFormat.plan(linesOf(resumed), context());
-    assert.equal(plan.kind, 'refuse');
-    assert.match((plan as { detail: string }).detail, /went on after them \(line 12/);
+    assert.ok(plan.kind === 'resumed', JSON.stringify(plan));
+    assert.match(plan.detail, /went on after them \(line 12/);
+    assert.equal(plan.told, 'Codex told the model "aborted" for each of them');
+    assert.deepEqual(
+      plan.calls.map((call) => call.line),
+      [10],
+    );
     const user = line(11, 'response_item', {
       type: 'message',
       role: 'user',
       content: [{ type: 'input_text', text: 'hello again' }],
     });
-    assert.equal(codexFormat.plan(linesOf(base() + user), context()).kind, 'refuse');
+    assert.equal(codexFormat.plan(linesOf(base() + user), context()).kind, 'resumed');
   });
 
-  test('calls before the last compaction are not sent any more: clean', () => {
+  test('calls before the last compaction are not sent any more: clean; only a compaction that happened is spoken of', () => {
     const compacted =
       base() + line(11, 'compacted', { message: 'summary', replacement_history: [] });
-    assert.equal(codexFormat.plan(linesOf(compacted), context()).kind, 'clean');
+    const plan = codexFormat.plan(linesOf(compacted), context());
+    assert.deepEqual(plan, {
+      kind: 'clean',
+      detail: 'no tool call since the last compaction: nothing to answer',
+    });
+    const whole = fixture('interrupted.jsonl');
+    assert.ok(!whole.includes('"type":"compacted"'));
+    const clean = codexFormat.plan(linesOf(whole), context());
+    assert.equal(clean.kind, 'clean');
+    assert.doesNotMatch((clean as { detail: string }).detail, /compaction/);
   });
 
   test('a compaction in the middle of the turn: the turn is still the one that started', () => {
@@ -547,7 +565,7 @@ describe('codexFormat never throws on damaged or hostile rollouts', () => {
       assert.doesNotThrow(() => {
         const detected = codexFormat.detect(linesOf(text));
         const plan = codexFormat.plan(linesOf(text), context());
-        assert.ok(['clean', 'repair', 'refuse'].includes(plan.kind));
+        assert.ok(['clean', 'repair', 'refuse', 'resumed'].includes(plan.kind));
         // The plan's own safety net (a refusal naming an exception) must never be needed.
         assert.doesNotMatch(JSON.stringify(plan), /could not plan a repair/);
         if (detected?.supported === true && plan.kind === 'repair') {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ForeignLine, PlanContext, RepairPlan } from '../../src/repair/foreign-format.ts';
+import { claudeCodeFormat } from '../../src/repair/claude-code-format.ts';
 import { piFormat } from '../../src/repair/pi-format.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
@@ -66,11 +67,12 @@ describe('detect', () => {
       ['stream-error.v3.jsonl', 'session v3'],
       ['pi-mono-large-session.head-6.v1.jsonl', 'session v1'],
     ]) {
-      assert.deepEqual(piFormat.detect(linesOf(fixture(name as string))), {
-        format: 'pi',
-        version,
-        supported: true,
-      });
+      const lines = linesOf(fixture(name as string));
+      const { session, ...detected } = piFormat.detect(lines) ?? {};
+      assert.deepEqual(detected, { format: 'pi', version, supported: true });
+      // The session's id and folder, for liveness: the header's.
+      const header = lines[0]?.value as { id: string; cwd: string };
+      assert.deepEqual(session, { id: header.id, cwd: header.cwd }, name);
     }
   });
 
@@ -275,7 +277,7 @@ describe('plan on changed sessions', () => {
     assert.equal(plan(text + back + elsewhere).kind, 'clean');
   });
 
-  test('a user message after the cut-off calls: refused, nothing pi could pair', () => {
+  test('a user message after the cut-off calls: resumed without a repair, the model told "No result provided"', () => {
     const user = entry({
       type: 'message',
       id: 'abababab',
@@ -283,11 +285,13 @@ describe('plan on changed sessions', () => {
       message: { role: 'user', content: [{ type: 'text', text: 'continue' }], timestamp: 1 },
     });
     const result = plan(text + user);
-    assert.equal(result.kind, 'refuse');
-    assert.match((result as { detail: string }).detail, /No result provided/);
+    assert.ok(result.kind === 'resumed', JSON.stringify(result));
+    assert.equal(result.told, 'pi told the model "No result provided" for each of them');
+    assert.match(result.detail, /went on after them/);
+    assert.equal(result.calls.length, 2);
     for (const type of ['custom_message', 'branch_summary', 'compaction']) {
       const between = entry({ type, id: 'cdcdcdcd', parentId: last.id, summary: 's' });
-      assert.equal(plan(text + between).kind, 'refuse', type);
+      assert.equal(plan(text + between).kind, 'resumed', type);
     }
   });
 
@@ -420,6 +424,32 @@ describe('repairSession on a copy of a client-written session', () => {
       assert.ok((await readFile(path)).equals(after), 'the second repair wrote nothing');
     });
   }
+
+  test("a pi or Codex session holding one line in Claude Code's envelope is refused as mixed, nothing written", async () => {
+    const claudeLine = fixture('../claude-code/killed-one-call.jsonl')
+      .split('\n')
+      .find((line) => line.includes('"type":"user"')) as string;
+    for (const [name, text] of [
+      ['pi', fixture('crash-one-call.v3.jsonl')],
+      ['codex', fixture('../codex/killed-one-call.jsonl')],
+    ] as const) {
+      const mixed = `${text}${claudeLine}\n`;
+      // The fault: Claude Code's detector alone takes the file for its own.
+      assert.equal(claudeCodeFormat.detect(linesOf(mixed))?.format, 'claude-code', name);
+      const path = join(folder, `mixed-${name}.jsonl`);
+      await writeFile(path, mixed);
+      const old = new Date(Date.now() - 60_000);
+      await utimes(path, old, old);
+      const outcome = await repairSession(path);
+      assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+      assert.equal(outcome.reason, 'mixed-format', name);
+      assert.match(
+        outcome.detail,
+        new RegExp(`read both as a claude-code 2\\.1\\.197 and as a ${name} `),
+      );
+      assert.equal(await readFile(path, 'utf8'), mixed, `${name}: nothing written`);
+    }
+  });
 
   test('a torn last line: kept in place, copied to a sidecar, then the results', async () => {
     const original = Buffer.from(`${fixture('crash-one-call.v3.jsonl')}{"type":"mess`);

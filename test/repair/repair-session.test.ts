@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {
+  appendFile,
   mkdtemp,
   readdir,
   readFile,
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ForeignFormat, ForeignLine } from '../../src/repair/foreign-format.ts';
-import { openElsewhere } from '../../src/repair/open-elsewhere.ts';
+import { readProcessTable } from '../../src/repair/process-table.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
@@ -184,25 +185,33 @@ describe('repairSession (the shell, on a toy format)', () => {
     );
     try {
       // The fault is real: the other process has the file open before the repair looks.
-      for (let tries = 0; (await openElsewhere(held)).holders.length === 0; tries += 1) {
+      const holds = async () =>
+        (await readProcessTable()).processes.some(
+          (entry) =>
+            entry.pid === holder.pid && entry.descriptors.some((one) => one.target === held),
+        );
+      for (let tries = 0; !(await holds()); tries += 1) {
         assert.ok(tries < 200, 'the holder never opened the file');
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       const open = await repairSession(held, { formats });
       assert.ok(open.status === 'refused');
       assert.equal(open.reason, 'live');
-      assert.match(open.detail, new RegExp(`open in another process \\(pid ${holder.pid}`));
-      // A scan with no time left says it did not look at every process, not that none has it.
-      assert.deepEqual(await openElsewhere(held, { budgetMs: 0 }), {
-        holders: [],
-        complete: false,
-      });
-      const found = await openElsewhere(held);
-      assert.equal(found.complete, true);
-      assert.deepEqual(
-        found.holders.map((one) => one.pid),
-        [holder.pid],
+      assert.match(
+        open.detail,
+        new RegExp(`pid ${holder.pid} \\(node\\): it has the session file open`),
       );
+      assert.match(open.detail, /First stop that client \(or wait for its tool to finish\)/);
+      // A process table read with no time left says it did not look at every process, and a
+      // repair given such a table refuses: what was not looked at may hold the file.
+      const cut = await readProcessTable({ budgetMs: 0 });
+      assert.deepEqual(cut, { processes: [], complete: false });
+      const unsure = await repairSession(await session('{"toy":1}\n{"call":"a"}\n'), {
+        formats,
+        processTable: async () => cut,
+      });
+      assert.ok(unsure.status === 'refused');
+      assert.match(unsure.detail, /not every process could be looked at/);
     } finally {
       holder.kill('SIGKILL');
     }
@@ -265,6 +274,83 @@ describe('repairSession (the shell, on a toy format)', () => {
     assert.equal(await readFile(path, 'utf8'), rewritten);
     const backups = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
     assert.deepEqual(backups, [], 'no backup, no sidecar');
+  });
+
+  test('a line the client writes while the backup is written: the late check on the appending descriptor refuses, and the backup is taken back', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const client = '{"user":"go on"}\n';
+    let wrote = false;
+    const faulty = new FaultyFileSystem(nodeFileSystem, {
+      beforeCall: async (call) => {
+        // After the first check, while the backup is synced: the client appends a line.
+        if (!wrote && call.operation === 'syncFolder') {
+          await appendFile(path, client);
+          wrote = true;
+        }
+      },
+    });
+    const outcome = await repairSession(path, { formats, fileSystem: faulty });
+    assert.ok(wrote, 'the client really wrote after the first check');
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'live');
+    assert.match(outcome.detail, /changed while the backup was written/);
+    assert.equal(await readFile(path, 'utf8'), `${original}${client}`, 'nothing of ours appended');
+    const left = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
+    assert.deepEqual(left, [], 'the backup made for this repair is taken back');
+  });
+
+  test('a line the client writes between the last check and the answer: repaired, and it says so', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const path = await session(original);
+    const client = '{"user":"go on"}\n';
+    let wrote = false;
+    const faulty = new FaultyFileSystem(nodeFileSystem, {
+      beforeCall: async (call) => {
+        // The window no check can close: after the last look, before our write lands.
+        if (!wrote && call.operation === 'write' && call.path === path) {
+          await appendFile(path, client);
+          wrote = true;
+        }
+      },
+    });
+    const outcome = await repairSession(path, { formats, fileSystem: faulty });
+    assert.ok(wrote, 'the client really wrote in the window');
+    assert.ok(outcome.status === 'repaired', JSON.stringify(outcome));
+    assert.match(
+      outcome.interleaved ?? '',
+      /17 bytes now stand before \(or among\) the appended lines/,
+    );
+    assert.match(outcome.interleaved ?? '', /the backup lacks those bytes/);
+    assert.equal(
+      await readFile(path, 'utf8'),
+      `${original}${client}{"result":"a","interrupted":true}\n`,
+    );
+    assert.equal(await readFile(outcome.backup, 'utf8'), original);
+
+    const clean = await repairSession(await session(original), { formats });
+    assert.ok(clean.status === 'repaired');
+    assert.equal(clean.interleaved, undefined, 'nothing in between: nothing said');
+  });
+
+  test("a file two formats both recognise (another client's line inside) is refused as mixed, naming both", async () => {
+    const other: ForeignFormat = {
+      name: 'claude-code',
+      detect: (lines) =>
+        lines.some((line) => (line.value as { envelope?: unknown } | undefined)?.envelope === true)
+          ? { format: 'claude-code', version: '2.1.197', supported: true }
+          : null,
+      plan: () => ({ kind: 'repair', calls: [], append: ['{"wrong":true}'] }),
+    };
+    const original = '{"toy":1}\n{"call":"a"}\n{"envelope":true}\n';
+    const path = await session(original);
+    // The fault: the other format alone takes the file for its own, and would answer wrongly.
+    assert.notEqual(other.detect([{ number: 3, text: '', value: { envelope: true } }]), null);
+    const outcome = await repairSession(path, { formats: [other, toyFormat] });
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'mixed-format');
+    assert.match(outcome.detail, /read both as a claude-code 2\.1\.197 and as a pi toy 1 session/);
+    assert.equal(await readFile(path, 'utf8'), original);
   });
 
   test('while another repair holds the file, a second one refuses', async () => {

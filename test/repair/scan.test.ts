@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -13,6 +24,7 @@ import { runCli } from '../cli/support/cli-fixtures.ts';
  */
 
 const FOREIGN = fileURLToPath(new URL('../fixtures/foreign/', import.meta.url));
+const OLD = new Date(Date.now() - 60_000);
 
 /** Where each fixture goes in the client's own layout below a home folder. */
 const LAYOUT: [fixture: string, place: string, broken: boolean][] = [
@@ -30,6 +42,8 @@ before(async () => {
   for (const [fixture, place] of LAYOUT) {
     await mkdir(dirname(join(home, place)), { recursive: true });
     await copyFile(join(FOREIGN, fixture), join(home, place));
+    // Left alone a minute ago: not live by its time (a scan gives a repair's verdict).
+    await utimes(join(home, place), OLD, OLD);
   }
   // Not sessions of any client: skipped, never listed as broken.
   await writeFile(join(home, '.claude/projects/-work-app/notes.jsonl'), '{"note":"hello"}\n');
@@ -84,4 +98,113 @@ test('repair --scan lists the broken sessions of every format below the default 
   assert.match(text.stdout, /6 sessions of 7 files: 3 broken\./);
   assert.match(text.stdout, /broken: 2 calls unanswered\s+claude-code 2\.1\.197/);
   assert.match(text.stdout, /Next: llm-agent repair FILE/);
+});
+
+test('repair --scan of a folder that does not exist is an error, not "0 sessions"', async () => {
+  const missing = await runCli(['repair', '--scan', 'no-such-folder'], { cwd: home });
+  assert.equal(missing.code, 2, missing.stdout);
+  assert.match(missing.stderr, /repair --scan: .*no-such-folder: no such folder/);
+  assert.equal(missing.stdout, '');
+});
+
+test('repair --scan gives each refusal its reason in text, and a just-changed session the verdict a repair gives', async () => {
+  const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-scan-why-'));
+  try {
+    const pi = await readFile(join(FOREIGN, 'pi/crash-two-calls.v3.jsonl'), 'utf8');
+    await writeFile(join(tree, 'old.jsonl'), pi.replace('"version":3', '"version":9'));
+    await utimes(join(tree, 'old.jsonl'), OLD, OLD);
+    await writeFile(join(tree, 'fresh.jsonl'), pi); // written just now: live
+    const text = await runCli(['repair', '--scan', '.'], { cwd: tree });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /refused \(unsupported-version\).*old\.jsonl\n {2}pi session version 9: repair knows pi session versions/,
+    );
+    assert.match(
+      text.stdout,
+      /refused \(live\).*fresh\.jsonl\n {2}changed \d+ ms ago: its client may still be writing it\. First stop that client/,
+    );
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+  }
+});
+
+test('repair --scan never follows a symbolic link: link loops end, links out of the roots are not read', async () => {
+  const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-scan-links-'));
+  const outside = await mkdtemp(join(tmpdir(), 'llm-agent-repair-scan-outside-'));
+  try {
+    const root = join(tree, 'root');
+    await mkdir(join(root, 'a/b'), { recursive: true });
+    await copyFile(join(FOREIGN, 'pi/crash-two-calls.v3.jsonl'), join(root, 'a/b/inside.jsonl'));
+    await utimes(join(root, 'a/b/inside.jsonl'), OLD, OLD);
+    // Three links back up to their parents: followed, the walk never ends.
+    await symlink('..', join(root, 'a/b/up'));
+    await symlink('../..', join(root, 'a/b/top'));
+    await symlink(root, join(root, 'a/loop'));
+    // A link to a folder outside the root, and a linked file from outside.
+    await copyFile(join(FOREIGN, 'pi/crash-two-calls.v3.jsonl'), join(outside, 'secret.jsonl'));
+    await utimes(join(outside, 'secret.jsonl'), OLD, OLD);
+    await symlink(outside, join(root, 'out'));
+    await symlink(join(outside, 'secret.jsonl'), join(root, 'linked.jsonl'));
+    // The fault is real: through the links, the tree has no end and reaches out of the root
+    // (Node's recursive readdir follows them and never returns here).
+    await stat(join(root, 'a/b/up/b/up/b/top/a/loop/a/b/inside.jsonl'));
+    await stat(join(root, 'out/secret.jsonl'));
+
+    const scan = await runCli(['repair', '--scan', '--json', root], { cwd: tree });
+    assert.equal(scan.code, 3, scan.stderr);
+    const json = JSON.parse(scan.stdout) as { scanned: number; sessions: { path: string }[] };
+    assert.deepEqual(
+      json.sessions.map((session) => session.path),
+      [join(root, 'a/b/inside.jsonl')],
+    );
+    assert.equal(json.scanned, 1);
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+    await rm(outside, { recursive: true, force: true });
+  }
+});
+
+test('a session resumed without a repair is reported as such, with what the model was told — not "ok"', async () => {
+  const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-resumed-'));
+  try {
+    const path = join(tree, 'resumed.jsonl');
+    await copyFile(join(FOREIGN, 'claude-code/resumed-unrepaired.jsonl'), path);
+    await utimes(path, OLD, OLD);
+    const repair = await runCli(['repair', path], { cwd: tree });
+    assert.equal(repair.code, 4, repair.stdout + repair.stderr);
+    assert.match(
+      repair.stdout,
+      /^not repaired resumed\.jsonl \(claude-code 2\.1\.197\): already resumed without a repair — Claude Code dropped the calls silently when it resumed: the model was never told of them\n {2}1 tool call\(s\) \(the first on line 7\)/,
+    );
+    const scan = await runCli(['repair', '--scan', '.'], { cwd: tree });
+    assert.equal(scan.code, 0, scan.stderr);
+    assert.match(
+      scan.stdout,
+      /^resumed unrepaired +claude-code 2\.1\.197 +resumed\.jsonl\n {2}Claude Code dropped/,
+    );
+    assert.doesNotMatch(scan.stdout, /^ok/m);
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+  }
+});
+
+test('--dry-run shows the lines as an example: ids and times are made when it writes', async () => {
+  const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-dry-'));
+  try {
+    const path = join(tree, 'broken.jsonl');
+    await copyFile(join(FOREIGN, 'pi/crash-two-calls.v3.jsonl'), path);
+    await utimes(path, OLD, OLD);
+    const dry = await runCli(['repair', path, '--dry-run'], { cwd: tree });
+    assert.equal(dry.code, 3, dry.stdout + dry.stderr);
+    assert.match(
+      dry.stdout,
+      /would append 2 lines like these \(fresh ids and the time are made when it writes\):/,
+    );
+    const help = await runCli(['repair', '--help'], { cwd: tree });
+    for (const code of [0, 1, 2, 3, 4, 7])
+      assert.match(help.stdout, new RegExp(`^ {2}${code} {2}`, 'm'));
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+  }
 });

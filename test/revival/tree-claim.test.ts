@@ -149,20 +149,54 @@ describe('revive claims the whole tree, from any of its runs', () => {
     assert.deepEqual(await snapshotFolder(top), before, 'every file byte-identical');
   });
 
-  test('revive of a root takes the claim, a concurrent revive of its child is refused, closing releases it', async () => {
+  test('revive of a root takes the claim; another process reviving its child is refused; closing releases it', async () => {
     const { root, child } = await tree();
     const revived = await Revival.revive({ path: root, agentId: META.agentId, maxRevivals: 2 });
     assert.ok(revived.ok);
     assert.equal(revived.treeClaim.root, root);
     await stat(claimPathOf(root));
-    const second = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 2 });
+    const second = await reviveInChild(child);
+    assert.equal(second.killed, false, 'revive hung');
     assert.ok(!second.ok);
     assert.equal(second.reason, 'running');
+    assert.match(second.detail ?? '', new RegExp(`being revived by pid ${process.pid}`));
     await revived.session.close();
     await assert.rejects(stat(claimPathOf(root)), { code: 'ENOENT' });
     const third = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 2 });
     assert.ok(third.ok, third.ok ? '' : third.detail);
     await third.session.close();
+  });
+
+  test("the seed's flow in one process, without claimTree: revive the child, resume it, revive its parent; the claim lasts until the last session closes", async () => {
+    const { root, child } = await tree();
+    const first = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 2 });
+    assert.ok(first.ok, first.ok ? '' : first.detail);
+    assert.equal(first.treeClaim.root, root, 'the child claimed its whole tree');
+    // Resumed: the revived child goes on writing under its own id while its parent is revived.
+    await first.session.append({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'text', text: 'go on' }],
+    });
+    const parent = await Revival.revive({ path: root, agentId: META.agentId, maxRevivals: 2 });
+    assert.ok(parent.ok, parent.ok ? '' : parent.detail);
+    assert.equal(parent.treeClaim, first.treeClaim, 'the parent joined the claim the child holds');
+    // One transcript still has one writer: a second revive of the open child is refused.
+    const again = await Revival.revive({ path: child, agentId: 'child-1', maxRevivals: 2 });
+    assert.ok(!again.ok);
+    assert.equal(again.reason, 'running');
+    // Another process is refused while either session is open.
+    const other = await reviveInChild(child);
+    assert.equal(other.killed, false, 'revive hung');
+    assert.equal(other.reason, 'running');
+    await first.session.close();
+    await stat(claimPathOf(root)); // the parent's session still holds the tree
+    assert.equal((await reviveInChild(child)).reason, 'running');
+    await parent.session.close();
+    await assert.rejects(stat(claimPathOf(root)), { code: 'ENOENT' }, 'released by the last close');
+    const fresh = await Revival.claimTree({ path: child });
+    assert.ok(fresh.ok, 'the tree can be claimed again');
+    await fresh.claim.release();
   });
 
   test('a claim of another tree is a programmer error', async () => {

@@ -2,20 +2,20 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FileStore } from '../../src/store/file-store.ts';
-import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { PostgresStore, SchemaVersionError } from '../../src/store/postgres/postgres-store.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import {
   makeTempFolder,
   removeFolder,
   sessionMeta,
   steppingClock,
 } from '../support/transcripts.ts';
-import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { storeContract } from './store-contract.ts';
 
 /*
@@ -103,23 +103,23 @@ test('PostgresStore: connect refuses a schema that was never migrated, and one n
     (error: unknown) =>
       error instanceof SchemaVersionError &&
       error.found === 0 &&
-      /is at version 0, this llm-agent needs 3: run llm-agent db migrate/.test(error.message),
+      /is at version 0, this llm-agent needs 4: run llm-agent db migrate/.test(error.message),
   );
   assert.deepEqual(
     await PostgresStore.migrate({ connectionString: database.url, schema }),
-    [1, 2, 3],
+    [1, 2, 3, 4],
   );
   assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), []);
   await sql(
-    `INSERT INTO "${schema}".schema_migrations (version, name) VALUES (4, 'from the future')`,
+    `INSERT INTO "${schema}".schema_migrations (version, name) VALUES (5, 'from the future')`,
   );
   await assert.rejects(
     PostgresStore.connect({ connectionString: database.url, schema }),
-    /is at version 4, newer than this llm-agent's 3: use a newer llm-agent/,
+    /is at version 5, newer than this llm-agent's 4: use a newer llm-agent/,
   );
   await assert.rejects(
     PostgresStore.migrate({ connectionString: database.url, schema }),
-    /newer than this llm-agent's 3/,
+    /newer than this llm-agent's 4/,
   );
 });
 

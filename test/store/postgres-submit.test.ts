@@ -4,8 +4,8 @@ import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { PostgresTranscriptWriter } from '../../src/store/postgres/postgres-writer.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
-import { sessionMeta } from '../support/transcripts.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
+import { sessionMeta } from '../support/transcripts.ts';
 
 /*
  * A submit is one statement — the run, its session-meta and its task, or nothing — and a

@@ -6,9 +6,9 @@ import { migrate } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { decodeLine } from '../../src/transcript/line-codec.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../src/transcript/tail-state.ts';
-import { sessionMeta, steppingClock } from '../support/transcripts.ts';
-import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { runCli } from '../cli/support/cli-fixtures.ts';
+import { type TestDatabase, testDatabase } from '../support/postgres.ts';
+import { sessionMeta, steppingClock } from '../support/transcripts.ts';
 
 /*
  * What `status --database` reads: each run folded from its last checkpoint on, to the state a
@@ -167,9 +167,9 @@ test('a schema at version 2 holding runs upgrades to 3: sizes filled in, every r
   });
   await assert.rejects(
     PostgresStore.connect({ connectionString: database.url, schema }),
-    /is at version 2, this llm-agent needs 3/,
+    /is at version 2, this llm-agent needs 4/,
   );
-  assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), [3]);
+  assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), [3, 4]);
   const store = await PostgresStore.connect({ connectionString: database.url, schema });
   try {
     const [row] = await store.runs();
@@ -177,6 +177,8 @@ test('a schema at version 2 holding runs upgrades to 3: sizes filled in, every r
       [row?.run, row?.bytes, row?.parent, row?.depth, row?.status],
       ['laptop', fixture.length, null, 0, 'awaiting-approval'],
     );
+    // Written before summaries existed: none; status folds its records instead.
+    assert.equal((await store.summaries())[0]?.summary, null);
     const tail = (await store.tails()).get('laptop');
     assert.ok(tail?.ok);
     assert.equal(tail.state.halt?.state, 'stopped');

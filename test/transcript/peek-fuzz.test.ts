@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { encodeLine } from '../../src/transcript/line-codec.ts';
 import { type PeekResult, peek } from '../../src/transcript/peek.ts';
+import { FORMAT_VERSION } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
 import { type SessionWorker, startSessionWorker } from '../support/session-workers.ts';
@@ -86,7 +87,7 @@ const MUTATIONS: ((bytes: Buffer, random: Random) => Buffer)[] = [
     // A record from a newer version after the valid ones.
     const seq = bytes.toString('latin1').split('\n').length - 1;
     const line = encodeLine(
-      { v: 2, seq, at: '2030-01-01T00:00:00.000Z' },
+      { v: FORMAT_VERSION + 1, seq, at: '2030-01-01T00:00:00.000Z' },
       { type: 'session-meta', ...sessionMeta() },
     );
     return Buffer.concat([bytes, line.bytes]);

@@ -23,6 +23,11 @@ import type { PoolClient } from 'pg';
  * folds each run from its last checkpoint), and a notification on channel `llm_agent_runs` (payload `schema/run`)
  * whenever a run's owner or status changes, so that a parent waiting in `task_wait` on one
  * machine wakes when its child, run or revived on another, ends.
+ *
+ * Version 4 adds each run's `summary`: the state its records fold to (the JSON a checkpoint
+ * holds — revivals, open calls, the last turn, its halt, the bytes its token estimate counts),
+ * replaced by the same statement as every append, so that `status --database` reads one row
+ * per run instead of folding records. Null for a run not written since: read from its records.
  */
 interface Migration {
   version: number;
@@ -85,6 +90,13 @@ $$;
 CREATE TRIGGER runs_changed AFTER UPDATE OF owner, status ON ${s}.runs
   FOR EACH ROW WHEN (OLD.owner IS DISTINCT FROM NEW.owner OR OLD.status IS DISTINCT FROM NEW.status)
   EXECUTE FUNCTION ${s}.notify_run_change();
+`,
+  },
+  {
+    version: 4,
+    name: 'run summaries',
+    sql: (s) => `
+ALTER TABLE ${s}.runs ADD COLUMN summary json;
 `,
   },
 ];

@@ -1,27 +1,29 @@
 import { hostname } from 'node:os';
-import type { Pool, PoolClient } from 'pg';
-import { decodeLine, encodeLine } from '../../transcript/line-codec.ts';
-import {
-  FORMAT_VERSION,
-  type ForeignRecord,
-  type TranscriptRecord,
-} from '../../transcript/records.ts';
-import { SessionError, describeError } from '../../transcript/session-error.ts';
+import type { Pool } from 'pg';
 import type { SessionMeta } from '../../transcript/session.ts';
-import {
-  emptyTailState,
-  foldTailState,
-  type TailState,
-  tailStateFromJson,
-} from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
-import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migrations.ts';
-
-export { SCHEMA_VERSION };
-import { PostgresTranscriptWriter, releasedStatus } from './postgres-writer.ts';
+import { assertSchemaVersion } from './check-schema-version.ts';
+import { migrate, quoteSchema, SCHEMA_VERSION } from './migrations.ts';
+import type { PostgresTranscriptWriter } from './postgres-writer.ts';
+import { claimRun, markRun, parkRun, takeRun } from './run-leases.ts';
 import { RunNotifications, type RunWatch } from './run-notifications.ts';
-import { SQL } from './sql.ts';
+import {
+  activeChildCount,
+  runNames,
+  runRows,
+  runStanding,
+  runSummaries,
+  runTails,
+  waitingWork,
+} from './run-queries.ts';
+import { createRun, exportRunBytes, importRunBytes, readRun, submitRun } from './run-records.ts';
+import { createPool, databaseLabel, type StoreContext, withClient } from './store-context.ts';
+import type { StoreRunRow, StoreRunSummary, StoreTail } from './store-run-row.ts';
+
+export { SchemaVersionError } from './schema-version-error.ts';
+export type { StoreRunRow, StoreRunSummary, StoreTail };
+export { SCHEMA_VERSION };
 
 /**
  * How to reach the store: the server, the schema its tables live in, who this process is, and
@@ -47,56 +49,6 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** How its connections show in `pg_stat_activity` (default `llm-agent`). */
   applicationName?: string;
-}
-
-/**
- * One run as the `runs` table holds it.
- *
- * @example
- * const row: StoreRunRow = (await store.runs())[0];
- */
-export interface StoreRunRow {
-  run: string;
-  /** The worker holding it, or null. */
-  owner: string | null;
-  epoch: number;
-  leaseExpires: string | null;
-  /** True when it is held and its lease ran out: its worker died. */
-  leaseExpired: boolean;
-  lastSeq: number;
-  status: string;
-  revivalsUsed: number;
-  /** The run whose `spawn_agent` started it; null for a root run. */
-  parent: string | null;
-  /** 0 for a root run, its parent's plus one for a child. */
-  depth: number;
-  /** The size of its lines: what its transcript file would take. */
-  bytes: number;
-}
-
-/**
- * A run's state folded from its records ({@link PostgresStore.tails}): from its last checkpoint
- * on, every line's checksum verified — or why it cannot be read.
- *
- * @example
- * const tail: StoreTail = (await store.tails()).get('main');
- */
-export type StoreTail = { ok: true; state: TailState } | { ok: false; detail: string };
-
-/**
- * Why a store would not start on the database's schema: older (run `llm-agent db migrate`)
- * or newer (written by a newer llm-agent) than {@link SCHEMA_VERSION}.
- *
- * @example
- * if (error instanceof SchemaVersionError && error.found < SCHEMA_VERSION) console.error('run: llm-agent db migrate');
- */
-export class SchemaVersionError extends Error {
-  readonly found: number;
-  constructor(found: number, message: string) {
-    super(message);
-    this.name = 'SchemaVersionError';
-    this.found = found;
-  }
 }
 
 const DEFAULT_SCHEMA = 'llm_agent';
@@ -125,23 +77,21 @@ const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;
 export class PostgresStore implements TranscriptStore {
   readonly kind = 'postgres';
   readonly owner: string;
-  readonly #pool: Pool;
-  readonly #schema: string;
-  readonly #label: string;
-  readonly #leaseMs: number;
-  readonly #clock: () => Date;
-  readonly #checkpointBytes: number;
+  readonly #context: StoreContext;
   readonly #notifications: RunNotifications;
 
   private constructor(pool: Pool, options: PostgresStoreOptions) {
-    this.#pool = pool;
-    this.#schema = quoteSchema(options.schema ?? DEFAULT_SCHEMA);
-    this.#label = databaseLabel(options.connectionString);
     this.owner =
       options.owner ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
-    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#clock = options.clock ?? (() => new Date());
-    this.#checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.#context = {
+      pool,
+      schema: quoteSchema(options.schema ?? DEFAULT_SCHEMA),
+      label: databaseLabel(options.connectionString),
+      owner: this.owner,
+      leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+      clock: options.clock ?? (() => new Date()),
+      checkpointBytes: options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
+    };
     this.#notifications = new RunNotifications(
       options.connectionString,
       options.schema ?? DEFAULT_SCHEMA,
@@ -159,19 +109,7 @@ export class PostgresStore implements TranscriptStore {
     quoteSchema(schema);
     const pool = await createPool(options);
     try {
-      const version = await withClient(pool, (client) => schemaVersion(client, schema));
-      if (version < SCHEMA_VERSION) {
-        throw new SchemaVersionError(
-          version,
-          `${databaseLabel(options.connectionString)}: the schema "${schema}" is at version ${version}, this llm-agent needs ${SCHEMA_VERSION}: run llm-agent db migrate --database URL`,
-        );
-      }
-      if (version > SCHEMA_VERSION) {
-        throw new SchemaVersionError(
-          version,
-          `${databaseLabel(options.connectionString)}: the schema "${schema}" is at version ${version}, newer than this llm-agent's ${SCHEMA_VERSION}: use a newer llm-agent`,
-        );
-      }
+      await assertSchemaVersion(pool, options.connectionString, schema);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -191,62 +129,12 @@ export class PostgresStore implements TranscriptStore {
 
   /** A new run at epoch 1, owned by this store's `owner`, with its `session-meta`, in one transaction. */
   create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
-    return this.#create(run, meta, null);
-  }
-
-  async #create(run: string, meta: SessionMeta, parent: string | null): Promise<TranscriptWriter> {
-    const path = this.#pathOf(run);
-    const line = encodeLine(
-      { v: FORMAT_VERSION, seq: 0, at: this.#clock().toISOString() },
-      { type: 'session-meta', ...meta },
-    );
-    const created = await withClient(this.#pool, async (client) => {
-      await client.query('BEGIN');
-      try {
-        const inserted = await client.query(SQL.CREATE_RUN(this.#schema), [
-          run,
-          this.owner,
-          this.#leaseMs,
-          parent,
-        ]);
-        if (inserted.rowCount === 0) {
-          await client.query('ROLLBACK');
-          return false;
-        }
-        await client.query(SQL.APPEND(this.#schema), [
-          run,
-          1,
-          -1,
-          [line.bytes],
-          ['session-meta'],
-          this.#leaseMs,
-        ]);
-        await client.query('COMMIT');
-        return true;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw new SessionError(
-          'io',
-          path,
-          `${path}: cannot create the run (${describeError(error)})`,
-          {
-            cause: error,
-          },
-        );
-      }
-    });
-    if (!created) throw new SessionError('exists', path, `${path}: a run of that name exists`);
-    return this.#writer(run, 1, 0, foldTailState(emptyTailState(), line.record, line.bytes.length));
+    return createRun(this.#context, run, meta, null);
   }
 
   /** Take the run over — a new epoch, a fresh lease — when nobody holds it, then read and check every record. */
-  async open(run: string): Promise<TranscriptWriter> {
-    const path = this.#pathOf(run);
-    const claimed = await this.#pool.query<{ epoch: string; last_seq: string }>(
-      SQL.CLAIM(this.#schema),
-      [run, this.owner, this.#leaseMs],
-    );
-    return this.#opened(run, path, claimed.rows[0]);
+  open(run: string): Promise<TranscriptWriter> {
+    return claimRun(this.#context, run);
   }
 
   /**
@@ -259,122 +147,22 @@ export class PostgresStore implements TranscriptStore {
    * const writer = await store.take('report-42', 'queued');
    * if (writer === null) console.log('another worker has it');
    */
-  async take(
+  take(
     run: string,
     kind: 'dead' | 'queued' | 'approved',
   ): Promise<PostgresTranscriptWriter | null> {
-    const path = this.#pathOf(run);
-    const taken = await this.#pool.query<{ epoch: string; last_seq: string }>(
-      SQL.TAKE(this.#schema),
-      [run, this.owner, this.#leaseMs, kind],
-    );
-    if (taken.rows[0] === undefined) return null;
-    return this.#opened(run, path, taken.rows[0]);
-  }
-
-  async #opened(
-    run: string,
-    path: string,
-    row: { epoch: string; last_seq: string } | undefined,
-  ): Promise<PostgresTranscriptWriter> {
-    if (row === undefined) {
-      const holder = await this.#pool.query<{ owner: string | null; lease_expires: Date | null }>(
-        SQL.HOLDER(this.#schema),
-        [run],
-      );
-      const held = holder.rows[0];
-      if (held === undefined) throw new SessionError('unreadable', path, `${path}: no such run`);
-      throw new SessionError(
-        'locked',
-        path,
-        `${path}: another writer holds this run (${held.owner ?? 'unknown'}, lease until ${held.lease_expires?.toISOString() ?? '?'})`,
-      );
-    }
-    const epoch = Number(row.epoch);
-    const lastSeq = Number(row.last_seq);
-    const found = await this.#read(run);
-    if (!found.ok || found.records.length !== lastSeq + 1) {
-      const detail = found.ok
-        ? `${path}: the run says its last seq is ${lastSeq} but holds ${found.records.length} records`
-        : found.detail;
-      throw new SessionError('unreadable', path, detail);
-    }
-    let state = emptyTailState();
-    found.records.forEach((record, index) => {
-      state = foldTailState(state, record, found.lengths[index] ?? 0);
-    });
-    return this.#writer(run, epoch, lastSeq, state);
+    return takeRun(this.#context, run, kind);
   }
 
   /** Every record in seq order, each line's checksum and seq checked. Never throws. */
   async read(run: string): Promise<StoreRead> {
-    const found = await this.#read(run);
+    const found = await readRun(this.#context, run);
     return found.ok ? { ok: true, records: found.records, tornBytes: 0 } : found;
   }
 
-  /** {@link read}, with each record's line length (for the token estimate of the state). */
-  async #read(
-    run: string,
-  ): Promise<
-    | { ok: true; records: (TranscriptRecord | ForeignRecord)[]; lengths: number[] }
-    | Extract<StoreRead, { ok: false }>
-  > {
-    const path = this.#label === '' ? run : `${this.#label}#${run}`;
-    try {
-      const result = await this.#pool.query<{ seq: string; line: Buffer }>(
-        SQL.READ_LINES(this.#schema),
-        [run],
-      );
-      if (result.rows.length === 0) {
-        const exists = await this.#pool.query(SQL.RUN_EXISTS(this.#schema), [run]);
-        if (exists.rowCount === 0)
-          return { ok: false, reason: 'missing', detail: `${path}: no such run` };
-      }
-      const records: (TranscriptRecord | ForeignRecord)[] = [];
-      const lengths: number[] = [];
-      for (const [index, row] of result.rows.entries()) {
-        const seq = Number(row.seq);
-        const where = `${path}: record ${seq}`;
-        if (seq !== index) {
-          return {
-            ok: false,
-            reason: 'unreadable',
-            detail: `${where}: seq ${seq} where ${index} was expected`,
-          };
-        }
-        const bytes = row.line;
-        if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) {
-          return { ok: false, reason: 'unreadable', detail: `${where}: the line has no newline` };
-        }
-        const decoded = decodeLine(bytes.subarray(0, bytes.length - 1));
-        if (!decoded.ok)
-          return { ok: false, reason: 'unreadable', detail: `${where}: ${decoded.message}` };
-        if (decoded.record.seq !== seq) {
-          return {
-            ok: false,
-            reason: 'unreadable',
-            detail: `${where}: the line says seq ${decoded.record.seq}`,
-          };
-        }
-        records.push(decoded.record);
-        lengths.push(bytes.length);
-      }
-      return { ok: true, records, lengths };
-    } catch (error) {
-      return {
-        ok: false,
-        reason: 'io-error',
-        detail: `${path}: cannot read (${describeError(error)})`,
-      };
-    }
-  }
-
   /** The run's lines, concatenated: a v1 transcript file, byte for byte. */
-  async exportBytes(run: string): Promise<Buffer> {
-    const found = await this.read(run);
-    if (!found.ok) throw new Error(found.detail);
-    const result = await this.#pool.query<{ line: Buffer }>(SQL.READ_LINES(this.#schema), [run]);
-    return Buffer.concat(result.rows.map((row) => row.line));
+  exportBytes(run: string): Promise<Buffer> {
+    return exportRunBytes(this.#context, run);
   }
 
   /**
@@ -387,54 +175,13 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * await store.submit('report-42', meta, 'Write the report.');
    */
-  async submit(
+  submit(
     run: string,
     meta: SessionMeta,
     prompt: string,
     parent?: { run: string; epoch: number },
   ): Promise<void> {
-    const path = this.#pathOf(run);
-    const at = this.#clock().toISOString();
-    const lines = [
-      encodeLine({ v: FORMAT_VERSION, seq: 0, at }, { type: 'session-meta', ...meta }),
-      encodeLine(
-        { v: FORMAT_VERSION, seq: 1, at },
-        { type: 'message', role: 'user', content: [{ type: 'text', text: prompt }] },
-      ),
-    ];
-    let inserted: number;
-    try {
-      // One statement: a run is never there without its task, so a crash can never leave one
-      // a worker would find empty.
-      const result = await this.#pool.query(SQL.SUBMIT(this.#schema), [
-        run,
-        lines.map((line) => line.bytes),
-        lines.map((line) => line.record.type),
-        parent?.run ?? null,
-        parent?.epoch ?? null,
-      ]);
-      inserted = result.rowCount ?? 0;
-    } catch (error) {
-      throw new SessionError(
-        'io',
-        path,
-        `${path}: cannot submit the run (${describeError(error)})`,
-        {
-          cause: error,
-        },
-      );
-    }
-    if (inserted === 0) {
-      const exists = await this.#pool.query(SQL.RUN_EXISTS(this.#schema), [run]);
-      if (exists.rowCount === 0 && parent !== undefined) {
-        throw new SessionError(
-          'ownership-lost',
-          path,
-          `${path}: not submitted: its parent ${parent.run} was taken over (its epoch is no longer ${parent.epoch})`,
-        );
-      }
-      throw new SessionError('exists', path, `${path}: a run of that name exists`);
-    }
+    return submitRun(this.#context, run, meta, prompt, parent);
   }
 
   /**
@@ -445,12 +192,8 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * for (const item of await store.work(10)) console.log(item.run, item.dead ? 'dead' : item.status);
    */
-  async work(limit: number): Promise<{ run: string; status: string; dead: boolean }[]> {
-    const result = await this.#pool.query<{ run_id: string; status: string; dead: boolean }>(
-      SQL.WORK(this.#schema),
-      [limit],
-    );
-    return result.rows.map((row) => ({ run: row.run_id, status: row.status, dead: row.dead }));
+  work(limit: number): Promise<{ run: string; status: string; dead: boolean }[]> {
+    return waitingWork(this.#context, limit);
   }
 
   /**
@@ -461,9 +204,8 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * if (await store.park('report-42', 'awaiting-approval')) console.log('waits for a person');
    */
-  async park(run: string, status: 'awaiting-approval' | 'capped'): Promise<boolean> {
-    const parked = await this.#pool.query(SQL.PARK(this.#schema), [run, status]);
-    return parked.rowCount === 1;
+  park(run: string, status: 'awaiting-approval' | 'capped'): Promise<boolean> {
+    return parkRun(this.#context, run, status);
   }
 
   /**
@@ -473,9 +215,8 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * await store.mark('report-42', 'awaiting-approval', 'approved');
    */
-  async mark(run: string, from: string, to: string): Promise<boolean> {
-    const marked = await this.#pool.query(SQL.MARK(this.#schema), [run, to, from]);
-    return marked.rowCount === 1;
+  mark(run: string, from: string, to: string): Promise<boolean> {
+    return markRun(this.#context, run, from, to);
   }
 
   /**
@@ -485,21 +226,10 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * const standing = await store.standing(['main.agents/researcher-call_1']);
    */
-  async standing(
+  standing(
     runs: readonly string[],
   ): Promise<Map<string, { owner: string | null; status: string; depth: number }>> {
-    const result = await this.#pool.query<{
-      run_id: string;
-      owner: string | null;
-      status: string;
-      depth: number;
-    }>(SQL.STANDING(this.#schema), [runs]);
-    return new Map(
-      result.rows.map((row) => [
-        row.run_id,
-        { owner: row.owner, status: row.status, depth: row.depth },
-      ]),
-    );
+    return runStanding(this.#context, runs);
   }
 
   /**
@@ -508,11 +238,8 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * if ((await store.activeChildren('main')) >= 4) console.log('wait for one first');
    */
-  async activeChildren(parent: string): Promise<number> {
-    const result = await this.#pool.query<{ active: number }>(SQL.ACTIVE_CHILDREN(this.#schema), [
-      parent,
-    ]);
-    return result.rows[0]?.active ?? 0;
+  activeChildren(parent: string): Promise<number> {
+    return activeChildCount(this.#context, parent);
   }
 
   /**
@@ -539,33 +266,8 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * for (const row of await store.runs()) console.log(row.run, row.status, row.owner);
    */
-  async runs(): Promise<StoreRunRow[]> {
-    const result = await this.#pool.query<{
-      run_id: string;
-      owner: string | null;
-      epoch: string;
-      lease_expires: Date | null;
-      expired: boolean | null;
-      last_seq: string;
-      status: string;
-      revivals_used: number;
-      parent_run: string | null;
-      depth: number;
-      bytes: string;
-    }>(SQL.RUNS(this.#schema));
-    return result.rows.map((row) => ({
-      run: row.run_id,
-      owner: row.owner,
-      epoch: Number(row.epoch),
-      leaseExpires: row.lease_expires?.toISOString() ?? null,
-      leaseExpired: row.expired === true,
-      lastSeq: Number(row.last_seq),
-      status: row.status,
-      revivalsUsed: row.revivals_used,
-      parent: row.parent_run,
-      depth: row.depth,
-      bytes: Number(row.bytes),
-    }));
+  runs(): Promise<StoreRunRow[]> {
+    return runRows(this.#context);
   }
 
   /**
@@ -573,80 +275,26 @@ export class PostgresStore implements TranscriptStore {
    * checkpoint holds the state of everything before it), each line decoded and its checksum
    * verified; a run whose checkpoint this version cannot read is folded from its first record.
    * Damage before the last checkpoint is found by a full read ({@link read}, which revive does).
+   * With `only`, those runs alone.
    *
    * @example
    * for (const [run, tail] of await store.tails()) if (!tail.ok) console.error(run, tail.detail);
    */
-  async tails(): Promise<Map<string, StoreTail>> {
-    const result = await this.#pool.query<{ run_id: string; seq: string; line: Buffer }>(
-      SQL.TAILS(this.#schema),
-    );
-    const tails = new Map<string, StoreTail>();
-    let run: string | null = null;
-    let state: TailState | null = null;
-    let failed: string | null = null;
-    let expected = 0;
-    const finish = () => {
-      if (run === null) return;
-      tails.set(
-        run,
-        failed !== null
-          ? { ok: false, detail: failed }
-          : { ok: true, state: state ?? emptyTailState() },
-      );
-    };
-    const rereads: string[] = [];
-    for (const row of result.rows) {
-      if (row.run_id !== run) {
-        finish();
-        run = row.run_id;
-        state = null;
-        failed = null;
-        expected = Number(row.seq);
-      }
-      if (failed !== null) continue;
-      const seq = Number(row.seq);
-      const where = `${this.#label}#${run}: record ${seq}`;
-      const bytes = row.line;
-      const decoded =
-        bytes[bytes.length - 1] === 0x0a ? decodeLine(bytes.subarray(0, bytes.length - 1)) : null;
-      if (seq !== expected) failed = `${where}: seq ${seq} where ${expected} was expected`;
-      else if (decoded === null) failed = `${where}: the line has no newline`;
-      else if (!decoded.ok) failed = `${where}: ${decoded.message}`;
-      else if (decoded.record.seq !== seq)
-        failed = `${where}: the line says seq ${decoded.record.seq}`;
-      if (failed !== null || decoded === null || !decoded.ok) continue;
-      expected += 1;
-      const record = decoded.record;
-      if (state === null && seq > 0) {
-        // The first line is the last checkpoint: its state is everything before it.
-        const saved =
-          record.type === 'checkpoint' && 'state' in record
-            ? tailStateFromJson(record.state as never)
-            : null;
-        if (saved === null) {
-          rereads.push(run as string);
-          failed = 'reread';
-          continue;
-        }
-        state = saved;
-      }
-      state = foldTailState(state ?? emptyTailState(), record, bytes.length);
-    }
-    finish();
-    for (const reread of rereads) {
-      const found = await this.#read(reread);
-      if (!found.ok) {
-        tails.set(reread, { ok: false, detail: found.detail });
-        continue;
-      }
-      let folded = emptyTailState();
-      found.records.forEach((record, index) => {
-        folded = foldTailState(folded, record, found.lengths[index] ?? 0);
-      });
-      tails.set(reread, { ok: true, state: folded });
-    }
-    return tails;
+  tails(only?: readonly string[]): Promise<Map<string, StoreTail>> {
+    return runTails(this.#context, only);
+  }
+
+  /**
+   * Every run with who holds it and its summary — the state its records fold to, replaced by
+   * the same statement as each append — in one query that reads no record: what `status
+   * --database` shows at 100,000 runs. A run with no summary yet (written before schema
+   * version 4 and not since) has `summary: null`; fold it with {@link tails}.
+   *
+   * @example
+   * for (const row of await store.summaries()) console.log(row.run, row.summary?.open.length);
+   */
+  summaries(): Promise<StoreRunSummary[]> {
+    return runSummaries(this.#context);
   }
 
   /**
@@ -660,139 +308,18 @@ export class PostgresStore implements TranscriptStore {
    * import { readFile } from 'node:fs/promises';
    * await store.importBytes('report-42', await readFile('runs/report-42.jsonl'));
    */
-  async importBytes(run: string, bytes: Buffer): Promise<void> {
-    const path = this.#pathOf(run);
-    const lines: Buffer[] = [];
-    const types: string[] = [];
-    let state = emptyTailState();
-    let start = 0;
-    while (start < bytes.length) {
-      const end = bytes.indexOf(0x0a, start);
-      const lineNumber = lines.length + 1;
-      if (end === -1) {
-        throw new SessionError(
-          'unreadable',
-          path,
-          `line ${lineNumber}: the last line has no newline (a torn tail is not imported)`,
-          { line: lineNumber },
-        );
-      }
-      const decoded = decodeLine(bytes.subarray(start, end));
-      if (!decoded.ok) {
-        throw new SessionError('unreadable', path, `line ${lineNumber}: ${decoded.message}`, {
-          line: lineNumber,
-        });
-      }
-      if (decoded.record.seq !== lines.length) {
-        throw new SessionError(
-          'unreadable',
-          path,
-          `line ${lineNumber}: seq ${decoded.record.seq} where ${lines.length} was expected`,
-          { line: lineNumber },
-        );
-      }
-      const line = bytes.subarray(start, end + 1);
-      lines.push(Buffer.from(line));
-      types.push(decoded.record.type);
-      state = foldTailState(state, decoded.record, line.length);
-      start = end + 1;
-    }
-    if (lines.length === 0)
-      throw new SessionError('unreadable', path, `${path}: nothing to import (no records)`);
-    const result = await this.#pool.query(SQL.IMPORT(this.#schema), [
-      run,
-      lines,
-      types,
-      // A run that did not finish waits for a person before anyone spends tokens on it.
-      releasedStatus(state) === 'finished' ? 'finished' : 'awaiting-approval',
-      state.revivals,
-    ]);
-    if (result.rowCount === 0)
-      throw new SessionError('exists', path, `${path}: a run of that name exists`);
+  importBytes(run: string, bytes: Buffer): Promise<void> {
+    return importRunBytes(this.#context, run, bytes);
   }
 
   /** Every run, sorted by name. */
-  async list(): Promise<string[]> {
-    const result = await this.#pool.query<{ run_id: string }>(SQL.LIST_RUNS(this.#schema));
-    return result.rows.map((row) => row.run_id);
+  list(): Promise<string[]> {
+    return runNames(this.#context);
   }
 
   /** Close the connection pool and the notification listener. */
   async close(): Promise<void> {
     await this.#notifications.close();
-    await this.#pool.end();
-  }
-
-  #pathOf(run: string): string {
-    if (
-      typeof run !== 'string' ||
-      run === '' ||
-      run.length > 200 ||
-      [...run].some((character) => {
-        const code = character.codePointAt(0) ?? 0;
-        return code < 0x20 || code === 0x7f;
-      })
-    ) {
-      throw new TypeError(
-        `PostgresStore: "${String(run)}" is not a run name (1 to 200 characters, no control characters)`,
-      );
-    }
-    return `${this.#label}#${run}`;
-  }
-
-  #writer(
-    run: string,
-    epoch: number,
-    lastSeq: number,
-    state: ReturnType<typeof emptyTailState>,
-  ): PostgresTranscriptWriter {
-    return new PostgresTranscriptWriter({
-      pool: this.#pool,
-      schema: this.#schema,
-      run,
-      path: this.#pathOf(run),
-      epoch,
-      lastSeq,
-      state,
-      leaseMs: this.#leaseMs,
-      clock: this.#clock,
-      checkpointBytes: this.#checkpointBytes,
-    });
-  }
-}
-
-async function createPool(options: PostgresStoreOptions): Promise<Pool> {
-  let pg: typeof import('pg');
-  try {
-    pg = ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
-  } catch {
-    throw new Error('the PostgreSQL store needs the pg package: npm install pg');
-  }
-  const pool = new pg.Pool({
-    connectionString: options.connectionString,
-    max: options.maxConnections ?? 4,
-    application_name: options.applicationName ?? 'llm-agent',
-  });
-  // An idle connection the server closed is the pool's to replace, not the process's to die of.
-  pool.on('error', () => undefined);
-  return pool;
-}
-
-async function withClient<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    return await body(client);
-  } finally {
-    client.release();
-  }
-}
-
-/** The connection string without credentials: `postgres://host:port/db`. */
-function databaseLabel(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return 'postgres';
+    await this.#context.pool.end();
   }
 }

@@ -1,10 +1,6 @@
 import type { Pool } from 'pg';
 import { encodeLine, encodeReadableLine } from '../../transcript/line-codec.ts';
-import {
-  FORMAT_VERSION,
-  type RecordBody,
-  type TranscriptRecord,
-} from '../../transcript/records.ts';
+import { type RecordBody, recordVersion, type TranscriptRecord } from '../../transcript/records.ts';
 import { SessionError } from '../../transcript/session-error.ts';
 import { foldTailState, type TailState, tailStateToJson } from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
@@ -154,7 +150,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   }
 
   #append(body: RecordBody, check = false): TranscriptRecord {
-    const header = { v: FORMAT_VERSION, seq: this.#nextSeq, at: this.#clock().toISOString() };
+    const header = { v: recordVersion(body), seq: this.#nextSeq, at: this.#clock().toISOString() };
     let line: ReturnType<typeof encodeLine>;
     try {
       // A record its readers would refuse is not appended (see encodeReadableLine).
@@ -194,6 +190,8 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
         return;
       }
       this.#pending = [];
+      // The state folded through exactly these lines: the run's summary, in the same statement.
+      const summary = JSON.stringify(this.#state);
       const result = await this.#guard(() =>
         this.#pool.query(SQL.APPEND(this.#schema), [
           this.#run,
@@ -202,6 +200,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
           lines.map((line) => line.bytes),
           lines.map((line) => line.type),
           this.#leaseMs,
+          summary,
         ]),
       );
       if (result.rowCount !== lines.length) throw this.#lost();

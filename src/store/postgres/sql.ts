@@ -18,14 +18,18 @@ export const SQL = {
    * concurrent claim's row lock and re-checks the epoch on the committed row, so a claim that
    * commits first always wins.
    *
-   * $1 run, $2 epoch, $3 last seq written, $4 lines (bytea[]), $5 types (text[]), $6 lease ms.
+   * The run's summary (its state folded through these lines) is replaced in the same statement.
+   *
+   * $1 run, $2 epoch, $3 last seq written, $4 lines (bytea[]), $5 types (text[]), $6 lease ms,
+   * $7 the summary (JSON text).
    */
   APPEND: (s: string): string => `
 WITH fence AS (
   UPDATE ${s}.runs
   SET last_seq = last_seq + cardinality($4::bytea[]),
       bytes = bytes + (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($4::bytea[]) AS b),
-      lease_expires = now() + $6::bigint * interval '1 millisecond'
+      lease_expires = now() + $6::bigint * interval '1 millisecond',
+      summary = $7::json
   WHERE run_id = $1 AND epoch = $2 AND last_seq = $3
   RETURNING run_id)
 INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
@@ -84,6 +88,15 @@ SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, 
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
+   * Every run's row and its summary (the state its records fold to, as JSON text; null for a
+   * run not written since the summary existed), for `status --database`.
+   */
+  SUMMARIES: (s: string): string => `
+SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
+       status, revivals_used, created_at, parent_run, depth, bytes, summary::text AS summary
+FROM ${s}.runs ORDER BY run_id`,
+
+  /**
    * What `status` folds for every run: the lines from its last checkpoint on (from the first
    * line when it has none), in run and seq order.
    */
@@ -94,6 +107,17 @@ CROSS JOIN LATERAL (
   SELECT coalesce(max(c.seq), 0) AS from_seq
   FROM ${s}.records c WHERE c.run_id = r.run_id AND c.type = 'checkpoint') cp
 JOIN ${s}.records rec ON rec.run_id = r.run_id AND rec.seq >= cp.from_seq
+ORDER BY r.run_id, rec.seq`,
+
+  /** {@link SQL.TAILS} of some runs only: $1 runs (text[]). */
+  TAILS_OF: (s: string): string => `
+SELECT r.run_id, rec.seq, rec.line
+FROM ${s}.runs r
+CROSS JOIN LATERAL (
+  SELECT coalesce(max(c.seq), 0) AS from_seq
+  FROM ${s}.records c WHERE c.run_id = r.run_id AND c.type = 'checkpoint') cp
+JOIN ${s}.records rec ON rec.run_id = r.run_id AND rec.seq >= cp.from_seq
+WHERE r.run_id = ANY($1::text[])
 ORDER BY r.run_id, rec.seq`,
 
   /**
@@ -140,15 +164,15 @@ RETURNING epoch`,
    * A run submitted for a worker, whole in one statement: unowned, `queued`, with its lines
    * (`session-meta` and the task). $1 run, $2 lines (bytea[]), $3 types (text[]), $4 the parent
    * run or null, $5 the parent's writer's epoch: a child is submitted only while its parent's
-   * epoch is still that one. No row back: a run of that name exists, or the parent was taken
-   * over.
+   * epoch is still that one; $6 the summary (JSON text). No row back: a run of that name
+   * exists, or the parent was taken over.
    */
   SUBMIT: (s: string): string => `
 WITH created AS (
-  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, parent_run, depth, bytes)
+  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, parent_run, depth, bytes, summary)
   SELECT $1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, 'queued', $4::text,
          coalesce((SELECT depth + 1 FROM ${s}.runs WHERE run_id = $4::text), 0),
-         (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b)
+         (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b), $6::json
   WHERE $4::text IS NULL
      OR EXISTS (SELECT 1 FROM ${s}.runs p WHERE p.run_id = $4::text AND p.epoch = $5::bigint FOR SHARE)
   ON CONFLICT (run_id) DO NOTHING
@@ -167,14 +191,14 @@ WHERE parent_run = $1
 
   /**
    * A run brought in whole from a transcript file: unowned, with its lines and how it was
-   * left. $1 run, $2 lines (bytea[]), $3 types (text[]), $4 status, $5 revivals. No row back:
-   * a run of that name exists.
+   * left. $1 run, $2 lines (bytea[]), $3 types (text[]), $4 status, $5 revivals, $6 the
+   * summary (JSON text). No row back: a run of that name exists.
    */
   IMPORT: (s: string): string => `
 WITH created AS (
-  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes)
+  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes, summary)
   VALUES ($1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, $4, $5,
-          (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b))
+          (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b), $6::json)
   ON CONFLICT (run_id) DO NOTHING
   RETURNING run_id)
 ${insertCreatedLines(s)}`,

@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../transcript/validate-record.ts';
 import { approveRuns } from '../runs/approve-runs.ts';
-import type { CommandIo } from '../runs/command-io.ts';
-import { writeLine } from './command.ts';
+import { type CommandIo, writeLine } from '../runs/command-io.ts';
 import { connectStore } from '../runs/database-store.ts';
 import { databaseRunState } from '../runs/database-status.ts';
 import { EXIT } from '../render/exit-codes.ts';
@@ -42,10 +41,8 @@ export async function databaseDemo(io: CommandIo, url: string): Promise<number> 
     writeLine(io.stdout, out.bold(text));
   };
   const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  const mainPath = fileURLToPath(new URL(`./main.${extension}`, import.meta.url));
-  const agentsPath = fileURLToPath(
-    new URL(`../demo/database-demo-agents.${extension}`, import.meta.url),
-  );
+  const mainPath = fileURLToPath(new URL(`../cli/main.${extension}`, import.meta.url));
+  const agentsPath = fileURLToPath(new URL(`./database-demo-agents.${extension}`, import.meta.url));
   const ledgerPath = join(folder, 'ledger.txt');
   const ledger = async (): Promise<string[]> =>
     (await readFile(ledgerPath, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
