@@ -2,7 +2,8 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { readProcessTable } from '../repair/process-table.ts';
-import { type RepairOutcome, repairSession } from '../repair/repair-session.ts';
+import { repairFile } from '../repair/repair-file.ts';
+import type { RepairOutcome } from '../repair/repair-session.ts';
 import { type Command, parseCommandLine } from './command.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import { jsonText } from '../render/json-text.ts';
@@ -12,7 +13,13 @@ import { type CommandIo, hintCommand } from '../runs/command-io.ts';
 import { quote } from '../render/format-status.ts';
 
 /** The folders `repair --scan` looks in without a DIR, below the home folder. */
-const DEFAULT_FOLDERS = ['.claude/projects', '.codex/sessions', '.pi/agent/sessions'];
+const DEFAULT_FOLDERS = [
+  '.claude/projects',
+  '.codex/sessions',
+  '.pi/agent/sessions',
+  '.gemini/tmp',
+  '.local/share/opencode',
+];
 /** A scan stops after this many files: a courtesy listing, bounded in time. */
 const MAX_SCANNED = 20_000;
 
@@ -28,13 +35,16 @@ export const repairCommand: Command = {
   help: `Usage: llm-agent repair FILE… [--dry-run] [--json] [--force]
        llm-agent repair --scan [DIR…] [--json]
 
-Repair a Claude Code, Codex or pi session that a crash cut off while a tool ran: every tool
-call without a result gets one, in the client's own format, marked as an error and saying
-that the outcome is unknown and the call was NOT retried, so the model checks before it
-assumes. When the client resumes the session, it sends those answers to the model.
+Repair a Claude Code, Codex, pi or Gemini CLI session, or an opencode database, that a crash
+cut off while a tool ran: every tool call without a result gets one, in the client's own
+format, marked as an error and saying that the outcome is unknown and the call was NOT
+retried, so the model checks before it assumes. When the client resumes the session, it
+sends those answers to the model.
 
-Only appends: the file's bytes stay a prefix of what it becomes, and a byte-exact backup
-(FILE.bak-TIME) is written first. A torn last line is copied to FILE.torn-OFFSET and left in
+A session file is only appended to: its bytes stay a prefix of what it becomes, and a
+byte-exact backup (FILE.bak-TIME) is written first. An opencode database (opencode.db) is
+changed in one transaction after a consistent backup (FILE.bak-TIME, SQLite's backup API),
+and only while no process has it open. A torn last line is copied to FILE.torn-OFFSET and left in
 place. Refused, writing nothing: a format or version this version of llm-agent was not
 tested with, a file holding lines of two clients, and a session its client may still own —
 a running process of that client whose command line names the session, whose working
@@ -44,8 +54,9 @@ nothing is left alone; one its client already resumed without a repair is report
 what the model was told.
 
 --scan lists the sessions below each DIR (default: ~/.claude/projects, ~/.codex/sessions,
-~/.pi/agent/sessions) that a repair would change, with the verdict a repair would give;
-it writes nothing, never follows a symbolic link, and stops after 20000 files.
+~/.pi/agent/sessions, ~/.gemini/tmp, ~/.local/share/opencode) that a repair would change,
+with the verdict a repair would give; it writes nothing, never follows a symbolic link, and
+stops after 20000 files.
 
 Options:
   --dry-run   say what would be appended (ids and times are made at write time), write nothing
@@ -98,7 +109,7 @@ Exit codes:
       const table = await readProcessTable();
       const outcomes: RepairOutcome[] = [];
       for (const file of files) {
-        const outcome = await repairSession(file, {
+        const outcome = await repairFile(file, {
           dryRun: true,
           processTable: async () => table,
         });
@@ -120,7 +131,7 @@ Exit codes:
         ...(values['dry-run'] === true ? { dryRun: true } : {}),
         ...(values.force === true ? { force: true } : {}),
       };
-      outcomes.push(await repairSession(resolve(io.cwd, file), options));
+      outcomes.push(await repairFile(resolve(io.cwd, file), options));
     }
     if (json) io.stdout.write(`${jsonText(outcomes, io.stdout)}\n`);
     else for (const outcome of outcomes) io.stdout.write(outcomeText(outcome, io.cwd));
@@ -310,7 +321,10 @@ async function sessionFiles(
         if (depth >= MAX_DEPTH) continue;
         const cut = await walk(path, depth + 1);
         if (cut !== undefined) return cut;
-      } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
+      } else if (
+        entry.isFile() &&
+        (entry.name.endsWith('.jsonl') || entry.name === 'opencode.db')
+      ) {
         files.push(path);
         if (files.length >= MAX_SCANNED) return `${MAX_SCANNED} files`;
       }

@@ -42,7 +42,7 @@ export interface FormatDetection {
  * @example
  * const name: ForeignFormatName = 'claude-code';
  */
-export type ForeignFormatName = 'claude-code' | 'codex' | 'pi';
+export type ForeignFormatName = 'claude-code' | 'codex' | 'pi' | 'opencode' | 'gemini-cli';
 
 /**
  * One tool call a crash left without a result.

@@ -167,7 +167,9 @@ export function chatPairingError(messages: readonly ChatMessage[]): string | nul
 }
 
 /**
- * A scripted OpenAI-compatible `/v1/chat/completions` server.
+ * A scripted OpenAI-compatible `/v1/chat/completions` server. With `aside`, a request it gives a
+ * step for is answered with that step, outside the script (a client's side requests, such as a
+ * title for the session, that come in no fixed order with the turns).
  *
  * @example
  * import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
@@ -175,11 +177,19 @@ export function chatPairingError(messages: readonly ChatMessage[]): string | nul
  * const server = await startChatServer([{ text: 'Hi.' }]);
  * const model = createOpenAICompatible({ name: 'chat', baseURL: server.url })('gpt-test');
  */
-export function startChatServer(script: WireStep[]): Promise<ScriptedServer> {
+export function startChatServer(
+  script: WireStep[],
+  options: { aside?: (body: Record<string, unknown>) => WireStep | null } = {},
+): Promise<ScriptedServer> {
   const steps = [...script];
   const requests: Record<string, unknown>[] = [];
   const rejections: string[] = [];
-  return startScriptedServer(chatHandler(steps, rejections), requests, rejections, steps);
+  return startScriptedServer(
+    chatHandler(steps, rejections, options.aside),
+    requests,
+    rejections,
+    steps,
+  );
 }
 
 /**
@@ -260,6 +270,7 @@ export async function startOutageChatServer(
 function chatHandler(
   steps: WireStep[],
   rejections: string[],
+  aside?: (body: Record<string, unknown>) => WireStep | null,
 ): (body: Record<string, unknown>, response: ServerResponse) => void {
   return (body, response) => {
     const problem = chatPairingError((body.messages ?? []) as ChatMessage[]);
@@ -270,7 +281,7 @@ function chatHandler(
       });
       return;
     }
-    const step = steps.shift();
+    const step = aside?.(body) ?? steps.shift();
     if (step === undefined) {
       sendJson(response, 500, { error: { message: 'script exhausted', type: 'server_error' } });
       return;

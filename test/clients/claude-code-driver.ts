@@ -1,5 +1,5 @@
 /*
- * Driving the real Claude Code (`@anthropic-ai/claude-code`, the pinned devDependency) offline,
+ * Driving the real Claude Code (`@anthropic-ai/claude-code`, pinned in test/clients/package.json) offline,
  * for test/clients/claude-code.test.ts and the fixture recorder of
  * test/fixtures/foreign/claude-code/: a throwaway HOME, an API key and ANTHROPIC_BASE_URL naming
  * a strict scripted Anthropic Messages server on 127.0.0.1, `claude -p` started detached, and a
@@ -26,7 +26,7 @@ export { waitFor } from './support/client-run.ts';
 export { killTree, processesMentioning } from './support/process-tree.ts';
 
 const PACKAGE = fileURLToPath(
-  new URL('../../node_modules/@anthropic-ai/claude-code/', import.meta.url),
+  new URL('./node_modules/@anthropic-ai/claude-code/', import.meta.url),
 );
 
 /** The claude executable the pinned package installs (a native binary). */

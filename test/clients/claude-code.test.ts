@@ -25,7 +25,7 @@ import { readFileSafe, repairCli, waitFor } from './support/client-run.ts';
 import { alive, killTree, processesMentioning } from './support/process-tree.ts';
 
 /*
- * `llm-agent repair` against the REAL Claude Code (the pinned devDependency
+ * `llm-agent repair` against the REAL Claude Code (pinned in test/clients/package.json:
  * @anthropic-ai/claude-code), offline: Claude Code talks to a strict scripted Anthropic Messages
  * server on 127.0.0.1 (which refuses a tool_use without its tool_result, or a tool_result
  * without its tool_use, with Anthropic's 400), in a throwaway HOME. The model has Claude Code

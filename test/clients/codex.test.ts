@@ -11,7 +11,7 @@ import { alive, killTree, processTable, processTree } from './support/process-tr
 import { CODEX_JS, codexConfigToml } from './support/codex-config.ts';
 
 /*
- * `llm-agent repair` against the REAL Codex CLI (the pinned devDependency @openai/codex), offline:
+ * `llm-agent repair` against the REAL Codex CLI (@openai/codex, pinned in test/clients/package.json), offline:
  * Codex talks to a strict scripted OpenAI Responses server on 127.0.0.1 (which refuses a call
  * without its output, or an output without its call, with OpenAI's 400), in a throwaway HOME and
  * CODEX_HOME. The model makes Codex run a long shell command (`sleep 60; echo done > marker`);

@@ -1,5 +1,5 @@
 /*
- * Driving the real pi coding agent (`@mariozechner/pi-coding-agent`, the pinned devDependency)
+ * Driving the real pi coding agent (`@mariozechner/pi-coding-agent`, pinned in test/clients/package.json)
  * offline, for test/clients/pi.test.ts and the fixture recorder of test/fixtures/foreign/pi/:
  * a throwaway HOME whose `.pi/agent/models.json` names one custom provider on 127.0.0.1 (a
  * scripted OpenAI Chat Completions server), pi started detached in print mode, and a kill that
@@ -19,7 +19,7 @@ export { waitFor } from './support/client-run.ts';
 export { killTree, processesMentioning } from './support/process-tree.ts';
 
 const PACKAGE = fileURLToPath(
-  new URL('../../node_modules/@mariozechner/pi-coding-agent/', import.meta.url),
+  new URL('./node_modules/@mariozechner/pi-coding-agent/', import.meta.url),
 );
 
 /** The pi CLI script the pinned package installs (run with this Node). */

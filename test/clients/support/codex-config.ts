@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 /** The pinned Codex CLI's entry point, run with this Node. */
 export const CODEX_JS = join(
-  fileURLToPath(new URL('../../..', import.meta.url)),
+  fileURLToPath(new URL('..', import.meta.url)),
   'node_modules',
   '@openai',
   'codex',

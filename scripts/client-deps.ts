@@ -1,0 +1,46 @@
+/*
+ * The real agent clients `npm run test:clients` drives are not dependencies of the package:
+ * they are pinned in test/clients/package.json, with a lockfile of their own, so that a
+ * contributor's `npm ci` installs none of them (over a gigabyte). This installs them there
+ * (`npm ci --prefix test/clients`) when they are missing or do not match that lockfile, and
+ * otherwise does nothing. Run by `npm run test:clients` before its tests.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CLIENTS = fileURLToPath(new URL('../test/clients/', import.meta.url));
+const LOCK = join(CLIENTS, 'package-lock.json');
+const INSTALLED = join(CLIENTS, 'node_modules', '.package-lock.json');
+
+interface Lock {
+  packages: Record<string, { version?: string; optional?: boolean }>;
+}
+
+/** Why the installed clients do not match the lockfile, or null when they do. */
+function outdated(): string | null {
+  if (!existsSync(INSTALLED)) return 'not installed';
+  if (statSync(LOCK).mtimeMs > statSync(INSTALLED).mtimeMs) return 'the lockfile changed since';
+  const wanted = (JSON.parse(readFileSync(LOCK, 'utf8')) as Lock).packages;
+  const have = (JSON.parse(readFileSync(INSTALLED, 'utf8')) as Lock).packages;
+  for (const [path, entry] of Object.entries(wanted)) {
+    if (path === '' || entry.optional === true) continue;
+    if (have[path]?.version !== entry.version) {
+      return `${path.replace(/^node_modules\//, '')} is ${have[path]?.version ?? 'missing'}, the lockfile says ${entry.version}`;
+    }
+  }
+  return null;
+}
+
+const why = outdated();
+if (why === null) {
+  console.log('test:clients: the pinned clients in test/clients/node_modules match the lockfile');
+} else {
+  console.log(`test:clients: installing the pinned clients (${why}): npm ci --prefix test/clients`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['ci', '--prefix', CLIENTS, '--no-audit', '--no-fund'], {
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
