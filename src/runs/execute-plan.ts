@@ -19,6 +19,7 @@ import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { nodeFileSystem } from '../transcript/file-system.ts';
+import { toolDefinitionsOf } from '../loop/tool-set.ts';
 import { type CommandIo, hintCommand } from './command-io.ts';
 import { inspectTree } from './inspect-tree.ts';
 import { type AgentsContext, loadAgents } from './load-agents.ts';
@@ -272,7 +273,8 @@ export async function executePlan(
       outcomes.push(outcome);
       const treeClaim = claims?.get(root);
       // Tools that can see the world say what became of their calls in flight; nothing re-runs.
-      const tools = registry[node.inspection.agentType ?? '']?.tools ?? [];
+      const definition = registry[node.inspection.agentType ?? ''];
+      const tools = toolDefinitionsOf(definition?.tools ?? [], definition?.idempotency);
       const reconciled = await Revival.reconcile({ path: node.path, tools });
       for (const asked of reconciled) {
         io.stderr.write(
