@@ -16,10 +16,11 @@ import {
 } from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
+import { type ImportedRun, importRun } from './import-run.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION, schemaVersion } from './migrations.ts';
 
 export { SCHEMA_VERSION };
-import { PostgresTranscriptWriter, releasedStatus } from './postgres-writer.ts';
+import { PostgresTranscriptWriter } from './postgres-writer.ts';
 import { RunNotifications, type RunWatch } from './run-notifications.ts';
 import { SQL } from './sql.ts';
 
@@ -661,54 +662,24 @@ export class PostgresStore implements TranscriptStore {
    * await store.importBytes('report-42', await readFile('runs/report-42.jsonl'));
    */
   async importBytes(run: string, bytes: Buffer): Promise<void> {
-    const path = this.#pathOf(run);
-    const lines: Buffer[] = [];
-    const types: string[] = [];
-    let state = emptyTailState();
-    let start = 0;
-    while (start < bytes.length) {
-      const end = bytes.indexOf(0x0a, start);
-      const lineNumber = lines.length + 1;
-      if (end === -1) {
-        throw new SessionError(
-          'unreadable',
-          path,
-          `line ${lineNumber}: the last line has no newline (a torn tail is not imported)`,
-          { line: lineNumber },
-        );
-      }
-      const decoded = decodeLine(bytes.subarray(start, end));
-      if (!decoded.ok) {
-        throw new SessionError('unreadable', path, `line ${lineNumber}: ${decoded.message}`, {
-          line: lineNumber,
-        });
-      }
-      if (decoded.record.seq !== lines.length) {
-        throw new SessionError(
-          'unreadable',
-          path,
-          `line ${lineNumber}: seq ${decoded.record.seq} where ${lines.length} was expected`,
-          { line: lineNumber },
-        );
-      }
-      const line = bytes.subarray(start, end + 1);
-      lines.push(Buffer.from(line));
-      types.push(decoded.record.type);
-      state = foldTailState(state, decoded.record, line.length);
-      start = end + 1;
-    }
-    if (lines.length === 0)
-      throw new SessionError('unreadable', path, `${path}: nothing to import (no records)`);
-    const result = await this.#pool.query(SQL.IMPORT(this.#schema), [
-      run,
-      lines,
-      types,
-      // A run that did not finish waits for a person before anyone spends tokens on it.
-      releasedStatus(state) === 'finished' ? 'finished' : 'awaiting-approval',
-      state.revivals,
-    ]);
-    if (result.rowCount === 0)
-      throw new SessionError('exists', path, `${path}: a run of that name exists`);
+    await this.importStream(run, [bytes]);
+  }
+
+  /**
+   * {@link PostgresStore.importBytes} from a stream of a transcript's bytes (chunks cut
+   * anywhere): checked and stored in batches of about 1 MiB in one transaction, so memory holds
+   * one batch and one line whatever the size of the transcript. Returns how many records and
+   * bytes were stored.
+   *
+   * @example
+   * import { createReadStream } from 'node:fs';
+   * await store.importStream('report-42', createReadStream('runs/report-42.jsonl'));
+   */
+  importStream(
+    run: string,
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<ImportedRun> {
+    return importRun(this.#pool, this.#schema, this.#pathOf(run), run, chunks);
   }
 
   /** Every run, sorted by name. */

@@ -166,18 +166,27 @@ WHERE parent_run = $1
   AND (owner IS NOT NULL OR status IN ('queued', 'open', 'approved', 'awaiting-approval'))`,
 
   /**
-   * A run brought in whole from a transcript file: unowned, with its lines and how it was
-   * left. $1 run, $2 lines (bytea[]), $3 types (text[]), $4 status, $5 revivals. No row back:
-   * a run of that name exists.
+   * The first statement of an import's transaction: the run, unowned, with no records yet —
+   * invisible to others until the transaction commits. $1 run. No row back: a run of that name
+   * exists.
    */
-  IMPORT: (s: string): string => `
-WITH created AS (
-  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes)
-  VALUES ($1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, $4, $5,
-          (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b))
-  ON CONFLICT (run_id) DO NOTHING
-  RETURNING run_id)
-${insertCreatedLines(s)}`,
+  IMPORT_RUN: (s: string): string => `
+INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes)
+VALUES ($1, NULL, 1, NULL, -1, 'finished', 0, 0)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id`,
+
+  /** A batch of an import's lines at epoch 1: $1 run, $2 the first seq, $3 lines (bytea[]), $4 types (text[]). */
+  IMPORT_LINES: (s: string): string => `
+INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
+SELECT $1, $2::bigint + l.ord - 1, 1, t.type, l.line
+FROM unnest($3::bytea[]) WITH ORDINALITY AS l(line, ord)
+JOIN unnest($4::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)`,
+
+  /** An import's last statement, how the run was left: $1 run, $2 last seq, $3 status, $4 revivals, $5 bytes. */
+  IMPORT_DONE: (s: string): string => `
+UPDATE ${s}.runs SET last_seq = $2, status = $3, revivals_used = $4, bytes = $5
+WHERE run_id = $1`,
 
   /** Every line of a run in seq order: $1 run. */
   READ_LINES: (s: string): string =>
@@ -192,7 +201,7 @@ ${insertCreatedLines(s)}`,
 
 /**
  * The records of a run a statement's `created` CTE just made, at epoch 1: $1 the run, $2 its
- * lines (bytea[]), $3 their types (text[]), seqs from 0. Shared by IMPORT and SUBMIT.
+ * lines (bytea[]), $3 their types (text[]), seqs from 0.
  */
 function insertCreatedLines(s: string): string {
   return `INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
