@@ -103,23 +103,23 @@ test('PostgresStore: connect refuses a schema that was never migrated, and one n
     (error: unknown) =>
       error instanceof SchemaVersionError &&
       error.found === 0 &&
-      /is at version 0, this llm-agent needs 3: run llm-agent db migrate/.test(error.message),
+      /is at version 0, this llm-agent needs 4: run llm-agent db migrate/.test(error.message),
   );
   assert.deepEqual(
     await PostgresStore.migrate({ connectionString: database.url, schema }),
-    [1, 2, 3],
+    [1, 2, 3, 4],
   );
   assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), []);
   await sql(
-    `INSERT INTO "${schema}".schema_migrations (version, name) VALUES (4, 'from the future')`,
+    `INSERT INTO "${schema}".schema_migrations (version, name) VALUES (5, 'from the future')`,
   );
   await assert.rejects(
     PostgresStore.connect({ connectionString: database.url, schema }),
-    /is at version 4, newer than this llm-agent's 3: use a newer llm-agent/,
+    /is at version 5, newer than this llm-agent's 4: use a newer llm-agent/,
   );
   await assert.rejects(
     PostgresStore.migrate({ connectionString: database.url, schema }),
-    /newer than this llm-agent's 3/,
+    /newer than this llm-agent's 4/,
   );
 });
 

@@ -73,6 +73,8 @@ export interface StoreRunRow {
   depth: number;
   /** The size of its lines: what its transcript file would take. */
   bytes: number;
+  /** Why it was parked `unreadable` (null in any other status). */
+  detail: string | null;
 }
 
 /**
@@ -269,8 +271,31 @@ export class PostgresStore implements TranscriptStore {
       SQL.TAKE(this.#schema),
       [run, this.owner, this.#leaseMs, kind],
     );
-    if (taken.rows[0] === undefined) return null;
-    return this.#opened(run, path, taken.rows[0]);
+    const row = taken.rows[0];
+    if (row === undefined) return null;
+    try {
+      return await this.#opened(run, path, row);
+    } catch (error) {
+      // Taken, but it cannot be read: left held, its lease would run out and every worker
+      // would take it again at every lease. A person decides what becomes of it.
+      if (SessionError.isInstance(error) && error.code === 'unreadable')
+        await this.parkUnreadable(run, Number(row.epoch), error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * Let go of a run its taker (at `epoch`) found it cannot read, parked for a person: unowned,
+   * `unreadable`, with why (`detail`, shown by `status --database`). No worker takes it again.
+   * True when the epoch was still current. {@link PostgresStore.take} does it itself for a run
+   * whose records do not read.
+   *
+   * @example
+   * await store.parkUnreadable('report-42', writer.epoch, 'record 7: checksum mismatch');
+   */
+  async parkUnreadable(run: string, epoch: number, detail: string): Promise<boolean> {
+    const parked = await this.#pool.query(SQL.PARK_UNREADABLE(this.#schema), [run, epoch, detail]);
+    return parked.rowCount === 1;
   }
 
   async #opened(
@@ -553,6 +578,7 @@ export class PostgresStore implements TranscriptStore {
       parent_run: string | null;
       depth: number;
       bytes: string;
+      status_detail: string | null;
     }>(SQL.RUNS(this.#schema));
     return result.rows.map((row) => ({
       run: row.run_id,
@@ -566,6 +592,7 @@ export class PostgresStore implements TranscriptStore {
       parent: row.parent_run,
       depth: row.depth,
       bytes: Number(row.bytes),
+      detail: row.status === 'unreadable' ? row.status_detail : null,
     }));
   }
 

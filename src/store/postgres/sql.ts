@@ -72,6 +72,15 @@ UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, epoch = epoch + 1, stat
 WHERE run_id = $1 AND owner IS NOT NULL AND lease_expires < now()
 RETURNING epoch`,
 
+  /**
+   * Let go of a run its taker found it cannot read, parked for a person: no owner, status
+   * `unreadable`, and why. Only while the taker's epoch is current. $1 run, $2 epoch, $3 why.
+   */
+  PARK_UNREADABLE: (s: string): string => `
+UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, status = 'unreadable', status_detail = $3
+WHERE run_id = $1 AND epoch = $2
+RETURNING 1`,
+
   /** Set how an unowned run waits: $1 run, $2 status, $3 the status it must have now. */
   MARK: (s: string): string => `
 UPDATE ${s}.runs SET status = $2 WHERE run_id = $1 AND owner IS NULL AND status = $3
@@ -80,7 +89,7 @@ RETURNING 1`,
   /** Every run with its owner, lease and status, for `status --database`. */
   RUNS: (s: string): string => `
 SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at, parent_run, depth, bytes
+       status, revivals_used, created_at, parent_run, depth, bytes, status_detail
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
