@@ -285,13 +285,13 @@ export class PostgresStore implements TranscriptStore {
   }
 
   /**
-   * Let go of a run its taker (at `epoch`) found it cannot read, parked for a person: unowned,
+   * Let go of a run its taker (at `epoch`, its writer's) found it cannot read, parked for a person: unowned,
    * `unreadable`, with why (`detail`, shown by `status --database`). No worker takes it again.
    * True when the epoch was still current. {@link PostgresStore.take} does it itself for a run
    * whose records do not read.
    *
    * @example
-   * await store.parkUnreadable('report-42', writer.epoch, 'record 7: checksum mismatch');
+   * await store.parkUnreadable('report-42', 7, 'record 7: checksum mismatch');
    */
   async parkUnreadable(run: string, epoch: number, detail: string): Promise<boolean> {
     const parked = await this.#pool.query(SQL.PARK_UNREADABLE(this.#schema), [run, epoch, detail]);
