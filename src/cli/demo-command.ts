@@ -71,6 +71,11 @@ demo approves (printing what a person is asked) and the surviving worker revives
 the deploy answered as interrupted, never run again; a third worker paused (SIGSTOP) inside
 another deploy past its lease is fenced out, and refused when it resumes.
 
+Options:
+  --stop-after-crash  stop after the crash and status (steps 1 to 3), leaving the tree to revive
+  --database URL      the scale-out story on PostgreSQL (a new schema of its own)
+  -h, --help          show this help
+
 Exit codes: 0 every check held; 1 a check failed (the line says which); 2 DIR is not empty
 or a bad option.
 `,

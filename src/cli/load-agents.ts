@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentDefinition, AgentRegistry } from '../subagents/agent-definition.ts';
 import { checkModelSpec } from '../subagents/model-spec.ts';
@@ -42,10 +42,16 @@ export async function loadAgents(module: string, context: AgentsContext): Promis
   );
   if (!exists) throw new UserError(`${module}: no such agents module`);
   let loaded: { default?: unknown };
+  const warnings = holdWarnings();
   try {
     loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    warnings.release(true);
   } catch (error) {
-    const needs = typeScriptProblem(path, error, process.version);
+    const needs =
+      typeScriptProblem(path, error, process.version) ??
+      commonJsProblem(module, error, await nearestPackageType(path));
+    // Node's own warning about the same thing would be a second, longer message.
+    warnings.release(needs === null);
     if (needs !== null) throw new UserError(`${module}: ${needs}`);
     const line = lineIn(error, path);
     // V8 keeps a JavaScript syntax error's position to itself; node --check prints it.
@@ -123,6 +129,81 @@ export function typeScriptProblem(path: string, error: unknown, version: string)
     return 'Node does not run TypeScript from inside node_modules: point --agents at a .js module there, or at a .ts module outside node_modules';
   }
   return null;
+}
+
+/**
+ * Why a `.ts` agents module failed with ES module syntax when the reason is that Node reads it
+ * as CommonJS (the nearest package.json says `"type": "commonjs"`, as `npm init -y` writes), as
+ * one line with the fix; null for any other failure.
+ *
+ * @example
+ * commonJsProblem('agents.ts', new SyntaxError('Cannot use import statement outside a module'),
+ *   { file: '/w/package.json', type: 'commonjs' });
+ * // 'Node reads this .ts file as CommonJS because /w/package.json says "type": "commonjs": …'
+ */
+export function commonJsProblem(
+  module: string,
+  error: unknown,
+  nearest: PackageType | null,
+): string | null {
+  if (!/\.ts$/.test(module) || !(error instanceof SyntaxError)) return null;
+  if (
+    !/Cannot use import statement outside a module|Unexpected token 'export'/.test(error.message)
+  ) {
+    return null;
+  }
+  const why =
+    nearest === null || nearest.type !== 'commonjs'
+      ? 'Node reads this .ts file as CommonJS'
+      : `Node reads this .ts file as CommonJS because ${nearest.file} says "type": "commonjs"`;
+  const renamed = module.replace(/\.ts$/, '.mts');
+  return `${why}: set "type": "module" in ${nearest?.file ?? 'the nearest package.json'}, or rename the module ${renamed}`;
+}
+
+/** The nearest package.json above a file and the `type` it declares. */
+export interface PackageType {
+  file: string;
+  type: string | undefined;
+}
+
+async function nearestPackageType(path: string): Promise<PackageType | null> {
+  for (let folder = dirname(path); ; folder = dirname(folder)) {
+    const file = join(folder, 'package.json');
+    const text = await readFile(file, 'utf8').catch(() => null);
+    if (text !== null) {
+      try {
+        const type = (JSON.parse(text) as { type?: unknown }).type;
+        return { file, type: typeof type === 'string' ? type : undefined };
+      } catch {
+        return { file, type: undefined };
+      }
+    }
+    if (dirname(folder) === folder) return null;
+  }
+}
+
+/**
+ * Holds the process's warnings while a module loads, then passes them on (or drops them when
+ * the failure they describe is reported in our own words).
+ */
+function holdWarnings(): { release(pass: boolean): void } {
+  const listeners = process.listeners('warning');
+  const held: Error[] = [];
+  const hold = (warning: Error): void => {
+    held.push(warning);
+  };
+  process.removeAllListeners('warning');
+  process.on('warning', hold);
+  return {
+    release(pass) {
+      // The warning is emitted on a later tick than the failure it is about.
+      setImmediate(() => {
+        process.off('warning', hold);
+        for (const listener of listeners) process.on('warning', listener);
+        if (pass) for (const warning of held) for (const listener of listeners) listener(warning);
+      });
+    },
+  };
 }
 
 const MODEL_SHAPES =

@@ -7,7 +7,7 @@
  * @module
  */
 import { readFileSync, realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command, CommandIo } from './command.ts';
 import { EXIT } from './exit-codes.ts';
 import { OptionError, usageOf } from './option-error.ts';
@@ -96,6 +96,47 @@ export const COMMANDS: CommandEntry[] = [
 ];
 
 /**
+ * The command a mistyped name most likely meant: the one within two edits (a transposition
+ * counts as one), or that the name starts; null when none is that close.
+ *
+ * @example
+ * nearestCommand('staus'); // 'status'
+ */
+export function nearestCommand(typed: string): string | null {
+  const word = typed.toLowerCase();
+  let best: { name: string; distance: number } | null = null;
+  for (const { name } of COMMANDS) {
+    const distance = word.length >= 3 && name.startsWith(word) ? 1 : editDistance(word, name);
+    if (distance <= 2 && (best === null || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name ?? null;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, transpositions. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return Number.POSITIVE_INFINITY;
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = rows[i] as number[];
+      const up = rows[i - 1] as number[];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(
+        (up[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (up[j - 1] as number) + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        row[j] = Math.min(row[j] as number, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      }
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number;
+}
+
+/**
  * The package's version, read from its package.json (one folder above src/ and dist/).
  *
  * @example
@@ -126,7 +167,8 @@ Exit codes (each command's --help says which it uses):
 
 Environment: NO_COLOR or FORCE_COLOR=0 turns colour off, FORCE_COLOR=1 on; COLUMNS sets the
 width status fits; OPENAI_API_KEY, ANTHROPIC_API_KEY and OPENAI_COMPATIBLE_API_KEY are read
-by the model specs that need them. Docs: docs/cli.md
+by the model specs that need them.
+Docs: ${fileURLToPath(new URL('../../docs/cli.md', import.meta.url))}
 `;
 }
 
@@ -189,8 +231,10 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     }
     const entry = COMMANDS.find((candidate) => candidate.name === name);
     if (entry === undefined) {
+      const near = nearestCommand(name);
+      const guess = near === null ? '' : `did you mean ${near}? `;
       throw new UserError(
-        `unknown command ${JSON.stringify(name)} (commands: ${COMMANDS.map((c) => c.name).join(', ')}; see llm-agent --help)`,
+        `unknown command ${JSON.stringify(name)} (${guess}commands: ${COMMANDS.map((c) => c.name).join(', ')}; see llm-agent --help)`,
       );
     }
     command = await entry.load();

@@ -58,7 +58,8 @@ export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
  */
 export const reviveCommand: Command = {
   name: 'revive',
-  help: `Usage: llm-agent revive PATH… [--agents MODULE] [--yes] [--max-revivals N]
+  help: `Usage: llm-agent revive PATH… [--agents MODULE] [--yes] [--max-revivals N] [--salvage]
+       llm-agent revive --database URL [--schema NAME] [--yes] RUN…
 
 Revive the interrupted runs recorded at PATH (a transcript with its children, or a folder)
 and run them to the end, children before parents:

@@ -27,6 +27,7 @@ import { UserError } from './user-error.ts';
 export const runCommand: Command = {
   name: 'run',
   help: `Usage: llm-agent run --agents MODULE [--type T] [--out PATH] [--label L] [--id ID] PROMPT…
+       llm-agent run --database URL [--schema NAME] --agents MODULE [--type T] [--id ID] PROMPT…
 
 Start a run of agent type T on PROMPT (the positional words, joined by spaces), recorded in
 the transcript PATH, and run it to the end; children it spawns are recorded in
@@ -125,7 +126,12 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     // The model's answer, made safe for a terminal (the exact text is in the transcript).
     if (result.text !== '') writeLine(io.stdout, terminalSafeLines(result.text));
     if (stopped) return EXIT.interrupted;
-    return result.status === 'finished' ? EXIT.ok : EXIT.failure;
+    if (result.status === 'finished') return EXIT.ok;
+    // As after Ctrl-C: the transcript keeps the run, and one command carries it on.
+    io.stderr.write(
+      `The run ${result.status}; its transcript keeps it revivable (llm-agent status ${quote(values.out ?? out)} says why). Carry on with: llm-agent revive ${quote(values.out ?? out)} --agents ${quote(module)}\n`,
+    );
+    return EXIT.failure;
   },
 };
 
@@ -231,13 +237,23 @@ export async function runRoot(
     started = await composer.start(request);
   } catch (error) {
     stopper.dispose();
+    // A model that cannot be used stops the run before its transcript exists: name the module.
+    if (error instanceof ModelSpecError) {
+      throw new UserError(
+        `${module}: agent type "${request.agentType}": ${error.message} (nothing was written)`,
+      );
+    }
     throw asUserError(request.path, error);
   }
   stopper.add(started.run);
   io.stderr.write(
     `${io.err.dim(`[${terminalSafe(started.agentId)}]`)} started (${terminalSafe(request.agentType)}) → ${terminalSafe(request.path)}\n`,
   );
-  await followRun(started.agentId, started.run, io.stderr, io.err);
+  // On one screen (both streams a terminal) the answer printed on stdout is not said twice.
+  const oneScreen = isTerminal(io.stdout) && isTerminal(io.stderr);
+  await followRun(started.agentId, started.run, io.stderr, io.err, {
+    finalAnswerShown: oneScreen,
+  });
   const result = await started.run;
   await composer.idle();
   await Promise.all(followers);
@@ -262,4 +278,8 @@ export function asUserError(path: string, error: unknown): unknown {
 
 function timestamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+}
+
+function isTerminal(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
 }

@@ -51,7 +51,9 @@ export function progressLine(name: string, event: LoopEvent, style: Style): stri
 
 /**
  * Follow a run's events and write their progress lines to `stream`; the model's text is shown
- * once per turn. Resolves when the run ends.
+ * once per turn. With `finalAnswerShown` (the caller prints the final answer in full on the
+ * same screen), the last turn's text is not shown a second time when the run finishes with it.
+ * Resolves when the run ends.
  *
  * @example
  * await followRun('lead', run, process.stderr, style);
@@ -61,21 +63,39 @@ export async function followRun(
   run: RunHandle,
   stream: NodeJS.WritableStream,
   style: Style,
+  options: { finalAnswerShown?: boolean } = {},
 ): Promise<void> {
   let text = '';
+  // A turn's text waits for the next event: only then is it known not to be the final answer.
+  let held: string | null = null;
+  const says = (said: string): string =>
+    `${style.dim(`[${terminalSafe(name)}]`)} says: ${shorten(said)}\n`;
   for await (const event of run) {
     if (event.type === 'text-delta') {
       text += event.text;
       continue;
     }
+    const finalAnswer =
+      event.type === 'run-end' &&
+      event.result.status === 'finished' &&
+      options.finalAnswerShown === true;
+    if (held !== null && !(finalAnswer && held === event.result.text.trim())) {
+      stream.write(says(held));
+    }
+    held = null;
     if (event.type === 'turn-end' || event.type === 'run-end') {
-      if (text.trim() !== '')
-        stream.write(`${style.dim(`[${terminalSafe(name)}]`)} says: ${shorten(text.trim())}\n`);
+      if (text.trim() !== '') {
+        if (event.type === 'turn-end') held = text.trim();
+        else if (!(finalAnswer && text.trim() === event.result.text.trim())) {
+          stream.write(says(text.trim()));
+        }
+      }
       text = '';
     }
     const line = progressLine(name, event, style);
     if (line !== null) stream.write(`${line}\n`);
   }
+  if (held !== null) stream.write(says(held));
 }
 
 /** Nesting of a tool input shown before it is cut (the line is cut far sooner anyway). */

@@ -96,12 +96,16 @@ transcript (the line and reason are printed).
       io.stdout.write(`${jsonText(body, io.stdout)}\n`);
       return EXIT.ok;
     }
-    io.stdout.write(
-      conversationText(messages, io.out, {
-        ...(values.envelopes === true ? { envelopes } : {}),
-        maxValueLength: values.full === true ? 0 : 400,
-      }),
-    );
+    if (read.records.length === 0) {
+      io.stdout.write(`${io.out.dim('  · the transcript is empty: no record, no conversation')}\n`);
+    } else {
+      io.stdout.write(
+        conversationText(messages, io.out, {
+          ...(values.envelopes === true ? { envelopes } : {}),
+          maxValueLength: values.full === true ? 0 : 400,
+        }),
+      );
+    }
     // How the run stopped is no turn of the conversation, but it is what a reader asks next.
     let state = emptyTailState();
     for (const record of read.records) state = foldTailState(state, record, 0);

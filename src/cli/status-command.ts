@@ -27,6 +27,7 @@ export const DEFAULT_MAX_REVIVALS = 3;
 export const statusCommand: Command = {
   name: 'status',
   help: `Usage: llm-agent status [PATH…] [--json] [--wide] [--verify] [--max-revivals N] [--agents MODULE]
+       llm-agent status --database URL [--schema NAME] [--json] [--verify]
 
 Show the runs recorded at and below each PATH (default: the current folder) as a tree.
 A PATH is a transcript (X.jsonl, shown with its children in X.agents/) or a folder

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { describe, test } from 'node:test';
+import { COMMANDS, nearestCommand } from '../../src/cli/main.ts';
 import { hasStackTrace, REPO, runCli } from './support/cli-fixtures.ts';
 
 describe('llm-agent --help and --version', () => {
@@ -23,6 +24,10 @@ describe('llm-agent --help and --version', () => {
     assert.equal(top?.code, 0);
     for (const command of commands) assert.match(top?.stdout ?? '', new RegExp(`\\n  ${command} `));
     assert.match(top?.stdout ?? '', /3 revivable runs exist/);
+    // The docs are named where this installation has them, so the path opens as printed.
+    const docs = /^Docs: (.+)$/m.exec(top?.stdout ?? '')?.[1] ?? '';
+    assert.ok(isAbsolute(docs), docs);
+    assert.match(await readFile(docs, 'utf8'), /^# /);
     each.forEach((result, index) => {
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`^Usage: llm-agent ${commands[index]} `));
@@ -38,5 +43,43 @@ describe('llm-agent --help and --version', () => {
       'llm-agent: unknown command "frobnicate" (commands: status, revive, show, ui, run, worker, export, import, db, repair, demo; see llm-agent --help)\n',
     );
     assert.equal(hasStackTrace(result.stderr), false);
+  });
+});
+
+describe('a mistyped command', () => {
+  test('is answered with the command it most likely meant, one line, exit 2', async () => {
+    const result = await runCli(['staus', 'runs/'], { cwd: REPO });
+    assert.equal(result.code, 2);
+    assert.match(
+      result.stderr,
+      /^llm-agent: unknown command "staus" \(did you mean status\? commands: /,
+    );
+    assert.equal(result.stderr.split('\n').length, 2);
+  });
+
+  test('nearestCommand: typos, transpositions and prefixes; nothing for what is far from all', () => {
+    assert.equal(nearestCommand('reviev'), 'revive');
+    assert.equal(nearestCommand('shwo'), 'show');
+    assert.equal(nearestCommand('REPAIR'), 'repair');
+    assert.equal(nearestCommand('work'), 'worker');
+    assert.equal(nearestCommand('exprot'), 'export');
+    assert.equal(nearestCommand('frobnicate'), null);
+    assert.equal(nearestCommand('x'.repeat(10_000)), null);
+  });
+});
+
+describe('every command’s usage lines', () => {
+  test('name every option its help lists (the line printed with a mistake is complete)', async () => {
+    const missing: string[] = [];
+    for (const entry of COMMANDS) {
+      const help = (await entry.load()).help;
+      const usage = help.slice(0, help.indexOf('\n\n'));
+      const options = help.slice(help.indexOf('\nOptions:'));
+      assert.ok(options.startsWith('\nOptions:'), `${entry.name} --help has no Options section`);
+      for (const [, flag] of options.matchAll(/^\s+(?:-\w, )?(--[a-z-]+)/gm)) {
+        if (flag !== '--help' && !usage.includes(`${flag}`)) missing.push(`${entry.name} ${flag}`);
+      }
+    }
+    assert.deepEqual(missing, []);
   });
 });

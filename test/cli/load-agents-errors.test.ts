@@ -65,3 +65,46 @@ describe('loadAgents: a broken agents module is named with its line and the reas
     );
   });
 });
+
+describe('loadAgents: a .ts agents module in a CommonJS package (as npm init -y leaves it)', () => {
+  let folder = '';
+  before(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'load-agents-cjs-'));
+    await writeFile(
+      join(folder, 'package.json'),
+      JSON.stringify({ name: 'x', version: '1.0.0', type: 'commonjs' }),
+    );
+    await writeFile(
+      join(folder, 'agents.ts'),
+      "import { join } from 'node:path';\nexport default { main: { description: join('a'), system: 's', model: 'openai:gpt-5' } };\n",
+    );
+    await writeFile(
+      join(folder, 'exports.ts'),
+      "export default { main: { description: 'd', system: 's', model: 'openai:gpt-5' } };\n",
+    );
+  });
+  after(() => rm(folder, { recursive: true, force: true }));
+
+  for (const module of ['agents.ts', 'exports.ts']) {
+    test(`${module}: one line naming the package.json and both fixes`, async () => {
+      const packageJson = join(folder, 'package.json');
+      assert.equal(
+        await failureOf(folder, module),
+        `${module}: Node reads this .ts file as CommonJS because ${packageJson} says "type": "commonjs": set "type": "module" in ${packageJson}, or rename the module ${module.replace('.ts', '.mts')}`,
+      );
+    });
+  }
+
+  test('the fix the message names works: as .mts the same module loads', async () => {
+    await writeFile(
+      join(folder, 'agents.mts'),
+      "import { join } from 'node:path';\nexport default { main: { description: join('a'), system: 's', model: 'openai:gpt-5' } };\n",
+    );
+    const registry = await loadAgents('agents.mts', {
+      transcript: join(folder, 'a.jsonl'),
+      cwd: folder,
+      env: {},
+    });
+    assert.deepEqual(Object.keys(registry), ['main']);
+  });
+});

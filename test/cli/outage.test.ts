@@ -47,6 +47,10 @@ describe('llm-agent over a provider outage', () => {
     assert.equal(run.code, 1, run.stderr);
     assert.equal(server.failures, 3, 'every attempt met the outage (three rounds)');
     assert.match(run.stderr, /\[writer\] failed/);
+    assert.match(
+      run.stderr,
+      /\nThe run failed; its transcript keeps it revivable \(llm-agent status runs\/writer\.jsonl says why\)\. Carry on with: llm-agent revive runs\/writer\.jsonl --agents agents\.ts\n$/,
+    );
 
     const json = await runCli(['status', 'runs', '--json'], { cwd: folder });
     assert.equal(json.code, 3, json.stderr);

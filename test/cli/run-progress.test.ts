@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { progressLine } from '../../src/cli/run-progress.ts';
+import type { LoopEvent, RunHandle, RunResult } from '../../src/loop/types.ts';
+import { followRun, progressLine } from '../../src/cli/run-progress.ts';
 import { createStyle } from '../../src/cli/terminal-style.ts';
 
 const style = createStyle(false);
@@ -42,4 +43,44 @@ test('progress lines show the model’s control characters escaped, and any dept
     line,
     `[lead] → t\\x9b2J ${'['.repeat(16)}… (truncated: nested deeper than 16)${']'.repeat(16)}`,
   );
+});
+
+/** A run handle that only replays `events` (all followRun reads of it). */
+function replay(events: LoopEvent[]): RunHandle {
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield* events;
+    },
+  } as unknown as RunHandle;
+}
+
+function turns(final: string): LoopEvent[] {
+  return [
+    { type: 'text-delta', text: 'Let me look.' },
+    { type: 'turn-end', turn: 1, finishReason: 'tool-calls' },
+    { type: 'text-delta', text: final },
+    { type: 'turn-end', turn: 2, finishReason: 'stop' },
+    { type: 'run-end', result: { status: 'finished', text: final } as RunResult },
+  ];
+}
+
+async function followed(events: LoopEvent[], finalAnswerShown: boolean): Promise<string> {
+  let written = '';
+  const stream = {
+    write: (chunk: string) => {
+      written += chunk;
+      return true;
+    },
+  };
+  await followRun('lead', replay(events), stream as never, style, { finalAnswerShown });
+  return written;
+}
+
+test('on one screen the final answer is said once (stdout prints it), earlier turns still are', async () => {
+  const shown = await followed(turns('The answer is 42.'), true);
+  assert.match(shown, /\[lead\] says: Let me look\./);
+  assert.doesNotMatch(shown, /says: The answer is 42\./);
+  assert.match(shown, /\[lead\] finished/);
+  // Without the flag (stdout piped elsewhere) the progress says it, as before.
+  assert.match(await followed(turns('The answer is 42.'), false), /says: The answer is 42\./);
 });

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { FIXTURE, hasStackTrace, REPO, runCli } from './support/cli-fixtures.ts';
@@ -120,6 +122,18 @@ describe('llm-agent show', () => {
     for (const result of [broken, missing, two]) {
       assert.equal(result.stdout, '');
       assert.equal(hasStackTrace(result.stderr), false);
+    }
+  });
+
+  test('an empty transcript says so, in one line (not a blank line)', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'show-empty-'));
+    try {
+      await writeFile(join(folder, 'empty.jsonl'), '');
+      const shown = await runCli(['show', 'empty.jsonl'], { cwd: folder });
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(shown.stdout, '  · the transcript is empty: no record, no conversation\n');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
     }
   });
 });

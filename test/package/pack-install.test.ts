@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,11 @@ import { after, before, describe, test } from 'node:test';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
+
+/** What a TypeScript user of the PostgreSQL store installs beside the package (docs/store.md). */
+const TYPES = ['@types/node@24', 'pg@8', '@types/pg@8'];
+/** The TypeScript 7 a consumer compiles with (its own package: it has the same bin as 5's). */
+const TYPESCRIPT_7 = 'typescript@7.0.2';
 
 interface Ran {
   code: number;
@@ -47,6 +52,13 @@ async function sh(command: string, args: string[], cwd: string): Promise<Ran> {
   }
 }
 
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
 interface PackListing {
   filename: string;
   files: { path: string }[];
@@ -72,23 +84,32 @@ describe('the published package, packed and installed into an empty project', ()
     // The dependencies come from npm's cache when they are there (after `npm ci`).
     let installed = await sh(
       'npm',
-      ['install', '--offline', '--no-audit', '--no-fund', tarball],
+      ['install', '--offline', '--no-audit', '--no-fund', tarball, ...TYPES],
       project,
     );
     if (installed.code !== 0) {
       installed = await sh(
         'npm',
-        ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball],
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...TYPES],
         project,
       );
     }
     assert.equal(installed.code, 0, installed.stderr);
+    const compiler7 = join(folder, 'typescript-7');
+    await mkdir(compiler7);
+    await writeFile(join(compiler7, 'package.json'), JSON.stringify({ private: true }));
+    const typescript7 = await sh(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', TYPESCRIPT_7],
+      compiler7,
+    );
+    assert.equal(typescript7.code, 0, typescript7.stderr);
   });
   after(async () => {
     if (folder !== '') await rm(folder, { recursive: true, force: true });
   });
 
-  test('npm pack --dry-run lists LICENSE, README, dist and docs, and no tests or sources', async () => {
+  test('npm pack --dry-run lists LICENSE, README, dist, docs and the sources, and no tests', async () => {
     const dry = await sh('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], ROOT);
     assert.equal(dry.code, 0, dry.stderr);
     const [listing] = JSON.parse(dry.stdout) as PackListing[];
@@ -98,11 +119,89 @@ describe('the published package, packed and installed into an empty project', ()
     }
     assert.ok(paths.includes('dist/cli/main.js'));
     assert.ok(paths.some((path) => path.startsWith('docs/') && path.endsWith('.md')));
+    // The sources ship: the source maps name them and the docs cite them.
+    assert.ok(paths.includes('src/index.ts'));
     const unwanted = paths.filter(
-      (path) => /^(test|src|crashtest|attack|bench|scripts)\//.test(path) || /\.test\./.test(path),
+      (path) => /^(test|crashtest|attack|bench|scripts)\//.test(path) || /\.test\./.test(path),
     );
     assert.deepEqual(unwanted, []);
   });
+
+  test('every source map of the installed package names files that are there', async () => {
+    const installed = join(project, 'node_modules', 'llm-agent-revival');
+    const maps = (await readdir(join(installed, 'dist'), { recursive: true })).filter((name) =>
+      name.endsWith('.js.map'),
+    );
+    assert.ok(maps.length > 50, `only ${maps.length} source maps`);
+    const missing: string[] = [];
+    for (const name of maps) {
+      const map = JSON.parse(await readFile(join(installed, 'dist', name), 'utf8')) as {
+        sources: string[];
+      };
+      for (const source of map.sources) {
+        const target = join(installed, 'dist', dirname(name), source);
+        if (!(await exists(target))) missing.push(`${name} → ${source}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  test('the docs cite only files the installed package has', async () => {
+    const installed = join(project, 'node_modules', 'llm-agent-revival');
+    const docs = (await readdir(join(installed, 'docs'))).filter((name) => name.endsWith('.md'));
+    const missing: string[] = [];
+    for (const doc of ['README.md', ...docs.map((name) => `docs/${name}`)]) {
+      const text = await readFile(join(installed, doc), 'utf8');
+      for (const match of text.matchAll(/\b((?:src|docs)\/[\w./-]+\.(?:ts|md|png|svg))\b/g)) {
+        const cited = match[1] as string;
+        if (!(await exists(join(installed, cited)))) missing.push(`${doc}: ${cited}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  for (const compiler of [
+    {
+      name: 'TypeScript 5',
+      tsc: () => join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      types: [],
+    },
+    // TypeScript 7 includes no @types package unless told: "types": ["node"] (docs say so).
+    {
+      name: 'TypeScript 7',
+      tsc: () => join(folder, 'typescript-7', 'node_modules', 'typescript', 'bin', 'tsc'),
+      types: ['node'],
+    },
+  ]) {
+    test(`a consumer compiles against the declarations with skipLibCheck off (${compiler.name})`, async () => {
+      const consumer = join(project, `consumer-${compiler.types.length}`);
+      await mkdir(consumer, { recursive: true });
+      await writeFile(
+        join(consumer, 'consumer.ts'),
+        `import { Loop, Revival, Composer } from 'llm-agent-revival';
+import { Session } from 'llm-agent-revival/session';
+import { FileStore, PostgresStore } from 'llm-agent-revival/store';
+import { MemoryFileSystem } from 'llm-agent-revival/testing';
+export const used = [Loop, Revival, Composer, Session, FileStore, PostgresStore, MemoryFileSystem];
+`,
+      );
+      const options = {
+        target: 'es2023',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        ...(compiler.types.length > 0 ? { types: compiler.types } : {}),
+      };
+      await writeFile(
+        join(consumer, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: options, files: ['consumer.ts'] }),
+      );
+      const compiled = await sh(process.execPath, [compiler.tsc(), '-p', consumer], consumer);
+      assert.equal(compiled.code, 0, `${compiled.stdout}\n${compiled.stderr}`);
+    });
+  }
 
   test('package.json builds in prepack and has no install-time script', async () => {
     const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
@@ -119,10 +218,14 @@ describe('the published package, packed and installed into an empty project', ()
   });
 
   test('npx llm-agent demo runs offline to the end, and status reads what it left', async () => {
-    const demo = await sh('npx', ['--no-install', 'llm-agent', 'demo', 'runs'], project);
+    const demo = await sh('npx', ['--no-install', 'llm-agent-revival', 'demo', 'runs'], project);
     assert.equal(demo.code, 0, `${demo.stdout}\n${demo.stderr}`);
     assert.match(demo.stdout, /All 10 checks held\./);
-    const status = await sh('npx', ['--no-install', 'llm-agent', 'status', 'runs'], project);
+    const status = await sh(
+      'npx',
+      ['--no-install', 'llm-agent-revival', 'status', 'runs'],
+      project,
+    );
     assert.equal(status.code, 0, `${status.stdout}\n${status.stderr}`);
     assert.match(status.stdout, /^runs\/lead\.jsonl \(lead\)\s+lead\s+Report\s+finished/m);
     assert.match(status.stdout, /3 runs: 3 finished\./);
