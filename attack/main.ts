@@ -1,11 +1,12 @@
 import { seededRandom } from '../test/support/seeded-random.ts';
 import { CONCURRENCY_ATTACKS } from './concurrency-attacks.ts';
 import { DAMAGE_ATTACKS } from './damage-attacks.ts';
+import { IMPORT_ATTACKS } from './import-attacks.ts';
 import { INPUT_ATTACKS } from './input-bound-attacks.ts';
 import { LOCK_ATTACKS } from './lock-attacks.ts';
 import { OWNERSHIP_ATTACKS } from './ownership-attacks.ts';
 import { SYMLINK_ATTACKS } from './symlink-attacks.ts';
-import { type Attack, removeFolder, temporaryFolder, type Verdict } from './support.ts';
+import { type Attack, atEnd, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
 
 /*
@@ -37,6 +38,7 @@ const ALL: Attack[] = [
   ...CONCURRENCY_ATTACKS,
   ...INPUT_ATTACKS,
   ...TERMINAL_ATTACKS,
+  ...IMPORT_ATTACKS,
 ];
 const chosen =
   only === undefined
@@ -132,5 +134,6 @@ if (brokenLines.length > 0) {
 }
 console.log(`took ${Math.round((performance.now() - began) / 1000)} s`);
 console.log(`attack: tried=${chosen.length} held=${held} broken=${broken}`);
+for (const cleanup of atEnd) await cleanup().catch(() => undefined);
 // Attacks that timed out may leave work behind (a hung read): end here, with the verdict.
 process.exit(broken > 0 ? 1 : 0);

@@ -519,3 +519,46 @@ export function waitingParent(
   bodies.push(wait.call, wait.dispatch);
   return bodies;
 }
+
+// --- PostgreSQL -----------------------------------------------------------------------------
+
+let sharedDatabase: Promise<import('../test/support/postgres.ts').TestDatabase> | undefined;
+/** Cleanups main.ts runs before it exits (a database's schemas, a server it started). */
+export const atEnd: (() => Promise<void>)[] = [];
+
+/**
+ * A fresh, migrated schema on the attacks' PostgreSQL (DATABASE_URL, or a throw-away server
+ * started once and shared), and its URL.
+ *
+ * @example
+ * const { url, schema } = await attackSchema();
+ */
+export async function attackSchema(): Promise<{ url: string; schema: string }> {
+  if (sharedDatabase === undefined) {
+    const { testDatabase } = await import('../test/support/postgres.ts');
+    sharedDatabase = testDatabase();
+    const database = await sharedDatabase;
+    atEnd.push(() => database.stop());
+  }
+  const database = await sharedDatabase;
+  const schema = await database.newSchema();
+  const { PostgresStore } = await import('../src/store/postgres/postgres-store.ts');
+  await PostgresStore.migrate({ connectionString: database.url, schema });
+  return { url: database.url, schema };
+}
+
+/** One query on its own connection. */
+export async function sqlQuery<Row extends Record<string, unknown>>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<Row[]> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}

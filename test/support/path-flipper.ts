@@ -4,7 +4,7 @@ import { linkSync, renameSync, rmSync } from 'node:fs';
 /*
  * A path that keeps changing what it names, as fast as the kernel renames: a same-user attacker
  * swapping a file a command checked for something else before the command reads it again.
- * The flipping runs in a process of its own (a tight loop of atomic renames), so it goes on
+ * The flipping runs in a process of its own (a loop of atomic renames), so it goes on
  * while the command under attack runs, whatever that command blocks on.
  */
 
@@ -27,6 +27,7 @@ const FLIPPER = `
 const fs = require('node:fs');
 const [path, good, kind, other] = process.argv.slice(1);
 const spare = path + '.flip';
+const pause = new Int32Array(new SharedArrayBuffer(4));
 let count = 0;
 for (;;) {
   fs.rmSync(spare, { force: true });
@@ -37,6 +38,9 @@ for (;;) {
   else fs.linkSync(other, spare);
   fs.renameSync(spare, path);
   count += 2;
+  // A breath every few swaps: fast enough to land inside any check-then-read window, slow
+  // enough to leave the machine's cores to the command under attack.
+  if (count % 16 === 0) Atomics.wait(pause, 0, 0, 1);
   if (count % 256 === 0) process.stdout.write(count + '\\n');
 }
 `;
