@@ -1,6 +1,7 @@
 import { seededRandom } from '../test/support/seeded-random.ts';
 import { CONCURRENCY_ATTACKS } from './concurrency-attacks.ts';
 import { DAMAGE_ATTACKS } from './damage-attacks.ts';
+import { FLEET_ATTACKS } from './fleet-attacks.ts';
 import { IMPORT_ATTACKS } from './import-attacks.ts';
 import { INPUT_ATTACKS } from './input-bound-attacks.ts';
 import { LOCK_ATTACKS } from './lock-attacks.ts';
@@ -39,6 +40,7 @@ const ALL: Attack[] = [
   ...INPUT_ATTACKS,
   ...TERMINAL_ATTACKS,
   ...IMPORT_ATTACKS,
+  ...FLEET_ATTACKS,
 ];
 const chosen =
   only === undefined
