@@ -9,6 +9,7 @@ import { OWNERSHIP_ATTACKS } from './ownership-attacks.ts';
 import { SYMLINK_ATTACKS } from './symlink-attacks.ts';
 import { type Attack, atEnd, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
+import { UI_ATTACKS } from './ui-attacks.ts';
 
 /*
  * `npm run attack [-- --quick] [--seed N] [--only family,…|name,…] [--jobs N]`: every attack of
@@ -41,6 +42,7 @@ const ALL: Attack[] = [
   ...TERMINAL_ATTACKS,
   ...IMPORT_ATTACKS,
   ...FLEET_ATTACKS,
+  ...UI_ATTACKS,
 ];
 const chosen =
   only === undefined
