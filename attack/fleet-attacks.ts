@@ -149,6 +149,7 @@ function damagedRun(policy: 'auto' | 'ask'): Attack {
   return {
     name: `fleet-damaged-run-${policy}`,
     family: 'fleet',
+    full: policy === 'ask',
     what: `a dead run with a rotted record under ${policy === 'auto' ? 'two' : 'one'} real worker --policy ${policy}${policy === 'ask' ? ', approved by a person' : ''}: parked unreadable with why, taken once, said once in the log (it was taken again at every lease)`,
     timeoutMs: 120_000,
     async run(context) {
@@ -243,6 +244,7 @@ const staleEpoch: Attack = {
 const concurrentApprovals: Attack = {
   name: 'fleet-concurrent-approvals',
   family: 'fleet',
+  full: true,
   what: 'four people approve the same interrupted run at once, then a worker carries it on: revived exactly once, its side effect never replayed',
   timeoutMs: 180_000,
   async run(context) {
@@ -304,6 +306,7 @@ const concurrentApprovals: Attack = {
 const racingSupervisors: Attack = {
   name: 'fleet-racing-supervisors',
   family: 'fleet',
+  full: true,
   what: 'two real worker --policy ask processes find the same dead run: fenced and parked exactly once',
   timeoutMs: 120_000,
   async run(context) {

@@ -66,6 +66,7 @@ function swapped(to: 'dev-zero' | 'fifo'): Attack {
   return {
     name: `import-swapped-for-${to}`,
     family: 'import',
+    full: true,
     what: `the path import checked is swapped, again and again, for ${to === 'fifo' ? 'a FIFO' : 'a link to /dev/zero'}: import refuses or stores exactly the file it checked — no hang, no endless read`,
     async run(context) {
       const database = await attackSchema();
@@ -137,6 +138,7 @@ const sizeBound: Attack = {
 const memory: Attack = {
   name: 'import-memory-40mb',
   family: 'import',
+  full: true,
   what: 'a 40 MB transcript imported under a 64 MB heap (import held 11–13× the file)',
   alone: true,
   async run(context) {
@@ -160,6 +162,7 @@ const memory: Attack = {
 const specialFiles: Attack = {
   name: 'import-special-files',
   family: 'import',
+  full: true,
   what: 'a FIFO, a link to /dev/zero, a folder and a link to /dev/urandom given as FILE: each refused at once, nothing stored',
   async run(context) {
     const database = await attackSchema();
@@ -189,6 +192,7 @@ const specialFiles: Attack = {
 const hostileLines: Attack = {
   name: 'import-hostile-lines',
   family: 'import',
+  full: true,
   what: 'transcripts whose lines lie (a rotted checksum mid-file, a seq gap, a torn tail, junk after the records): each refused naming the line, nothing stored',
   async run(context) {
     const database = await attackSchema();
@@ -226,6 +230,7 @@ const hostileLines: Attack = {
 const sqlMetacharacters: Attack = {
   name: 'import-sql-metacharacters',
   family: 'import',
+  full: true,
   what: "SQL in a run name, a schema name and the records' text: names refused, text stored byte for byte, the tables intact",
   async run(context) {
     const database = await attackSchema();

@@ -6,6 +6,7 @@ import { IMPORT_ATTACKS } from './import-attacks.ts';
 import { INPUT_ATTACKS } from './input-bound-attacks.ts';
 import { LOCK_ATTACKS } from './lock-attacks.ts';
 import { OWNERSHIP_ATTACKS } from './ownership-attacks.ts';
+import { REPAIR_ATTACKS } from './repair-attacks.ts';
 import { SYMLINK_ATTACKS } from './symlink-attacks.ts';
 import { type Attack, atEnd, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
@@ -43,10 +44,13 @@ const ALL: Attack[] = [
   ...IMPORT_ATTACKS,
   ...FLEET_ATTACKS,
   ...UI_ATTACKS,
+  ...REPAIR_ATTACKS,
 ];
+// --quick leaves out the attacks marked full (slow, or awaiting another branch's fix) unless
+// --only names them.
 const chosen =
   only === undefined
-    ? ALL
+    ? ALL.filter((attack) => !quick || attack.full !== true)
     : ALL.filter((attack) => only.includes(attack.family) || only.includes(attack.name));
 
 console.log(`attack: seed ${seed}${quick ? ' (quick)' : ''} — replay with --seed ${seed}`);

@@ -51,6 +51,13 @@ export interface Attack {
   timeoutMs?: number;
   /** Measures memory or writes hundreds of MB: run when no other attack runs. */
   alone?: boolean;
+  /**
+   * Only in the full suite, not in `--quick` (the form `npm test` runs): too slow for it, or
+   * its defence is still being built on another branch (`awaits` names it).
+   */
+  full?: boolean;
+  /** The branch whose fix this attack checks, while that fix is not merged. */
+  awaits?: string;
   run(context: AttackContext): Promise<Verdict>;
 }
 

@@ -91,6 +91,8 @@ function peakMb(pid: number | undefined): number {
 const tokenToOtherPort: Attack = {
   name: 'ui-token-to-other-port',
   family: 'ui',
+  full: true,
+  awaits: 'ui',
   what: 'the user opens the ui in Chromium, then a page served by another process on another port of 127.0.0.1: what that server receives must neither read the ui nor start a revive',
   timeoutMs: 180_000,
   async run(context) {
@@ -152,6 +154,8 @@ const tokenToOtherPort: Attack = {
 const hugeRecord: Attack = {
   name: 'ui-huge-record',
   family: 'ui',
+  full: true,
+  awaits: 'ui',
   what: "a run whose one tool result is 48 MB: while its page is asked for (in four tabs' worth of requests), a 3 KB script is still served at once and the server's memory stays bounded",
   timeoutMs: 240_000,
   alone: true,
@@ -249,6 +253,7 @@ const dnsRebinding: Attack = {
 const crossSiteRevive: Attack = {
   name: 'ui-cross-site-revive',
   family: 'ui',
+  full: true,
   what: "a page on another port posts a form to /revive after the user opened the ui, and plain requests carry the page's token from a foreign Origin: nothing starts",
   timeoutMs: 180_000,
   async run(context) {
@@ -339,6 +344,7 @@ const pathTraversal: Attack = {
 const scriptInTranscript: Attack = {
   name: 'ui-script-in-transcript',
   family: 'ui',
+  full: true,
   what: 'labels, tasks, tool names and file names full of HTML and script, rendered in Chromium: nothing runs, nothing leaves the page',
   timeoutMs: 180_000,
   async run(context) {
