@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { showCommand } from '../src/cli/show-command.ts';
-import { createStyle } from '../src/cli/terminal-style.ts';
+import { createStyle } from '../src/render/terminal-style.ts';
 import { startUiServer, type UiServer } from '../src/cli/ui-server.ts';
 import { fileUiSource, type UiSource } from '../src/cli/ui-source.ts';
 import { launchChromium } from '../test/cli/support/chromium.ts';

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { main } from '../src/cli/main.ts';
-import { createStyle } from '../src/cli/terminal-style.ts';
+import { createStyle } from '../src/render/terminal-style.ts';
 
 /*
  * One reviver of the tree race, a long-lived process driven over IPC: `revive` runs

@@ -26,7 +26,7 @@
  *
  * @example
  * // npm run check:docs   (or: node_modules/.bin/node scripts/check-doc-examples.ts)
- * // src/cli/exit-codes.ts:31: type ExitCode: doc comment has no @example
+ * // src/render/exit-codes.ts:31: type ExitCode: doc comment has no @example
  * // src/loop/run-state.ts:57: class RunState, method execute: no doc comment
  * // src/loop/loop.ts:80: Loop.run: @example does not compile: Cannot find name 'revive'.
  */

@@ -1,7 +1,8 @@
 /*
  * The folders of src/ are layers, and imports point down only (docs/architecture.md):
  *
- *   transcript ← store, loop, testing ← subagents ← revival, demo ← fleet ← cli
+ *   transcript ← store, loop, testing ← subagents ← revival, demo ← fleet, repair ← render ← runs
+ *   ← cli (src/ui, the web view, comes at rank 7: above runs, below cli)
  *
  * A file may import its own folder and folders of a lower rank; never a higher one, nor a
  * sibling of the same rank (store, loop and testing know nothing of each other). The transcript and store
@@ -26,7 +27,9 @@ export const RANK: Record<string, number> = {
   fleet: 4,
   testing: 1,
   repair: 4,
-  cli: 5,
+  render: 5,
+  runs: 6,
+  cli: 8,
 };
 
 const MODEL_LIBRARIES = /^(ai|ai\/.*|@ai-sdk\/.*)$/;

@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { isKnownRecord } from '../transcript/validate-record.ts';
-import { approveRuns } from './approve-runs.ts';
-import { type CommandIo, writeLine } from './command.ts';
-import { connectStore } from './database-store.ts';
-import { databaseRunState } from './database-status.ts';
-import { EXIT } from './exit-codes.ts';
-import { UserError } from './user-error.ts';
+import { approveRuns } from '../runs/approve-runs.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { writeLine } from './command.ts';
+import { connectStore } from '../runs/database-store.ts';
+import { databaseRunState } from '../runs/database-status.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /** How long a demo worker's hold on a run lasts unrenewed. */
 const LEASE_MS = 2000;

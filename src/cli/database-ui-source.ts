@@ -1,9 +1,9 @@
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
-import { planApproval } from './approve-runs.ts';
-import { databaseTree } from './database-status.ts';
-import { walkTree } from './inspect-tree.ts';
-import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
-import { createStyle } from './terminal-style.ts';
+import { planApproval } from '../runs/approve-runs.ts';
+import { databaseTree } from '../runs/database-status.ts';
+import { walkTree } from '../render/run-node.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
+import { createStyle } from '../render/terminal-style.ts';
 import type { UiSource } from './ui-source.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { type Command, parseCommandLine } from './command.ts';
-import { requireDatabaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { UserError } from './user-error.ts';
+import { requireDatabaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent db migrate`: bring the PostgreSQL store's schema to this version. Migrations are

@@ -3,9 +3,9 @@ import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isAgentId } from '../transcript/records.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { connectStore, requireDatabaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { UserError } from './user-error.ts';
+import { connectStore, requireDatabaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent export RUN --database URL [--out FILE]`: a run of the PostgreSQL store as a v1

@@ -1,16 +1,16 @@
 import { realpath } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
+import { EXIT } from '../render/exit-codes.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { connectStore, requireDatabaseUrl } from '../runs/database-store.ts';
+import { UserError } from '../runs/user-error.ts';
 import type { ImportedRun } from '../store/postgres/import-run.ts';
 import { type CheckedFile, openCheckedFile, readChunks } from '../transcript/checked-file.ts';
 import { nodeFileSystem } from '../transcript/file-system.ts';
 import { isAgentId } from '../transcript/records.ts';
+import { scanTranscript } from '../transcript/scan-transcript.ts';
 import { SessionError } from '../transcript/session-error.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { connectStore, requireDatabaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
-import { scanTranscript } from '../transcript/scan-transcript.ts';
 
 /** The largest file `import` reads: a larger one is refused before its first byte is read. */
 const IMPORT_MAX_BYTES = 1024 ** 3;

@@ -8,12 +8,14 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Command, CommandIo } from './command.ts';
-import { EXIT } from './exit-codes.ts';
+import type { Command } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { invocationOf } from './invocation.ts';
 import { OptionError, usageOf } from './option-error.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { colourEnabled, createStyle } from './terminal-style.ts';
-import { UserError } from './user-error.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { colourEnabled, createStyle } from '../render/terminal-style.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * A subcommand, loaded only when it is used: `--version` and `status` stay quick to start.
@@ -167,7 +169,8 @@ Exit codes (each command's --help says which it uses):
 
 Environment: NO_COLOR or FORCE_COLOR=0 turns colour off, FORCE_COLOR=1 on; COLUMNS sets the
 width status fits; OPENAI_API_KEY, ANTHROPIC_API_KEY and OPENAI_COMPATIBLE_API_KEY are read
-by the model specs that need them.
+by the model specs that need them. The commands this CLI suggests begin the way it was run
+(llm-agent, npx llm-agent-revival, npm run llm-agent --), so they can be pasted as printed.
 Docs: ${fileURLToPath(new URL('../../docs/cli.md', import.meta.url))}
 `;
 }
@@ -188,6 +191,7 @@ export function processIo(): CommandIo {
     cwd: process.cwd(),
     out: createStyle(colourEnabled(process.env, process.stdout.isTTY === true)),
     err: createStyle(colourEnabled(process.env, process.stderr.isTTY === true)),
+    invocation: invocationOf(process.env, process.argv[1]),
     onInterrupt(handler) {
       // The first SIGINT or SIGTERM asks the runs to stop cleanly; a second one is the user
       // (or the supervisor) insisting.

@@ -1,4 +1,4 @@
-import { UserError } from './user-error.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * A mistake in a command's options (an unknown option, a missing value): printed as one line

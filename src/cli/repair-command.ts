@@ -2,10 +2,10 @@ import { readdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { type RepairOutcome, repairSession } from '../repair/repair-session.ts';
 import { type Command, parseCommandLine } from './command.ts';
-import { EXIT } from './exit-codes.ts';
-import { jsonText } from './json-text.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { jsonText } from '../render/json-text.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /** The folders `repair --scan` looks in without a DIR, below the home folder. */
 const DEFAULT_FOLDERS = ['.claude/projects', '.codex/sessions', '.pi/agent/sessions'];

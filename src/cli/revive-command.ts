@@ -1,52 +1,25 @@
-import { approveRuns } from './approve-runs.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
 import { createInterface } from 'node:readline/promises';
-import { Loop } from '../loop/loop.ts';
-import type { RunHandle, RunResult } from '../loop/types.ts';
-import { Revival, type TreeClaim } from '../revival/index.ts';
-import { type AgentRegistry, backendsOf } from '../subagents/agent-definition.ts';
-import { resolveModelSpec } from '../subagents/model-spec.ts';
-import { readSessionMeta } from '../subagents/child-transcript.ts';
-import { Composer } from '../subagents/composer.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { formatCount, plural, quote, table } from '../render/format-status.ts';
+import { terminalSafe as safe } from '../render/terminal-safe.ts';
+import { approveRuns } from '../runs/approve-runs.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 import {
-  type Command,
-  type CommandIo,
-  integerOption,
-  parseCommandLine,
-  writeLine,
-} from './command.ts';
-import { EXIT, type ExitCode } from './exit-codes.ts';
-import { findTranscripts } from './find-transcripts.ts';
-import { formatCount, plural, quote, table } from './format-status.ts';
-import { loadAgents } from './load-agents.ts';
-import {
-  type PlannedRevival,
-  planTreeRevival,
-  planText,
-  type TreeRevivalPlan,
-} from './tree-revival-plan.ts';
-import { asUserError } from './run-command.ts';
-import { followRun } from './run-progress.ts';
-import { RunStopper } from './run-stopper.ts';
-import { findSalvageable, salvage, salvageText } from './salvage-damaged.ts';
-import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
-import { terminalSafe as safe } from './terminal-safe.ts';
-import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
-import { UserError } from './user-error.ts';
-import { checkJoinedChildren, findTreeRoot } from '../revival/tree-root.ts';
-import { nodeFileSystem } from '../transcript/file-system.ts';
-import { createStyle } from './terminal-style.ts';
-
-/** The plan compared without colour: the same plan whatever the terminal. */
-const PLAIN = createStyle(false);
-
-/**
- * The model spec the demo's transcripts record: such runs can be revived without `--agents`.
- *
- * @example
- * const isDemoRun = (await readSessionMeta(path))?.model === DEMO_MODEL_SPEC;
- */
-export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
+  claimedTree,
+  claimTrees,
+  executePlan,
+  type RevivalOutcome,
+  registriesFor,
+} from '../runs/execute-plan.ts';
+import { findTranscripts } from '../runs/find-transcripts.ts';
+import { inspectTree } from '../runs/inspect-tree.ts';
+import { RunStopper } from '../runs/run-stopper.ts';
+import { findSalvageable, salvage, salvageText } from '../runs/salvage-damaged.ts';
+import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
+import { UserError } from '../runs/user-error.ts';
+import { type Command, integerOption, parseCommandLine, writeLine } from './command.ts';
 
 /**
  * `llm-agent revive PATH…`: plan the revival of the trees at PATH (children before parents),
@@ -193,7 +166,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       writeLine(io.stderr, claimed.message);
       return claimed.code;
     }
-    const stopper = new RunStopper(io, `llm-agent ${['revive', ...argv].map(quote).join(' ')}`);
+    const stopper = new RunStopper(io, hintCommand(io, ['revive', ...argv].map(quote).join(' ')));
     let outcomes: RevivalOutcome[];
     try {
       outcomes = await executePlan(
@@ -217,153 +190,6 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
   },
 };
 
-/**
- * How one planned revival went.
- *
- * @example
- * const outcomes: RevivalOutcome[] = await executePlan(plan, roots, registries, 3, io, stopper);
- * const unfinished = outcomes.filter((outcome) => outcome.result?.status !== 'finished');
- */
-export interface RevivalOutcome {
-  node: RunNode;
-  /** Set when `Revival.revive` refused. */
-  refused?: { reason: string; detail: string };
-  /** Set when the revived run ended. */
-  result?: RunResult;
-  revival?: number;
-}
-
-/**
- * The registry for each root that has something to revive: from `--agents`, or — for the
- * demo's own transcripts only — the demo's agents. Every agent type to revive must be defined:
- * checked here, before anything is written.
- */
-async function registriesFor(
-  plan: TreeRevivalPlan,
-  roots: RunNode[],
-  module: string | undefined,
-  io: CommandIo,
-): Promise<Map<RunNode, AgentRegistry>> {
-  const registries = new Map<RunNode, AgentRegistry>();
-  for (const root of roots) {
-    const revivals = plan.revivals.filter((revival) =>
-      [...walkTree([root])].includes(revival.node),
-    );
-    if (revivals.length === 0) continue;
-    let registry: AgentRegistry;
-    let source: string;
-    if (module !== undefined) {
-      registry = await loadAgents(module, { transcript: root.path, cwd: io.cwd, env: io.env });
-      source = module;
-    } else if (await allDemoRuns(revivals)) {
-      const demo = await import('../demo/demo-agents.ts');
-      registry = demo.default({ transcript: root.path, cwd: io.cwd, env: io.env });
-      source = 'the demo agents';
-    } else {
-      throw new UserError(
-        `revive: --agents MODULE is needed to run the revived runs (agent types: ${plan.agentTypes.join(', ')}); see llm-agent revive --help`,
-      );
-    }
-    for (const revival of revivals) {
-      const type = revival.node.inspection.agentType;
-      const definition = type === undefined ? undefined : registry[type];
-      if (type === undefined || !Object.hasOwn(registry, type) || definition === undefined) {
-        throw new UserError(
-          `${source}: no agent type "${type ?? '?'}" for ${revival.node.displayPath} (it defines: ${Object.keys(registry).join(', ')})`,
-        );
-      }
-      // A model that cannot be used (a missing key) is found before anything is written.
-      try {
-        backendsOf(definition, (spec) => resolveModelSpec(spec, io.env));
-      } catch (error) {
-        throw new UserError(`${source}: agent type "${type}": ${(error as Error).message}`);
-      }
-    }
-    registries.set(root, registry);
-  }
-  return registries;
-}
-
-/** The reviver holding the tree of a blocked root, as its inspection found it, or null. */
-function claimedTree(root: RunNode): NonNullable<RunNode['inspection']['reviver']> | null {
-  for (const node of walkTree([root])) {
-    if (node.inspection.reviver !== undefined) return node.inspection.reviver;
-  }
-  return null;
-}
-
-type ClaimOutcome =
-  | { ok: true; claims: Map<RunNode, TreeClaim> }
-  | { ok: false; code: ExitCode; message: string };
-
-/**
- * Validate, then commit: claim the tree of every root with something to revive (its real root,
- * found by checking every parent link up from it), check every parent link and joined child of
- * the runs to revive, and make the plan again under the claims — it must be the plan shown.
- * Any refusal releases what was claimed, and nothing has been written.
- */
-async function claimTrees(
-  plan: TreeRevivalPlan,
-  roots: RunNode[],
-  registries: Map<RunNode, AgentRegistry>,
-  paths: string[],
-  maxRevivals: number,
-  io: CommandIo,
-): Promise<ClaimOutcome> {
-  const claims = new Map<RunNode, TreeClaim>();
-  const byRoot = new Map<string, TreeClaim>();
-  const refuse = async (code: ExitCode, message: string): Promise<ClaimOutcome> => {
-    for (const claim of byRoot.values()) await claim.release().catch(() => undefined);
-    return { ok: false, code, message };
-  };
-  for (const root of roots) {
-    if (!registries.has(root)) continue;
-    const tree = await findTreeRoot(root.path, nodeFileSystem);
-    if (!tree.ok) return refuse(EXIT.unreadable, `revive: ${tree.detail}; nothing was written`);
-    let claim = byRoot.get(tree.root);
-    if (claim === undefined) {
-      const claimed = await Revival.claimTree({ path: tree.root });
-      if (!claimed.ok) {
-        return refuse(
-          claimed.reason === 'running' ? EXIT.claimed : EXIT.failure,
-          `revive: ${claimed.detail}; nothing was written`,
-        );
-      }
-      claim = claimed.claim;
-      byRoot.set(tree.root, claim);
-    }
-    claims.set(root, claim);
-  }
-  for (const revival of plan.revivals) {
-    const tree = await findTreeRoot(revival.node.path, nodeFileSystem);
-    if (!tree.ok) return refuse(EXIT.unreadable, `revive: ${tree.detail}; nothing was written`);
-    const joined = await checkJoinedChildren(
-      revival.node.path,
-      revival.joins.flatMap((join) => join.children.map((child) => child.agentId)),
-      nodeFileSystem,
-    );
-    if (joined !== null) return refuse(EXIT.unreadable, `revive: ${joined}; nothing was written`);
-  }
-  const again = planTreeRevival(
-    await inspectTree(paths, maxRevivals, io.cwd, { treeClaims: [...byRoot.values()] }),
-  );
-  if (planText(again, PLAIN) !== planText(plan, PLAIN)) {
-    return refuse(
-      EXIT.claimed,
-      'revive: the runs changed after the plan was made (another process revived or ran them); nothing was written — look again with llm-agent status',
-    );
-  }
-  return { ok: true, claims };
-}
-
-async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
-  for (const revival of revivals) {
-    const meta = await readSessionMeta(revival.node.path);
-    if (meta?.model !== DEMO_MODEL_SPEC) return false;
-  }
-  return true;
-}
-
 async function confirm(io: CommandIo, question: string): Promise<boolean> {
   const reader = createInterface({ input: io.stdin, output: io.stderr });
   try {
@@ -372,108 +198,6 @@ async function confirm(io: CommandIo, question: string): Promise<boolean> {
   } finally {
     reader.close();
   }
-}
-
-/**
- * Revive and run every planned run, tree by tree, children first: one composer per tree, so a
- * revived child is tracked where its revived parent's pending join looks for it. Runs the
- * plan leaves alone are reported to the composer, so a join waiting on one answers with the
- * reason instead of waiting for ever.
- *
- * @example
- * const outcomes = await executePlan(plan, roots, registries, 3, io, stopper);
- */
-export async function executePlan(
-  plan: TreeRevivalPlan,
-  roots: RunNode[],
-  registries: Map<RunNode, AgentRegistry>,
-  maxRevivals: number,
-  io: CommandIo,
-  stopper?: RunStopper,
-  claims?: Map<RunNode, TreeClaim>,
-): Promise<RevivalOutcome[]> {
-  const outcomes: RevivalOutcome[] = [];
-  for (const root of roots) {
-    const registry = registries.get(root);
-    if (registry === undefined) continue;
-    const inTree = new Set(walkTree([root]));
-    const followers: Promise<void>[] = [];
-    const composer = new Composer({
-      registry,
-      createLoop: (options) => new Loop(options),
-      resolveModel: (spec) => resolveModelSpec(spec, io.env),
-      onEvent: (event) => {
-        if (event.type !== 'child-start') return;
-        io.stderr.write(
-          `${io.err.dim(`[${safe(event.child.agentId)}]`)} ${event.revived ? 'running again under its own id' : `started (${safe(event.child.agentType)}, "${safe(event.child.label)}")`}\n`,
-        );
-        stopper?.add(event.run);
-        followers.push(followRun(event.child.agentId, event.run, io.stderr, io.err));
-      },
-    });
-    for (const left of plan.leftAlone) {
-      if (!inTree.has(left.node)) continue;
-      composer.reportUnrevivable({
-        sessionPath: left.node.path,
-        reason: left.node.state,
-        detail: left.why,
-      });
-    }
-    const runs: { outcome: RevivalOutcome; run: RunHandle }[] = [];
-    for (const revival of plan.revivals) {
-      if (!inTree.has(revival.node)) continue;
-      if (stopper?.stopped === true) break;
-      const node = revival.node;
-      const name = node.inspection.agentId ?? node.displayPath;
-      const outcome: RevivalOutcome = { node };
-      outcomes.push(outcome);
-      const treeClaim = claims?.get(root);
-      const revived = await Revival.revive({
-        path: node.path,
-        agentId: node.inspection.agentId ?? '',
-        maxRevivals,
-        ...(treeClaim === undefined ? {} : { treeClaim }),
-      });
-      if (!revived.ok) {
-        outcome.refused = { reason: revived.reason, detail: revived.detail };
-        io.stderr.write(
-          `${io.err.dim(`[${safe(name)}]`)} ${io.err.red('not revived')}: ${safe(`${revived.reason}: ${revived.detail}`)}\n`,
-        );
-        composer.reportUnrevivable({
-          sessionPath: node.path,
-          reason: revived.reason,
-          detail: revived.detail,
-        });
-        continue;
-      }
-      outcome.revival = revived.revival.ordinal;
-      io.stderr.write(
-        `${io.err.dim(`[${safe(name)}]`)} revived (revival ${revived.revival.ordinal} of ${maxRevivals})${
-          revived.interrupted.length === 0
-            ? ''
-            : `: ${plural(revived.interrupted.length, 'call')} answered as interrupted`
-        }\n`,
-      );
-      try {
-        const started = await composer.resume({
-          session: revived.session,
-          messages: revived.messages,
-        });
-        runs.push({ outcome, run: started.run });
-        stopper?.add(started.run);
-        if (node.inspection.parent === undefined) {
-          followers.push(followRun(name, started.run, io.stderr, io.err));
-        }
-      } catch (error) {
-        await revived.session.close().catch(() => undefined);
-        throw asUserError(node.displayPath, error);
-      }
-    }
-    for (const { outcome, run } of runs) outcome.result = await run;
-    await composer.idle();
-    await Promise.all(followers);
-  }
-  return outcomes;
 }
 
 function outcomesText(outcomes: RevivalOutcome[], io: CommandIo): string {

@@ -7,15 +7,17 @@ import { Composer } from '../subagents/composer.ts';
 import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { SessionError } from '../transcript/session-error.ts';
-import { type Command, type CommandIo, parseCommandLine, writeLine } from './command.ts';
-import { EXIT } from './exit-codes.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { loadAgents } from './load-agents.ts';
-import { quote } from './format-status.ts';
-import { followRun } from './run-progress.ts';
-import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
-import { RunStopper } from './run-stopper.ts';
-import { UserError } from './user-error.ts';
+import { type Command, parseCommandLine, writeLine } from './command.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { loadAgents } from '../runs/load-agents.ts';
+import { quote } from '../render/format-status.ts';
+import { followRun } from '../render/run-progress.ts';
+import { terminalSafe, terminalSafeLines } from '../render/terminal-safe.ts';
+import { RunStopper } from '../runs/run-stopper.ts';
+import { asUserError, UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent run --agents MODULE [--type T] [--out PATH] PROMPT`: start a run of one agent
@@ -129,7 +131,7 @@ Exit codes: 0 the run finished; 1 it ended otherwise (failed, aborted, turn limi
     if (result.status === 'finished') return EXIT.ok;
     // As after Ctrl-C: the transcript keeps the run, and one command carries it on.
     io.stderr.write(
-      `The run ${result.status}; its transcript keeps it revivable (llm-agent status ${quote(values.out ?? out)} says why). Carry on with: llm-agent revive ${quote(values.out ?? out)} --agents ${quote(module)}\n`,
+      `The run ${result.status}; its transcript keeps it revivable (${hintCommand(io, `status ${quote(values.out ?? out)}`)} says why). Carry on with: ${hintCommand(io, `revive ${quote(values.out ?? out)} --agents ${quote(module)}`)}\n`,
     );
     return EXIT.failure;
   },
@@ -182,8 +184,9 @@ async function submitRun(
     await store.close();
   }
   io.stdout.write(`${run}\n`);
+  const target = databaseOptions(url, request.schema);
   io.stderr.write(
-    `Submitted ${terminalSafe(run)} (queued): a worker takes it — llm-agent worker --database URL --agents ${quote(request.module)}\n`,
+    `Submitted ${terminalSafe(run)} (queued): a worker takes it — ${hintCommand(io, `worker ${target.args} --agents ${quote(request.module)}`)}${maskedNote(target.masked)}\n`,
   );
   return EXIT.ok;
 }
@@ -216,7 +219,7 @@ export async function runRoot(
   const followers: Promise<void>[] = [];
   const stopper = new RunStopper(
     io,
-    `llm-agent revive ${quote(request.path)} --agents ${quote(module)}`,
+    hintCommand(io, `revive ${quote(request.path)} --agents ${quote(module)}`),
   );
   const composer = new Composer({
     registry,
@@ -259,21 +262,6 @@ export async function runRoot(
   await Promise.all(followers);
   stopper.dispose();
   return { result, stopped: stopper.stopped };
-}
-
-/**
- * A configuration problem met while starting a run, as one line for the user; anything else
- * unchanged.
- *
- * @example
- * throw asUserError('runs/a.jsonl', error);
- */
-export function asUserError(path: string, error: unknown): unknown {
-  if (SessionError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
-  if (error instanceof ModelSpecError || error instanceof TypeError) {
-    return new UserError(`${path}: ${error.message}`);
-  }
-  return error;
 }
 
 function timestamp(): string {

@@ -4,19 +4,21 @@ import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
 import type { TornTail } from '../transcript/classify-tail.ts';
 import type { ForeignRecord, TranscriptRecord } from '../transcript/records.ts';
-import { type Command, type CommandIo, parseCommandLine } from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { jsonText } from './json-text.ts';
-import { EXIT } from './exit-codes.ts';
-import { conversationText } from './format-conversation.ts';
-import { type RunRecords, runRecordsOf, runTreeHtml } from './conversation-html.ts';
-import { findTranscripts } from './find-transcripts.ts';
-import { inspectTree, walkTree } from './inspect-tree.ts';
-import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
-import { haltSentence } from './halt-text.ts';
+import { type Command, parseCommandLine } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { jsonText } from '../render/json-text.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { conversationText } from '../render/format-conversation.ts';
+import { type RunRecords, runRecordsOf, runTreeHtml } from '../render/conversation-html.ts';
+import { findTranscripts } from '../runs/find-transcripts.ts';
+import { inspectTree } from '../runs/inspect-tree.ts';
+import { walkTree } from '../render/run-node.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
+import { haltSentence } from '../render/halt-text.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent show PATH`: the conversation of one transcript as the model sees it (the

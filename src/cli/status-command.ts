@@ -1,20 +1,24 @@
-import { type Command, type CommandIo, integerOption, parseCommandLine } from './command.ts';
-import { databaseStatus } from './database-status.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
-import { jsonText } from './json-text.ts';
-import { statusTree } from './status-tree.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
-
-/**
- * The revival cap the CLI assumes when `--max-revivals` is not given.
- *
- * @example
- * integerOption('status', '--max-revivals', values['max-revivals'], DEFAULT_MAX_REVIVALS);
- */
-export const DEFAULT_MAX_REVIVALS = 3;
+import { type Command, integerOption, parseCommandLine } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { databaseStatus } from '../runs/database-status.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import {
+  type StatusNext,
+  statusExitCode,
+  statusJson,
+  statusText,
+  summarize,
+} from '../render/format-status.ts';
+import { databaseOptions } from '../render/database-hint.ts';
+import { type RunNode, walkTree } from '../render/run-node.ts';
+import { allDemoRuns } from '../runs/execute-plan.ts';
+import { planTreeRevival } from '../runs/tree-revival-plan.ts';
+import { jsonText } from '../render/json-text.ts';
+import { statusTree } from '../runs/status-tree.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { UserError } from '../runs/user-error.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 
 /**
  * `llm-agent status [PATH…]`: every run at and below the paths, as a tree with its state.
@@ -99,6 +103,10 @@ Exit codes:
           wide: values.wide === true,
           maxRevivals,
           verify: values.verify === true,
+          next: {
+            invocation: io.invocation ?? 'llm-agent',
+            target: databaseOptions(url, values.schema as string | undefined),
+          },
         });
       } finally {
         await store.close();
@@ -117,9 +125,23 @@ Exit codes:
       io.stdout.write(`${jsonText(json, io.stdout)}\n`);
     } else {
       const layout = { width: terminalWidth(io), wide: values.wide === true };
-      const next: { agents?: string; maxRevivals?: number } = {};
+      const next: StatusNext = { invocation: io.invocation ?? 'llm-agent' };
       if (typeof values.agents === 'string') next.agents = values.agents;
       if (values['max-revivals'] !== undefined) next.maxRevivals = maxRevivals;
+      // The hint says what revive would do: the plan's roots and tokens (a tree a live process
+      // holds is left alone), and no --agents when every run to revive is the demo's.
+      const plan = planTreeRevival(roots);
+      next.plan = {
+        estimatedTokens: plan.estimatedTokens,
+        roots: roots.filter((root) => plan.revivals.some((revival) => inTree(root, revival.node))),
+      };
+      if (
+        next.agents === undefined &&
+        plan.revivals.length > 0 &&
+        (await allDemoRuns(plan.revivals))
+      ) {
+        next.agents = null;
+      }
       io.stdout.write(statusText(roots, io.out, layout, next));
       for (const folder of notRead) {
         io.stdout.write(
@@ -143,4 +165,9 @@ export function terminalWidth(io: Pick<CommandIo, 'env' | 'stdout'>): number {
   if (/^[1-9]\d{0,4}$/.test(fromEnv)) return Number(fromEnv);
   const columns = (io.stdout as { columns?: unknown }).columns;
   return typeof columns === 'number' && columns > 0 ? columns : Number.POSITIVE_INFINITY;
+}
+
+function inTree(root: RunNode, node: RunNode): boolean {
+  for (const member of walkTree([root])) if (member === node) return true;
+  return false;
 }

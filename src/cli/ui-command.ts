@@ -1,17 +1,12 @@
-import {
-  type Command,
-  type CommandIo,
-  integerOption,
-  parseCommandLine,
-  writeLine,
-} from './command.ts';
-import { connectStore, databaseUrl } from './database-store.ts';
+import { type Command, integerOption, parseCommandLine, writeLine } from './command.ts';
+import type { CommandIo } from '../runs/command-io.ts';
+import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { databaseUiSource } from './database-ui-source.ts';
-import { EXIT } from './exit-codes.ts';
-import { findTranscripts } from './find-transcripts.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { findTranscripts } from '../runs/find-transcripts.ts';
 import { startUiServer } from './ui-server.ts';
 import { fileUiSource, type UiSource } from './ui-source.ts';
-import { UserError } from './user-error.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent ui PATH… [--port N]`: a local web view of the run trees at PATH (the page of

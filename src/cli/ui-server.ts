@@ -18,10 +18,10 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { escapeHtml, type RunRecords, runTreeHtml } from './conversation-html.ts';
-import { EXIT } from './exit-codes.ts';
-import type { NotRead } from './find-transcripts.ts';
-import { type RunNode, walkTree } from './inspect-tree.ts';
+import { escapeHtml, type RunRecords, runTreeHtml } from '../render/conversation-html.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import type { NotRead } from '../runs/find-transcripts.ts';
+import { type RunNode, walkTree } from '../render/run-node.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
 
 /**

@@ -2,14 +2,14 @@ import { type FSWatcher, watch } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { peek } from '../transcript/peek.ts';
-import { type RunRecords, runRecordsOf } from './conversation-html.ts';
-import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
-import type { RunNode } from './inspect-tree.ts';
-import { mayBeLocked, readLockTableAsync } from './lock-snapshot.ts';
-import { DEFAULT_MAX_REVIVALS } from './status-command.ts';
-import { statusTree } from './status-tree.ts';
-import { createStyle } from './terminal-style.ts';
-import { planText, planTreeRevival } from './tree-revival-plan.ts';
+import { type RunRecords, runRecordsOf } from '../render/conversation-html.ts';
+import { type FolderListing, findTranscripts, type NotRead } from '../runs/find-transcripts.ts';
+import type { RunNode } from '../render/run-node.ts';
+import { mayBeLocked, readLockTableAsync } from '../runs/lock-snapshot.ts';
+import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
+import { statusTree } from '../runs/status-tree.ts';
+import { createStyle } from '../render/terminal-style.ts';
+import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
 
 /**
  * What the page offers to do, and the command that does it once a person confirms.

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { type Command, integerOption, parseCommandLine } from './command.ts';
-import { connectStore, requireDatabaseUrl } from './database-store.ts';
-import { EXIT } from './exit-codes.ts';
-import { loadAgents } from './load-agents.ts';
-import { terminalSafe } from './terminal-safe.ts';
-import { UserError } from './user-error.ts';
+import { connectStore, requireDatabaseUrl } from '../runs/database-store.ts';
+import { EXIT } from '../render/exit-codes.ts';
+import { loadAgents } from '../runs/load-agents.ts';
+import { terminalSafe } from '../render/terminal-safe.ts';
+import { UserError } from '../runs/user-error.ts';
 
 /**
  * `llm-agent worker --database URL --agents MODULE`: take runs from the PostgreSQL store and run

@@ -16,18 +16,18 @@ import {
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type CorpusState, writeTranscript } from '../../bench/status-corpus.ts';
-import { bulkInspector, fileKey } from '../../src/cli/bulk-inspect.ts';
-import { type BulkStats, inspectInBulk } from '../../src/cli/bulk-pool.ts';
-import { type FolderListing, findTranscripts } from '../../src/cli/find-transcripts.ts';
-import { readLockTable } from '../../src/cli/lock-snapshot.ts';
-import { StatusIndex } from '../../src/cli/status-index.ts';
+import { bulkInspector, fileKey } from '../../src/runs/bulk-inspect.ts';
+import { type BulkStats, inspectInBulk } from '../../src/runs/bulk-pool.ts';
+import { type FolderListing, findTranscripts } from '../../src/runs/find-transcripts.ts';
+import { readLockTable } from '../../src/runs/lock-snapshot.ts';
+import { StatusIndex } from '../../src/runs/status-index.ts';
 import { Revival } from '../../src/revival/index.ts';
 import { baseTranscripts, mutate } from '../revival/support/mutations.ts';
 import { tempFolder } from '../revival/support/temp-folder.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 
 /*
- * `status` inspects thousands of transcripts its own way (src/cli/bulk-inspect.ts: a few
+ * `status` inspects thousands of transcripts its own way (src/runs/bulk-inspect.ts: a few
  * system calls each, on every core, and what an earlier run read kept in the status index).
  * Its answers must be `Revival.inspect`'s, exactly, whatever the bytes.
  */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
-import { createStyle } from '../../src/cli/terminal-style.ts';
+import { createStyle } from '../../src/render/terminal-style.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
 import {

@@ -95,6 +95,13 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.equal(submitted.code, 0, submitted.stderr);
   assert.equal(submitted.stdout, 'job-1\n');
   assert.match(submitted.stderr, /Submitted job-1 \(queued\)/);
+  // The hint names this database and schema, so it runs when pasted (no URL placeholder).
+  assert.ok(
+    submitted.stderr.includes(
+      `a worker takes it — llm-agent worker --database ${database.url} --schema ${schema} --agents agents.ts\n`,
+    ),
+    submitted.stderr,
+  );
   const queued = JSON.parse(
     (await cli(['status', '--database', database.url, '--schema', schema, '--json'])).stdout,
   );
@@ -190,7 +197,13 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   const waiting = await cli(['status', '--database', database.url, '--schema', schema, '--wide']);
   assert.equal(waiting.code, 3);
   assert.match(waiting.stdout, /dep \(dep\)\s.*revivable\s+awaiting approval: 1 call in flight/);
-  assert.match(waiting.stdout, /\n {2}llm-agent revive --database URL dep\n/);
+  // The hint names this database and schema: it runs when pasted.
+  assert.ok(
+    waiting.stdout.includes(
+      `\n  llm-agent revive --database ${database.url} --schema ${schema} dep\n`,
+    ),
+    waiting.stdout,
+  );
 
   const refusedOffTerminal = await onDatabase('revive', 'dep');
   assert.equal(refusedOffTerminal.code, 2);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { findTranscripts } from '../../src/cli/find-transcripts.ts';
+import { findTranscripts } from '../../src/runs/find-transcripts.ts';
 import { DEMO_REPORT, DEMO_SECTIONS, sectionContent } from '../../src/demo/demo-script.ts';
 import { INTERRUPTED_MESSAGE, Revival } from '../../src/revival/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';

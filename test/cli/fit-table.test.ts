@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { displayWidth } from '../../src/cli/display-width.ts';
-import { fitTable, type TableColumn } from '../../src/cli/fit-table.ts';
-import { wrapLine } from '../../src/cli/format-status.ts';
+import { displayWidth } from '../../src/render/display-width.ts';
+import { fitTable, type TableColumn } from '../../src/render/fit-table.ts';
+import { wrapLine } from '../../src/render/format-status.ts';
 
 const COLUMNS: TableColumn[] = [
   { header: 'NAME', cut: 6, cutLast: true },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import { jsonText, serializeJson } from '../../src/cli/json-text.ts';
+import { jsonText, serializeJson } from '../../src/render/json-text.ts';
 import { testSeed } from '../support/seeded-random.ts';
 
 const value = { runs: [{ path: 'a.jsonl', state: 'finished' }] };

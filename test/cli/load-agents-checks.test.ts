@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadAgents, typeScriptProblem } from '../../src/cli/load-agents.ts';
-import { UserError } from '../../src/cli/user-error.ts';
+import { loadAgents, typeScriptProblem } from '../../src/runs/load-agents.ts';
+import { UserError } from '../../src/runs/user-error.ts';
 import { checkModelSpec } from '../../src/subagents/model-spec.ts';
 
 async function failureOf(folder: string, module: string): Promise<string> {

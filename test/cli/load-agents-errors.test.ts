@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadAgents } from '../../src/cli/load-agents.ts';
-import { UserError } from '../../src/cli/user-error.ts';
+import { loadAgents } from '../../src/runs/load-agents.ts';
+import { UserError } from '../../src/runs/user-error.ts';
 
 /** The one-line message loadAgents gives for a module, which must be a UserError. */
 async function failureOf(folder: string, module: string): Promise<string> {

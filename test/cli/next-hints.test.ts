@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Session } from '../../src/transcript/session.ts';
 import {
   runCli,
   temporaryFolder,
@@ -58,6 +59,70 @@ describe('every "Next:" hint can be pasted as it is', () => {
       assert.match(status.stdout, /^MODULE: the agents module the runs were started with/m);
     } finally {
       await rm(other, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the hint says what revive would do, for every tree it covers', () => {
+  let folder = '';
+  before(async () => {
+    folder = await temporaryFolder();
+    for (const tree of ['a', 'b']) await writeFixtureTree(join(folder, tree));
+  });
+  after(() => rm(folder, { recursive: true, force: true }));
+
+  test('two trees without --agents: one revive line each, since each may need its own module', async () => {
+    const status = await runCli(['status', 'a/runs', 'b/runs'], { cwd: folder });
+    assert.equal(status.code, 3, status.stderr);
+    assert.match(
+      status.stdout,
+      /Next:\n {2}llm-agent revive a\/runs\/main\.jsonl --agents MODULE\n {2}llm-agent revive b\/runs\/main\.jsonl --agents MODULE\nMODULE: for each, the agents module its runs were started with/,
+    );
+    // Given one module, the user says it serves both: one line.
+    const given = await runCli(['status', 'a/runs', 'b/runs', '--agents', 'agents.ts'], {
+      cwd: folder,
+    });
+    assert.deepEqual(nextCommand(given.stdout), [
+      'llm-agent',
+      'revive',
+      'a/runs/main.jsonl',
+      'b/runs/main.jsonl',
+      '--agents',
+      'agents.ts',
+    ]);
+  });
+
+  test('a tree a live process holds is left out of the hint and of the tokens, as the plan leaves it', async () => {
+    const before = JSON.parse(
+      (await runCli(['status', 'a/runs', 'b/runs', '--json'], { cwd: folder })).stdout,
+    );
+    const session = await Session.open(join(folder, 'b', 'runs', 'main.jsonl'));
+    try {
+      const json = JSON.parse(
+        (await runCli(['status', 'a/runs', 'b/runs', '--json'], { cwd: folder })).stdout,
+      );
+      const live = json.runs.find((run: { path: string }) => run.path === 'b/runs/main.jsonl');
+      assert.equal(live?.state, 'running', 'the fault: a live process holds the root of b');
+      const status = await runCli(['status', 'a/runs', 'b/runs'], { cwd: folder });
+      const plan = await runCli(['revive', 'a/runs', 'b/runs', '--agents', 'none.ts'], {
+        cwd: folder,
+      });
+      const planned = /Total: .*about (\d+) tokens/.exec(plan.stdout)?.[1];
+      assert.ok(planned !== undefined, plan.stdout + plan.stderr);
+      const said = /Reviving would send about (\d+) tokens/.exec(status.stdout)?.[1];
+      assert.equal(said, planned, 'status says the tokens revive would send');
+      assert.ok(
+        Number(planned) < before.summary.resumeTokens,
+        "b's revivable child is not counted",
+      );
+      assert.deepEqual(nextCommand(status.stdout).slice(0, 3), [
+        'llm-agent',
+        'revive',
+        'a/runs/main.jsonl',
+      ]);
+      assert.equal(nextCommand(status.stdout).length, 5);
+    } finally {
+      await session.close();
     }
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { StatusJson } from '../../src/cli/format-status.ts';
+import type { StatusJson } from '../../src/render/format-status.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import { type OutageServer, startOutageChatServer } from '../../src/testing/index.ts';
 import { runCli, temporaryFolder } from './support/cli-fixtures.ts';

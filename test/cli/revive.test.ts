@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
-import { createStyle } from '../../src/cli/terminal-style.ts';
+import { createStyle } from '../../src/render/terminal-style.ts';
 import { INTERRUPTED_MESSAGE, Revival } from '../../src/revival/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LoopEvent, RunHandle, RunResult } from '../../src/loop/types.ts';
-import { followRun, progressLine } from '../../src/cli/run-progress.ts';
-import { createStyle } from '../../src/cli/terminal-style.ts';
+import { followRun, progressLine } from '../../src/render/run-progress.ts';
+import { createStyle } from '../../src/render/terminal-style.ts';
 
 const style = createStyle(false);
 

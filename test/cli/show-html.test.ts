@@ -10,7 +10,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { escapeHtml } from '../../src/cli/conversation-html.ts';
+import { escapeHtml } from '../../src/render/conversation-html.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
 import { launchChromium } from './support/chromium.ts';
 import {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { displayWidth } from '../../src/cli/display-width.ts';
-import { colourEnabled } from '../../src/cli/terminal-style.ts';
+import { displayWidth } from '../../src/render/display-width.ts';
+import { colourEnabled } from '../../src/render/terminal-style.ts';
 import { Session } from '../../src/transcript/session.ts';
 import {
   type CliResult,

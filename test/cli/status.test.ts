@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { stripColour } from '../../src/cli/terminal-style.ts';
+import { stripColour } from '../../src/render/terminal-style.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { FIXTURE, hasStackTrace, runCli } from './support/cli-fixtures.ts';
 import { fixtureFolder } from './support/fixture-folder.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { displayWidth, fitWidth } from '../../src/cli/display-width.ts';
-import { quote } from '../../src/cli/format-status.ts';
-import { terminalSafe, terminalSafeLines } from '../../src/cli/terminal-safe.ts';
+import { displayWidth, fitWidth } from '../../src/render/display-width.ts';
+import { quote } from '../../src/render/format-status.ts';
+import { terminalSafe, terminalSafeLines } from '../../src/render/terminal-safe.ts';
 
 test('control characters, escape sequences, bidi and invisible characters are shown escaped', () => {
   const cases: [string, string][] = [

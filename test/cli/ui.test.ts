@@ -14,7 +14,7 @@ import { copyFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { findTranscripts } from '../../src/cli/find-transcripts.ts';
+import { findTranscripts } from '../../src/runs/find-transcripts.ts';
 import { startUiServer, type UiServer, type UiServerOptions } from '../../src/cli/ui-server.ts';
 import { fileUiSource } from '../../src/cli/ui-source.ts';
 import { Session } from '../../src/transcript/session.ts';

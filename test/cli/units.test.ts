@@ -3,18 +3,19 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import fc from 'fast-check';
-import { EXIT } from '../../src/cli/exit-codes.ts';
+import { EXIT } from '../../src/render/exit-codes.ts';
 import {
   formatBytes,
   reasonOf,
   statusExitCode,
   summarize,
   table,
-} from '../../src/cli/format-status.ts';
+} from '../../src/render/format-status.ts';
 import { main } from '../../src/cli/main.ts';
-import { planTreeRevival } from '../../src/cli/tree-revival-plan.ts';
-import { buildTree, type RunNode } from '../../src/cli/inspect-tree.ts';
-import { colourEnabled, createStyle, stripColour } from '../../src/cli/terminal-style.ts';
+import { planTreeRevival } from '../../src/runs/tree-revival-plan.ts';
+import { buildTree } from '../../src/runs/inspect-tree.ts';
+import type { RunNode } from '../../src/render/run-node.ts';
+import { colourEnabled, createStyle, stripColour } from '../../src/render/terminal-style.ts';
 import {
   demoScript,
   sectionContent,

@@ -20,6 +20,15 @@ test('the check finds what it forbids (it can fail)', () => {
   assert.equal(violations('revival/x.ts', "import { main } from '../cli/main.ts';").length, 1);
   assert.equal(violations('store/x.ts', "import { APICallError } from 'ai';").length, 1);
   assert.deepEqual(violations('cli/x.ts', "import { Worker } from '../fleet/worker.ts';"), []);
+  assert.deepEqual(
+    violations('runs/x.ts', "import { plural } from '../render/format-status.ts';"),
+    [],
+  );
+  assert.deepEqual(
+    violations('render/x.ts', "import { inspectTree } from '../runs/inspect-tree.ts';"),
+    ['render/x.ts: imports ../runs/inspect-tree.ts (render may not import runs)'],
+  );
+  assert.equal(violations('runs/x.ts', "import { main } from '../cli/main.ts';").length, 1);
   assert.deepEqual(violations('loop/x.ts', "import { APICallError } from 'ai';"), []);
   assert.deepEqual(violations('cli/x.ts', "import { ScriptedModel } from '../testing/index.ts';"), [
     'cli/x.ts: imports ../testing/index.ts (testing is for tests; no layer imports it)',

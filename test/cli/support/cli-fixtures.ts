@@ -37,6 +37,8 @@ export function runCli(
   delete env.NO_COLOR;
   delete env.FORCE_COLOR;
   delete env.LLM_AGENT_DEBUG;
+  // As a user runs it from PATH, whatever npm script runs the tests (the hints say `llm-agent`).
+  for (const name of Object.keys(env)) if (name.startsWith('npm_')) delete env[name];
   Object.assign(env, options.env ?? {});
   return new Promise((done, fail) => {
     const child = spawn(NODE, [MAIN, ...args], { cwd: options.cwd, env, stdio: 'pipe' });

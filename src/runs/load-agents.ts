@@ -160,7 +160,12 @@ export function commonJsProblem(
   return `${why}: set "type": "module" in ${nearest?.file ?? 'the nearest package.json'}, or rename the module ${renamed}`;
 }
 
-/** The nearest package.json above a file and the `type` it declares. */
+/**
+ * The nearest package.json above a file and the `type` it declares.
+ *
+ * @example
+ * const nearest: PackageType = { file: '/w/package.json', type: 'commonjs' };
+ */
 export interface PackageType {
   file: string;
   type: string | undefined;

@@ -1,6 +1,6 @@
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
-import type { CommandIo } from './command.ts';
-import { EXIT } from './exit-codes.ts';
+import type { CommandIo } from './command-io.ts';
+import { EXIT } from '../render/exit-codes.ts';
 import { UserError } from './user-error.ts';
 
 /**

@@ -3,12 +3,18 @@ import { unreadableInspection } from '../revival/inspect.ts';
 import { verdictDisagreement } from '../revival/verdict-agreement.ts';
 import type { PostgresStore, StoreRunRow, StoreTail } from '../store/postgres/postgres-store.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
-import type { CommandIo } from './command.ts';
-import type { ExitCode } from './exit-codes.ts';
-import { statusExitCode, statusJson, statusText, summarize } from './format-status.ts';
+import type { CommandIo } from './command-io.ts';
+import type { ExitCode } from '../render/exit-codes.ts';
+import {
+  type StatusNext,
+  statusExitCode,
+  statusJson,
+  statusText,
+  summarize,
+} from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
-import { jsonText } from './json-text.ts';
-import { type DatabaseHold, type RunNode, stateOf } from './inspect-tree.ts';
+import { jsonText } from '../render/json-text.ts';
+import { type DatabaseHold, type RunNode, stateOf } from '../render/run-node.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -39,7 +45,14 @@ export function databaseRunState(row: StoreRunRow): string {
 export async function databaseStatus(
   io: CommandIo,
   store: PostgresStore,
-  options: { json: boolean; width: number; wide: boolean; maxRevivals: number; verify?: boolean },
+  options: {
+    json: boolean;
+    width: number;
+    wide: boolean;
+    maxRevivals: number;
+    verify?: boolean;
+    next?: StatusNext;
+  },
 ): Promise<ExitCode> {
   const roots = await databaseTree(store, options);
   const exitCode = statusExitCode(summarize(roots));
@@ -49,7 +62,12 @@ export async function databaseStatus(
     return exitCode;
   }
   io.stdout.write(
-    statusText(roots, io.out, { width: options.width, wide: options.wide }, { database: true }),
+    statusText(
+      roots,
+      io.out,
+      { width: options.width, wide: options.wide },
+      { ...options.next, database: true },
+    ),
   );
   return exitCode;
 }

@@ -1,7 +1,7 @@
 import { peek } from '../transcript/peek.ts';
 import { Session } from '../transcript/session.ts';
-import type { CommandIo } from './command.ts';
-import { type RunNode, walkTree } from './inspect-tree.ts';
+import type { CommandIo } from './command-io.ts';
+import { type RunNode, walkTree } from '../render/run-node.ts';
 
 /**
  * A run `revive --salvage` can salvage: unreadable because damage ends its file (bad lines

@@ -2,12 +2,12 @@ import { createInterface } from 'node:readline/promises';
 import { assessTail } from '../revival/assess-tail.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
-import type { CommandIo } from './command.ts';
+import type { CommandIo } from './command-io.ts';
 import { databaseRunState } from './database-status.ts';
-import { EXIT, type ExitCode } from './exit-codes.ts';
-import { formatCount, plural } from './format-status.ts';
-import { terminalSafe as safe } from './terminal-safe.ts';
-import type { Style } from './terminal-style.ts';
+import { EXIT, type ExitCode } from '../render/exit-codes.ts';
+import { formatCount, plural } from '../render/format-status.ts';
+import { terminalSafe as safe } from '../render/terminal-safe.ts';
+import type { Style } from '../render/terminal-style.ts';
 import { UserError } from './user-error.ts';
 
 /**
@@ -50,7 +50,7 @@ export async function approveRuns(
     const marked = await store.mark(run, 'awaiting-approval', 'approved');
     io.stdout.write(
       marked
-        ? `Approved ${safe(run)}: a worker revives it (llm-agent worker --database URL).\n`
+        ? `Approved ${safe(run)}: the next worker of this store to look revives it.\n`
         : `${safe(run)}: no longer awaiting approval; left as it is.\n`,
     );
   }

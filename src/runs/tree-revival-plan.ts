@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { RunNode } from './inspect-tree.ts';
-import { walkChildrenFirst, walkTree } from './inspect-tree.ts';
-import { formatCount, plural } from './format-status.ts';
-import { haltAdvice, haltWhy } from './halt-text.ts';
-import { terminalSafe as safe } from './terminal-safe.ts';
-import type { Style } from './terminal-style.ts';
+import type { RunNode } from '../render/run-node.ts';
+import { walkChildrenFirst, walkTree } from '../render/run-node.ts';
+import { formatCount, plural } from '../render/format-status.ts';
+import { haltAdvice, haltWhy } from '../render/halt-text.ts';
+import { terminalSafe as safe } from '../render/terminal-safe.ts';
+import type { Style } from '../render/terminal-style.ts';
 
 /**
  * One run the plan revives.

@@ -1,5 +1,5 @@
 import type { RunHandle } from '../loop/types.ts';
-import type { CommandIo } from './command.ts';
+import type { CommandIo } from './command-io.ts';
 
 /**
  * Stops every run of a command cleanly on the user's interrupt (Ctrl-C, SIGTERM): each run is

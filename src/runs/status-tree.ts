@@ -1,6 +1,7 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
-import { inspectTree, type RunNode, walkTree } from './inspect-tree.ts';
+import { inspectTree } from './inspect-tree.ts';
+import { type RunNode, walkTree } from '../render/run-node.ts';
 
 /**
  * The run trees below some PATHs as `status` decides them — and `llm-agent ui` shows them —

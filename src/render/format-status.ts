@@ -4,7 +4,7 @@
  * @module
  */
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import type { RunNode, StatusState } from './inspect-tree.ts';
+import type { RunNode, StatusState } from './run-node.ts';
 import { fitWidth } from './display-width.ts';
 import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
 import { haltLine, haltWhy } from './halt-text.ts';
@@ -269,6 +269,25 @@ const COLUMNS: TableColumn[] = [
 ];
 
 /**
+ * What the command that prints a status knows about what to do next: how the user runs the CLI
+ * (`invocation`, default `llm-agent`), the `--agents` module given — or that none is needed
+ * (`agents: null`, the demo's runs) —, the cap, the store, and the revival plan's roots and
+ * tokens (so the summary says what `revive` would send, not what every revivable run holds).
+ *
+ * @example
+ * const next: StatusNext = { invocation: 'npx llm-agent-revival', agents: 'agents.ts' };
+ */
+export interface StatusNext {
+  invocation?: string;
+  agents?: string | null;
+  maxRevivals?: number;
+  database?: boolean;
+  /** `--database URL [--schema NAME]` for the store's hint, and whether a password was masked. */
+  target?: { args: string; masked: boolean };
+  plan?: { estimatedTokens: number; roots: RunNode[] };
+}
+
+/**
  * The tree as an aligned table (columns measured in terminal columns, so wide characters line
  * up) fitted to `layout.width` — RUN, TYPE, LABEL and WHY cut with `…`, then the least useful
  * columns left out — with a summary line and, when something can be done, the command that
@@ -281,7 +300,7 @@ export function statusText(
   roots: RunNode[],
   style: Style,
   layout: StatusLayout = { width: Number.POSITIVE_INFINITY, wide: false },
-  next: { agents?: string; maxRevivals?: number; database?: boolean } = {},
+  next: StatusNext = {},
 ): string {
   if (roots.length === 0) {
     return next.database === true ? 'No runs in the database.\n' : 'No transcripts found.\n';
@@ -358,32 +377,53 @@ export function statusText(
   }
   lines.push('');
   for (const line of prose) lines.push(...wrapLine(line, width));
-  if (summary.revivable + summary.failed + summary.stopped > 0) {
+  const toRevive = next.plan?.roots ?? roots.filter((root) => treeHasRevivable(root));
+  if (summary.revivable + summary.failed + summary.stopped > 0 && toRevive.length > 0) {
+    const tokens = next.plan?.estimatedTokens ?? summary.resumeTokens;
     lines.push(
-      ...wrapLine(
-        `Reviving would send about ${formatCount(summary.resumeTokens)} tokens. Next:`,
-        width,
-      ),
+      ...wrapLine(`Reviving would send about ${formatCount(tokens)} tokens. Next:`, width),
     );
+    const command = next.invocation ?? 'llm-agent';
     if (next.database === true) {
-      lines.push(...databaseNext(roots, width, style));
+      lines.push(...databaseNext(roots, width, style, command, next.target));
       return `${lines.join('\n')}\n`;
     }
-    // The command on a line of its own, whole, so that it can be copied as it is.
-    const paths = roots
-      .filter((root) => treeHasRevivable(root))
-      .map((root) => quote(root.displayPath))
-      .join(' ');
-    const cap = next.maxRevivals === undefined ? '' : ` --max-revivals ${next.maxRevivals}`;
-    const agents = ` --agents ${next.agents === undefined ? 'MODULE' : quote(next.agents)}`;
-    lines.push(`  llm-agent revive ${paths}${agents}${cap}`);
-    if (next.agents === undefined) {
-      const note =
-        'MODULE: the agents module the runs were started with (status --agents MODULE fills it in; runs of the demo need none)';
-      lines.push(...wrapLine(note, width).map((line) => style.dim(line)));
-    }
+    lines.push(...reviveNext(toRevive, next, command, width, style));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The revive command, each on a line of its own, whole, so that it can be copied as it is: one
+ * for all roots when the module is known (or none is needed), else one per root — runs of
+ * different roots may come from different agents modules, and revive takes one.
+ */
+function reviveNext(
+  roots: RunNode[],
+  next: StatusNext,
+  command: string,
+  width: number,
+  style: Style,
+): string[] {
+  const cap = next.maxRevivals === undefined ? '' : ` --max-revivals ${next.maxRevivals}`;
+  const agents =
+    next.agents === null
+      ? ''
+      : ` --agents ${next.agents === undefined ? 'MODULE' : quote(next.agents)}`;
+  const groups = next.agents === undefined ? roots.map((root) => [root]) : [roots];
+  const lines = groups.map(
+    (group) =>
+      `  ${command} revive ${group.map((root) => quote(root.displayPath)).join(' ')}${agents}${cap}`,
+  );
+  if (next.agents === undefined) {
+    const each =
+      groups.length > 1
+        ? 'for each, the agents module its runs were'
+        : 'the agents module the runs were';
+    const note = `MODULE: ${each} started with (status --agents MODULE fills it in; runs of the demo need none)`;
+    lines.push(...wrapLine(note, width).map((line) => style.dim(line)));
+  }
+  return lines;
 }
 
 /**
@@ -453,7 +493,13 @@ function holdCells(node: RunNode, style: Style): TableCell[] {
  * (`awaiting-approval`: a worker then revives them) — a dead run nobody supervises is parked by
  * the next worker that looks.
  */
-function databaseNext(roots: RunNode[], width: number, style: Style): string[] {
+function databaseNext(
+  roots: RunNode[],
+  width: number,
+  style: Style,
+  command: string,
+  target: StatusNext['target'],
+): string[] {
   const waiting: string[] = [];
   const visit = (node: RunNode): void => {
     if (node.database?.status === 'awaiting-approval') waiting.push(quote(node.displayPath));
@@ -466,7 +512,10 @@ function databaseNext(roots: RunNode[], width: number, style: Style): string[] {
       width,
     ).map((line) => style.dim(line));
   }
-  return [`  llm-agent revive --database URL ${waiting.join(' ')}`];
+  const database = target ?? { args: '--database URL', masked: false };
+  const hint = [`  ${command} revive ${database.args} ${waiting.join(' ')}`];
+  if (database.masked) hint.push(style.dim('(the password is masked: put yours back)'));
+  return hint;
 }
 
 function treeHasRevivable(node: RunNode): boolean {

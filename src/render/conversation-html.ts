@@ -21,7 +21,7 @@ import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import { envelopeLine, MAX_VALUE_DEPTH } from './format-conversation.ts';
 import { formatBytes, formatCount, openCalls, whyOf } from './format-status.ts';
 import { haltSentence } from './halt-text.ts';
-import { type RunNode, type StatusState, walkTree } from './inspect-tree.ts';
+import { type RunNode, type StatusState, walkTree } from './run-node.ts';
 import { serializeJson } from './json-text.ts';
 import { terminalSafeLines } from './terminal-safe.ts';
 
