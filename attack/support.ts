@@ -51,6 +51,13 @@ export interface Attack {
   timeoutMs?: number;
   /** Measures memory or writes hundreds of MB: run when no other attack runs. */
   alone?: boolean;
+  /**
+   * Only in the full suite, not in `--quick` (the form `npm test` runs): too slow for it, or
+   * its defence is still being built on another branch (`awaits` names it).
+   */
+  full?: boolean;
+  /** The branch whose fix this attack checks, while that fix is not merged. */
+  awaits?: string;
   run(context: AttackContext): Promise<Verdict>;
 }
 
@@ -518,4 +525,47 @@ export function waitingParent(
   const wait = callBodies(joinCallId, 'task_wait', { agentIds: ids }, 'read-only', ids);
   bodies.push(wait.call, wait.dispatch);
   return bodies;
+}
+
+// --- PostgreSQL -----------------------------------------------------------------------------
+
+let sharedDatabase: Promise<import('../test/support/postgres.ts').TestDatabase> | undefined;
+/** Cleanups main.ts runs before it exits (a database's schemas, a server it started). */
+export const atEnd: (() => Promise<void>)[] = [];
+
+/**
+ * A fresh, migrated schema on the attacks' PostgreSQL (DATABASE_URL, or a throw-away server
+ * started once and shared), and its URL.
+ *
+ * @example
+ * const { url, schema } = await attackSchema();
+ */
+export async function attackSchema(): Promise<{ url: string; schema: string }> {
+  if (sharedDatabase === undefined) {
+    const { testDatabase } = await import('../test/support/postgres.ts');
+    sharedDatabase = testDatabase();
+    const database = await sharedDatabase;
+    atEnd.push(() => database.stop());
+  }
+  const database = await sharedDatabase;
+  const schema = await database.newSchema();
+  const { PostgresStore } = await import('../src/store/postgres/postgres-store.ts');
+  await PostgresStore.migrate({ connectionString: database.url, schema });
+  return { url: database.url, schema };
+}
+
+/** One query on its own connection. */
+export async function sqlQuery<Row extends Record<string, unknown>>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<Row[]> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
 }

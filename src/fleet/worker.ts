@@ -1,3 +1,4 @@
+import { describeError, SessionError } from '../transcript/session-error.ts';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
 import { toolDefinitionsOf } from '../loop/tool-set.ts';
@@ -12,7 +13,6 @@ import {
   type ModelResolver,
 } from '../subagents/agent-definition.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
-import { describeError } from '../transcript/session-error.ts';
 import { ChildRuns } from './child-runs.ts';
 import type { RunFamily } from './run-family.ts';
 
@@ -63,8 +63,11 @@ export interface WorkerOptions {
 export interface TickReport {
   /** Runs taken and run to their end (queued, revived or approved), with how they ended. */
   ran: { run: string; how: 'queued' | 'revived'; result: RunResult }[];
-  /** Dead runs fenced and left waiting (`awaiting-approval`, `capped`). */
-  parked: { run: string; status: 'awaiting-approval' | 'capped' }[];
+  /**
+   * Runs fenced and left waiting: dead ones (`awaiting-approval`, `capped`), and any taken that
+   * could not be read (`unreadable`: parked for a person, with why).
+   */
+  parked: { run: string; status: 'awaiting-approval' | 'capped' | 'unreadable' }[];
   /** Runs another worker took first, or that could not be taken (with why). */
   skipped: { run: string; why: string }[];
 }
@@ -172,7 +175,7 @@ export class Worker {
       try {
         writer = await store.take(item.run, kind);
       } catch (error) {
-        report.skipped.push({ run: item.run, why: describeError(error) });
+        this.#notTaken(item.run, error, report);
         continue;
       }
       if (writer === null) {
@@ -194,6 +197,21 @@ export class Worker {
       started.push(carried);
     }
     return started;
+  }
+
+  /**
+   * Say why a run could not be taken. One that cannot be read was parked `unreadable` by the
+   * store ({@link PostgresStore.take}): no worker takes it again, so this is said once.
+   */
+  #notTaken(run: string, error: unknown, report: TickReport): void {
+    const why = describeError(error);
+    if (SessionError.isInstance(error) && error.code === 'unreadable') {
+      report.parked.push({ run, status: 'unreadable' });
+      this.#log(`${run}: cannot be read (${why}); parked unreadable for a person`);
+      return;
+    }
+    report.skipped.push({ run, why });
+    this.#log(`${run}: cannot be taken (${why})`);
   }
 
   /** Carry a taken run to its end: revive it first unless it was queued. */
@@ -234,7 +252,7 @@ export class Worker {
    * Let a run go whose revival was refused: at its cap, released `capped` (one statement, so it
    * is never left looking unfinished); finished or empty, as it is; refused because the database
    * failed for a moment, abandoned — the lease runs out and it is work again for any worker —
-   * unless the run really is damaged, which is left for a person (`status` names the record).
+   * unless the run really is unreadable, which is parked `unreadable` for a person, with why.
    */
   async #refused(
     run: string,
@@ -247,6 +265,17 @@ export class Worker {
       await writer.close();
       report.parked.push({ run, status: 'capped' });
       this.#log(`${run}: at its revival cap; parked`);
+      return;
+    }
+    if (refusal.reason === 'unreadable') {
+      // Its records read, but not as a run that can go on (a checkpoint that lies): a person
+      // decides, as for a run whose records do not read.
+      writer.abandon(refusal.detail);
+      await writer.close();
+      if (await this.#options.store.parkUnreadable(run, writer.epoch, refusal.detail)) {
+        report.parked.push({ run, status: 'unreadable' });
+        this.#log(`${run}: cannot be revived (${refusal.detail}); parked unreadable for a person`);
+      }
       return;
     }
     report.skipped.push({ run, why: `${refusal.reason}: ${refusal.detail}` });

@@ -25,7 +25,8 @@ import type { InspectionView as Inspection } from './inspection.ts';
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
  * its lease current), `dead` (held, lease expired: its worker died and no supervisor has acted
  * yet), or how it waits or ended (`queued`, `open`, `finished`, `failed`, `stopped`,
- * `awaiting-approval`, `approved`, `capped`).
+ * `awaiting-approval`, `approved`, `capped`, `unreadable`: a worker could not read it and
+ * parked it for a person).
  *
  * @example
  * const state = databaseRunState(row); // 'awaiting-approval'
@@ -175,11 +176,10 @@ function runNode(row: StoreRunRow, tail: StoreTail | undefined, maxRevivals: num
   };
   const path = row.run;
   let inspection: Inspection;
-  if (tail === undefined || !tail.ok) {
-    inspection = {
-      ...unreadableInspection(path, maxRevivals, tail?.detail ?? `${path}: no records`),
-      bytes: row.bytes,
-    };
+  if (tail === undefined || !tail.ok || row.status === 'unreadable') {
+    // A run parked unreadable may fold well from its last checkpoint: the worker read further.
+    const detail = tail?.ok === false ? tail.detail : (row.detail ?? `${path}: no records`);
+    inspection = { ...unreadableInspection(path, maxRevivals, detail), bytes: row.bytes };
   } else {
     const held = row.owner !== null && !row.leaseExpired;
     // A queued run is not revived: a worker takes it as it is.

@@ -12,6 +12,7 @@
  */
 export type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 export { FileStore } from './file-store.ts';
+export type { ImportedRun } from './postgres/import-run.ts';
 export { SCHEMA_VERSION } from './postgres/migrations.ts';
 export {
   PostgresStore,

@@ -103,11 +103,11 @@ test('PostgresStore: connect refuses a schema that was never migrated, and one n
     (error: unknown) =>
       error instanceof SchemaVersionError &&
       error.found === 0 &&
-      /is at version 0, this llm-agent needs 4: run llm-agent db migrate/.test(error.message),
+      /is at version 0, this llm-agent needs 5: run llm-agent db migrate/.test(error.message),
   );
   assert.deepEqual(
     await PostgresStore.migrate({ connectionString: database.url, schema }),
-    [1, 2, 3, 4],
+    [1, 2, 3, 4, 5],
   );
   assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), []);
   await sql(

@@ -167,9 +167,12 @@ test('a schema at version 2 holding runs upgrades to 3: sizes filled in, every r
   });
   await assert.rejects(
     PostgresStore.connect({ connectionString: database.url, schema }),
-    /is at version 2, this llm-agent needs 4/,
+    /is at version 2, this llm-agent needs 5/,
   );
-  assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), [3, 4]);
+  assert.deepEqual(
+    await PostgresStore.migrate({ connectionString: database.url, schema }),
+    [3, 4, 5],
+  );
   const store = await PostgresStore.connect({ connectionString: database.url, schema });
   try {
     const [row] = await store.runs();

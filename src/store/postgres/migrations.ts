@@ -99,6 +99,17 @@ CREATE TRIGGER runs_changed AFTER UPDATE OF owner, status ON ${s}.runs
 ALTER TABLE ${s}.runs ADD COLUMN summary json;
 `,
   },
+  {
+    version: 5,
+    name: 'runs the fleet cannot read, parked for a person',
+    sql: (s) => `
+ALTER TABLE ${s}.runs DROP CONSTRAINT runs_status_check;
+ALTER TABLE ${s}.runs ADD CONSTRAINT runs_status_check
+  CHECK (status IN ('queued', 'open', 'finished', 'failed', 'stopped',
+                    'awaiting-approval', 'approved', 'capped', 'unreadable'));
+ALTER TABLE ${s}.runs ADD COLUMN status_detail text;
+`,
+  },
 ];
 
 /**

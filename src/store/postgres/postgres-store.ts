@@ -6,7 +6,8 @@ import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
 import { assertSchemaVersion } from './check-schema-version.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION } from './migrations.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
-import { claimRun, markRun, parkRun, takeRun } from './run-leases.ts';
+import { type ImportedRun, importRun } from './import-run.ts';
+import { claimRun, markRun, parkRun, parkUnreadableRun, takeRun } from './run-leases.ts';
 import { RunNotifications, type RunWatch } from './run-notifications.ts';
 import {
   activeChildCount,
@@ -17,8 +18,14 @@ import {
   runTails,
   waitingWork,
 } from './run-queries.ts';
-import { createRun, exportRunBytes, importRunBytes, readRun, submitRun } from './run-records.ts';
-import { createPool, databaseLabel, type StoreContext, withClient } from './store-context.ts';
+import { createRun, exportRunBytes, readRun, submitRun } from './run-records.ts';
+import {
+  createPool,
+  databaseLabel,
+  runPath,
+  type StoreContext,
+  withClient,
+} from './store-context.ts';
 import type { StoreRunRow, StoreRunSummary, StoreTail } from './store-run-row.ts';
 
 export { SchemaVersionError } from './schema-version-error.ts';
@@ -308,8 +315,44 @@ export class PostgresStore implements TranscriptStore {
    * import { readFile } from 'node:fs/promises';
    * await store.importBytes('report-42', await readFile('runs/report-42.jsonl'));
    */
-  importBytes(run: string, bytes: Buffer): Promise<void> {
-    return importRunBytes(this.#context, run, bytes);
+  async importBytes(run: string, bytes: Buffer): Promise<void> {
+    await this.importStream(run, [bytes]);
+  }
+
+  /**
+   * {@link PostgresStore.importBytes} from a stream of a transcript's bytes (chunks cut
+   * anywhere): checked and stored in batches of about 1 MiB in one transaction, so memory holds
+   * one batch and one line whatever the size of the transcript. Returns how many records and
+   * bytes were stored.
+   *
+   * @example
+   * import { createReadStream } from 'node:fs';
+   * await store.importStream('report-42', createReadStream('runs/report-42.jsonl'));
+   */
+  importStream(
+    run: string,
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<ImportedRun> {
+    return importRun(
+      this.#context.pool,
+      this.#context.schema,
+      runPath(this.#context, run),
+      run,
+      chunks,
+    );
+  }
+
+  /**
+   * Let go of a run its taker (at `epoch`, its writer's) found it cannot read, parked for a
+   * person: unowned, `unreadable`, with why (`detail`, shown by `status --database`). No worker
+   * takes it again. True when the epoch was still current. {@link PostgresStore.take} does it
+   * itself for a run whose records do not read.
+   *
+   * @example
+   * await store.parkUnreadable('report-42', 7, 'record 7: checksum mismatch');
+   */
+  parkUnreadable(run: string, epoch: number, detail: string): Promise<boolean> {
+    return parkUnreadableRun(this.#context, run, epoch, detail);
   }
 
   /** Every run, sorted by name. */

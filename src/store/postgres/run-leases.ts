@@ -46,8 +46,39 @@ export async function takeRun(
     context.leaseMs,
     kind,
   ]);
-  if (taken.rows[0] === undefined) return null;
-  return openedWriter(context, run, path, taken.rows[0]);
+  const row = taken.rows[0];
+  if (row === undefined) return null;
+  try {
+    return await openedWriter(context, run, path, row);
+  } catch (error) {
+    // Taken, but it cannot be read: left held, its lease would run out and every worker
+    // would take it again at every lease. A person decides what becomes of it.
+    if (SessionError.isInstance(error) && error.code === 'unreadable') {
+      await parkUnreadableRun(context, run, Number(row.epoch), error.message);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Let go of a run its taker (at `epoch`) found it cannot read, parked for a person: unowned,
+ * `unreadable`, with why (`detail`). No worker takes it again. True when the epoch was current.
+ *
+ * @example
+ * await parkUnreadableRun(context, 'report-42', 7, 'record 7: checksum mismatch');
+ */
+export async function parkUnreadableRun(
+  context: StoreContext,
+  run: string,
+  epoch: number,
+  detail: string,
+): Promise<boolean> {
+  const parked = await context.pool.query(SQL.PARK_UNREADABLE(context.schema), [
+    run,
+    epoch,
+    detail,
+  ]);
+  return parked.rowCount === 1;
 }
 
 /**

@@ -106,6 +106,7 @@ interface RunRowColumns {
   parent_run: string | null;
   depth: number;
   bytes: string;
+  status_detail: string | null;
 }
 
 function rowOf(row: RunRowColumns): StoreRunRow {
@@ -121,6 +122,7 @@ function rowOf(row: RunRowColumns): StoreRunRow {
     parent: row.parent_run,
     depth: row.depth,
     bytes: Number(row.bytes),
+    detail: row.status_detail ?? null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { decodeLine, encodeLine } from '../../transcript/line-codec.ts';
+import { encodeLine } from '../../transcript/line-codec.ts';
 import {
   type ForeignRecord,
   recordVersion,
@@ -9,7 +9,6 @@ import { describeError, SessionError } from '../../transcript/session-error.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../transcript/tail-state.ts';
 import type { StoreRead } from '../transcript-store.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
-import { releasedStatus } from './postgres-writer.ts';
 import { SQL } from './sql.ts';
 import { runPath, type StoreContext, withClient, writerFor } from './store-context.ts';
 import { checkStoredLine } from './stored-line.ts';
@@ -210,76 +209,4 @@ export async function submitRun(
     }
     throw new SessionError('exists', path, `${path}: a run of that name exists`);
   }
-}
-
-/**
- * Bring a run in from the bytes of a v1 transcript, every line checked, unowned: `finished`,
- * or `awaiting-approval` for a run left mid-work. See {@link PostgresStore.importBytes}.
- *
- * @example
- * await importRunBytes(context, 'report-42', bytes);
- */
-export async function importRunBytes(
-  context: StoreContext,
-  run: string,
-  bytes: Buffer,
-): Promise<void> {
-  const path = runPath(context, run);
-  const { lines, types, state } = checkedImport(path, bytes);
-  const result = await context.pool.query(SQL.IMPORT(context.schema), [
-    run,
-    lines,
-    types,
-    // A run that did not finish waits for a person before anyone spends tokens on it.
-    releasedStatus(state) === 'finished' ? 'finished' : 'awaiting-approval',
-    state.revivals,
-    JSON.stringify(state),
-  ]);
-  if (result.rowCount === 0)
-    throw new SessionError('exists', path, `${path}: a run of that name exists`);
-}
-
-/** The lines of a transcript to import, each checked, and their folded state. */
-function checkedImport(
-  path: string,
-  bytes: Buffer,
-): { lines: Buffer[]; types: string[]; state: TailState } {
-  const lines: Buffer[] = [];
-  const types: string[] = [];
-  let state = emptyTailState();
-  let start = 0;
-  while (start < bytes.length) {
-    const end = bytes.indexOf(0x0a, start);
-    const lineNumber = lines.length + 1;
-    if (end === -1) {
-      throw new SessionError(
-        'unreadable',
-        path,
-        `line ${lineNumber}: the last line has no newline (a torn tail is not imported)`,
-        { line: lineNumber },
-      );
-    }
-    const decoded = decodeLine(bytes.subarray(start, end));
-    if (!decoded.ok) {
-      throw new SessionError('unreadable', path, `line ${lineNumber}: ${decoded.message}`, {
-        line: lineNumber,
-      });
-    }
-    if (decoded.record.seq !== lines.length) {
-      throw new SessionError(
-        'unreadable',
-        path,
-        `line ${lineNumber}: seq ${decoded.record.seq} where ${lines.length} was expected`,
-        { line: lineNumber },
-      );
-    }
-    const line = bytes.subarray(start, end + 1);
-    lines.push(Buffer.from(line));
-    types.push(decoded.record.type);
-    state = foldTailState(state, decoded.record, line.length);
-    start = end + 1;
-  }
-  if (lines.length === 0)
-    throw new SessionError('unreadable', path, `${path}: nothing to import (no records)`);
-  return { lines, types, state };
 }

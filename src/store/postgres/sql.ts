@@ -76,6 +76,15 @@ UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, epoch = epoch + 1, stat
 WHERE run_id = $1 AND owner IS NOT NULL AND lease_expires < now()
 RETURNING epoch`,
 
+  /**
+   * Let go of a run its taker found it cannot read, parked for a person: no owner, status
+   * `unreadable`, and why. Only while the taker's epoch is current. $1 run, $2 epoch, $3 why.
+   */
+  PARK_UNREADABLE: (s: string): string => `
+UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, status = 'unreadable', status_detail = $3
+WHERE run_id = $1 AND epoch = $2
+RETURNING 1`,
+
   /** Set how an unowned run waits: $1 run, $2 status, $3 the status it must have now. */
   MARK: (s: string): string => `
 UPDATE ${s}.runs SET status = $2 WHERE run_id = $1 AND owner IS NULL AND status = $3
@@ -84,7 +93,7 @@ RETURNING 1`,
   /** Every run with its owner, lease and status, for `status --database`. */
   RUNS: (s: string): string => `
 SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at, parent_run, depth, bytes
+       status, revivals_used, created_at, parent_run, depth, bytes, status_detail
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
@@ -190,18 +199,30 @@ WHERE parent_run = $1
   AND (owner IS NOT NULL OR status IN ('queued', 'open', 'approved', 'awaiting-approval'))`,
 
   /**
-   * A run brought in whole from a transcript file: unowned, with its lines and how it was
-   * left. $1 run, $2 lines (bytea[]), $3 types (text[]), $4 status, $5 revivals, $6 the
-   * summary (JSON text). No row back: a run of that name exists.
+   * The first statement of an import's transaction: the run, unowned, with no records yet —
+   * invisible to others until the transaction commits. $1 run. No row back: a run of that name
+   * exists.
    */
-  IMPORT: (s: string): string => `
-WITH created AS (
-  INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes, summary)
-  VALUES ($1, NULL, 1, NULL, cardinality($2::bytea[]) - 1, $4, $5,
-          (SELECT coalesce(sum(octet_length(b)), 0) FROM unnest($2::bytea[]) AS b), $6::json)
-  ON CONFLICT (run_id) DO NOTHING
-  RETURNING run_id)
-${insertCreatedLines(s)}`,
+  IMPORT_RUN: (s: string): string => `
+INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, status, revivals_used, bytes)
+VALUES ($1, NULL, 1, NULL, -1, 'finished', 0, 0)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id`,
+
+  /** A batch of an import's lines at epoch 1: $1 run, $2 the first seq, $3 lines (bytea[]), $4 types (text[]). */
+  IMPORT_LINES: (s: string): string => `
+INSERT INTO ${s}.records (run_id, seq, epoch, type, line)
+SELECT $1, $2::bigint + l.ord - 1, 1, t.type, l.line
+FROM unnest($3::bytea[]) WITH ORDINALITY AS l(line, ord)
+JOIN unnest($4::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)`,
+
+  /**
+   * An import's last statement, how the run was left: $1 run, $2 last seq, $3 status, $4
+   * revivals, $5 bytes, $6 the summary (JSON text).
+   */
+  IMPORT_DONE: (s: string): string => `
+UPDATE ${s}.runs SET last_seq = $2, status = $3, revivals_used = $4, bytes = $5, summary = $6::json
+WHERE run_id = $1`,
 
   /** Every line of a run in seq order: $1 run. */
   READ_LINES: (s: string): string =>
@@ -216,7 +237,7 @@ ${insertCreatedLines(s)}`,
 
 /**
  * The records of a run a statement's `created` CTE just made, at epoch 1: $1 the run, $2 its
- * lines (bytea[]), $3 their types (text[]), seqs from 0. Shared by IMPORT and SUBMIT.
+ * lines (bytea[]), $3 their types (text[]), seqs from 0.
  */
 function insertCreatedLines(s: string): string {
   return `INSERT INTO ${s}.records (run_id, seq, epoch, type, line)

@@ -23,6 +23,8 @@ export interface StoreRunRow {
   depth: number;
   /** The size of its lines: what its transcript file would take. */
   bytes: number;
+  /** Why it was parked `unreadable` (null in any other status). */
+  detail: string | null;
 }
 
 /**
