@@ -1,5 +1,7 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
+import { open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
 import { describeError } from '../transcript/session-error.ts';
 import type {
@@ -263,6 +265,12 @@ async function decide(
     return { path, status: 'resumed', detection, calls, told, detail, skipped };
   }
   const facts = { format: detection.format, ...detection.session };
+  // Gemini CLI records no working folder in a session and keeps nothing open: the folder it
+  // runs in is in its project folder's .project_root (~/.gemini/tmp/<project>/.project_root).
+  if (detection.format === 'gemini-cli' && facts.cwd === undefined) {
+    const root = await geminiProjectRoot(path);
+    if (root !== undefined) facts.cwd = root;
+  }
   const verdict = await sessionLiveness(path, facts, {
     quietMs: options.quietMs ?? 5000,
     now: clock(),
@@ -508,5 +516,30 @@ async function writeAll(fileSystem: FileSystem, fd: number, bytes: Buffer): Prom
     const count = await fileSystem.write(fd, bytes.subarray(written));
     if (count <= 0) throw new Error(`a write of ${bytes.length - written} bytes wrote nothing`);
     written += count;
+  }
+}
+
+/**
+ * The folder a Gemini CLI session's project runs in, from `.project_root` beside its `chats`
+ * folder: read without following a link, at most 4 KiB; undefined when it is not there.
+ */
+async function geminiProjectRoot(path: string): Promise<string | undefined> {
+  const file = join(dirname(dirname(path)), '.project_root');
+  try {
+    const handle = await open(
+      file,
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+    try {
+      if (!(await handle.stat()).isFile()) return undefined;
+      const buffer = Buffer.alloc(4096);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      const root = buffer.subarray(0, bytesRead).toString('utf8').trim();
+      return root.startsWith('/') && !root.includes('\n') ? root : undefined;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
   }
 }
