@@ -141,7 +141,9 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
       '--schema',
       schema,
       '--lease',
-      '3000',
+      // Long enough that the status below, a process of its own, starts before it runs out
+      // on a loaded machine.
+      '10000',
       '--poll',
       '100',
     ],
@@ -171,7 +173,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.match(held.database.owner, /:/, 'the worker holding it is named');
   // The lease runs out by the server's clock: the run reads revivable (its worker died), exit 3.
   let dead = await cli(['status', '--database', database.url, '--schema', schema, '--json']);
-  const expires = Date.now() + 15_000;
+  const expires = Date.now() + 30_000;
   while (
     JSON.parse(dead.stdout).runs.find((run: { path: string }) => run.path === 'dep').database
       .leaseExpired !== true
