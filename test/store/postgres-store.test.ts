@@ -111,15 +111,15 @@ test('PostgresStore: connect refuses a schema that was never migrated, and one n
   );
   assert.deepEqual(await PostgresStore.migrate({ connectionString: database.url, schema }), []);
   await sql(
-    `INSERT INTO "${schema}".schema_migrations (version, name) VALUES (5, 'from the future')`,
+    `INSERT INTO "${schema}".schema_migrations (version, name) VALUES (6, 'from the future')`,
   );
   await assert.rejects(
     PostgresStore.connect({ connectionString: database.url, schema }),
-    /is at version 5, newer than this llm-agent's 4: use a newer llm-agent/,
+    /is at version 6, newer than this llm-agent's 5: use a newer llm-agent/,
   );
   await assert.rejects(
     PostgresStore.migrate({ connectionString: database.url, schema }),
-    /newer than this llm-agent's 4/,
+    /newer than this llm-agent's 5/,
   );
 });
 

@@ -102,7 +102,7 @@ FROM ${s}.runs ORDER BY run_id`,
    */
   SUMMARIES: (s: string): string => `
 SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at, parent_run, depth, bytes, summary::text AS summary
+       status, revivals_used, created_at, parent_run, depth, bytes, status_detail, summary::text AS summary
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
