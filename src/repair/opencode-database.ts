@@ -26,7 +26,9 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 export async function isSqliteFile(path: string): Promise<boolean> {
   let handle: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Non-blocking: a FIFO at the path must not hold the repair; only a regular file is read.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!(await handle.stat()).isFile()) return false;
     const header = Buffer.alloc(16);
     const { bytesRead } = await handle.read(header, 0, 16, 0);
     return bytesRead === 16 && header.equals(SQLITE_HEADER);

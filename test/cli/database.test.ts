@@ -215,7 +215,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   );
   const approved = await onDatabase('revive', 'dep', '--yes');
   assert.equal(approved.code, 0, approved.stderr);
-  assert.match(approved.stdout, /Approved dep: a worker revives it/);
+  assert.match(approved.stdout, /Approved dep: the next worker of this store to look revives it\./);
 
   const revive = await cli(['worker', '--agents', 'agents.ts', '--schema', schema, '--once']);
   assert.equal(revive.code, 0, revive.stderr);
