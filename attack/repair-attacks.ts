@@ -87,7 +87,6 @@ const tinyLines: Attack = {
 const formatFooled: Attack = {
   name: 'repair-format-fooled',
   family: 'repair',
-  full: true,
   awaits: 'repair',
   what: "a pi session with one line of Claude Code's envelope in it: refused as mixed, never answered in Claude Code's format",
   async run(context) {
@@ -114,7 +113,6 @@ const formatFooled: Attack = {
 const scanLinks: Attack = {
   name: 'repair-scan-symlinked-folders',
   family: 'repair',
-  full: true,
   awaits: 'repair',
   what: 'repair --scan over a home with three links back to their parent and one out to another folder holding a broken session: it ends, and lists nothing outside its root',
   timeoutMs: 120_000,
