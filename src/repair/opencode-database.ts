@@ -108,23 +108,8 @@ export async function repairOpencodeDatabase(
     let committed = false;
     try {
       const plan = planOpencode(readRows(db), context);
-      if (plan.kind === 'refuse') {
-        return refused(
-          plan.detection?.supported === false ? 'unsupported-version' : 'shape',
-          plan.detail,
-          plan,
-        );
-      }
-      if (plan.kind === 'clean') {
-        return {
-          path,
-          status: 'clean',
-          detection: plan.detection,
-          detail: plan.detail,
-          tornBytes: 0,
-          skipped: [],
-        };
-      }
+      if (plan.kind === 'refuse' || plan.kind === 'clean')
+        return nothingToWrite(path, plan, refused);
       const backup = await backUp(sqlite, path, now);
       write(db, plan, now.getTime());
       db.exec('COMMIT');
@@ -148,9 +133,10 @@ export async function repairOpencodeDatabase(
   }
 }
 
-function dryRun(
+/** The outcome of a plan that writes nothing: a refusal (its version or its shape), or clean. */
+function nothingToWrite(
   path: string,
-  plan: OpencodePlan,
+  plan: Extract<OpencodePlan, { kind: 'refuse' | 'clean' }>,
   refused: (reason: RepairRefusal, detail: string, plan?: OpencodePlan) => RepairOutcome,
 ): RepairOutcome {
   if (plan.kind === 'refuse') {
@@ -160,16 +146,22 @@ function dryRun(
       plan,
     );
   }
-  if (plan.kind === 'clean') {
-    return {
-      path,
-      status: 'clean',
-      detection: plan.detection,
-      detail: plan.detail,
-      tornBytes: 0,
-      skipped: [],
-    };
-  }
+  return {
+    path,
+    status: 'clean',
+    detection: plan.detection,
+    detail: plan.detail,
+    tornBytes: 0,
+    skipped: [],
+  };
+}
+
+function dryRun(
+  path: string,
+  plan: OpencodePlan,
+  refused: (reason: RepairRefusal, detail: string, plan?: OpencodePlan) => RepairOutcome,
+): RepairOutcome {
+  if (plan.kind === 'refuse' || plan.kind === 'clean') return nothingToWrite(path, plan, refused);
   return {
     path,
     status: 'planned',
