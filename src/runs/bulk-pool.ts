@@ -75,6 +75,12 @@ export interface BulkOptions {
   helpers?: number;
   /** Filled in with where the answers came from (tests, the bench). */
   stats?: BulkStats;
+  /**
+   * Whether the calling thread reads too (default true). False leaves the reading to the
+   * workers, so a test can prove their path whatever the machine's load; what no worker hands
+   * back is still read here.
+   */
+  callerReads?: boolean;
 }
 
 /**
@@ -124,7 +130,8 @@ export async function inspectInBulk(
   const toRead = unread.map((at) => paths[at] as string);
   stats.read += toRead.length;
   const helpers = options.helpers ?? defaultHelpers(toRead.length);
-  const read = await readInBulk(toRead, context, helpers, stats);
+  const callerReads = options.callerReads ?? true;
+  const read = await readInBulk(toRead, context, { helpers, callerReads }, stats);
   for (const [k, at] of unread.entries()) {
     const answer = read[k] ?? null;
     answers[at] = answer;
@@ -137,16 +144,17 @@ export async function inspectInBulk(
 async function readInBulk(
   paths: string[],
   context: BulkContext,
-  helpers: number,
+  share: { helpers: number; callerReads: boolean },
   stats: BulkStats,
 ): Promise<(BulkAnswer | null)[]> {
+  const { helpers } = share;
   const answers: (BulkAnswer | null | undefined)[] = new Array(paths.length);
   const counter = new SharedArrayBuffer(4);
   const next = new Int32Array(counter);
   const job = jobOf(paths, context, counter);
   const workers = helpers > 0 ? startHelpers(helpers, job, answers, stats) : [];
   const inspect = bulkInspector(context);
-  for (;;) {
+  for (; share.callerReads || workers.length === 0; ) {
     const start = Atomics.add(next, 0, CHUNK);
     if (start >= paths.length) break;
     const end = Math.min(paths.length, start + CHUNK);

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { quote } from '../../src/render/format-status.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { REPO, runCli, temporaryFolder } from './support/cli-fixtures.ts';
 
@@ -98,7 +99,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   // The hint names this database and schema, so it runs when pasted (no URL placeholder).
   assert.ok(
     submitted.stderr.includes(
-      `a worker takes it — llm-agent worker --database ${database.url} --schema ${schema} --agents agents.ts\n`,
+      `a worker takes it — llm-agent worker --database ${quote(database.url)} --schema ${schema} --agents agents.ts\n`,
     ),
     submitted.stderr,
   );
@@ -202,7 +203,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   // The hint names this database and schema: it runs when pasted.
   assert.ok(
     waiting.stdout.includes(
-      `\n  llm-agent revive --database ${database.url} --schema ${schema} dep\n`,
+      `\n  llm-agent revive --database ${quote(database.url)} --schema ${schema} dep\n`,
     ),
     waiting.stdout,
   );

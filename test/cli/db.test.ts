@@ -21,7 +21,7 @@ test('db migrate applies the schema once, then says it is current; a store then 
     cwd,
   });
   assert.equal(first.code, 0, first.stderr);
-  assert.equal(first.stdout, `Applied migrations 1, 2, 3, 4 to the schema "${schema}".\n`);
+  assert.equal(first.stdout, `Applied migrations 1, 2, 3, 4, 5 to the schema "${schema}".\n`);
   const again = await runCli(['db', 'migrate', '--schema', schema], {
     cwd,
     env: { LLM_AGENT_DATABASE_URL: database.url },
