@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
-import { decodeLine, MAX_LINE_BYTES } from '../../transcript/line-codec.ts';
+import { decodeFramedLine } from '../../transcript/framed-line.ts';
+import { MAX_LINE_BYTES } from '../../transcript/line-codec.ts';
 import { SessionError } from '../../transcript/session-error.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../transcript/tail-state.ts';
 import { releasedStatus } from './postgres-writer.ts';
@@ -125,11 +126,8 @@ class LineBatches {
   }
 
   async #accept(line: Buffer): Promise<void> {
-    const decoded = decodeLine(line.subarray(0, line.length - 1));
-    if (!decoded.ok) throw this.#refusal(decoded.message);
-    const seq = this.records + this.#lines.length;
-    if (decoded.record.seq !== seq)
-      throw this.#refusal(`seq ${decoded.record.seq} where ${seq} was expected`);
+    const decoded = decodeFramedLine(line, this.records + this.#lines.length);
+    if (!decoded.ok) throw this.#refusal(decoded.detail);
     this.#state = foldTailState(this.#state, decoded.record, line.length);
     this.#lines.push(line);
     this.#types.push(decoded.record.type);

@@ -1,9 +1,9 @@
-import { decodeLine } from '../../transcript/line-codec.ts';
+import { decodeFramedLine } from '../../transcript/framed-line.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../transcript/records.ts';
 
 /**
- * One stored line checked as every reader of the store checks it: at the seq expected, ending
- * in a newline, its checksum and fields valid, and saying the seq it is stored at. `where`
+ * One stored line checked as every reader of the store checks it: stored at the seq expected,
+ * and the line itself as {@link decodeFramedLine} checks it at the seq it is stored at. `where`
  * names the record in the failure (`<database>#<run>: record <seq>`).
  *
  * @example
@@ -19,13 +19,6 @@ export function checkStoredLine(
   if (seq !== expected) {
     return { ok: false, detail: `${where}: seq ${seq} where ${expected} was expected` };
   }
-  if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) {
-    return { ok: false, detail: `${where}: the line has no newline` };
-  }
-  const decoded = decodeLine(bytes.subarray(0, bytes.length - 1));
-  if (!decoded.ok) return { ok: false, detail: `${where}: ${decoded.message}` };
-  if (decoded.record.seq !== seq) {
-    return { ok: false, detail: `${where}: the line says seq ${decoded.record.seq}` };
-  }
-  return { ok: true, record: decoded.record };
+  const framed = decodeFramedLine(bytes, seq);
+  return framed.ok ? framed : { ok: false, detail: `${where}: ${framed.detail}` };
 }
