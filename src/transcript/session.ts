@@ -20,6 +20,7 @@ import {
   type SessionErrorCode,
 } from './session-error.ts';
 import { emptyTailState, foldTailState, type TailState, tailStateToJson } from './tail-state.ts';
+import { WriterCore } from './writer-core.ts';
 import { acquireWriterLock, describeHolder, type WriterLock } from './writer-lock.ts';
 
 /**
@@ -133,19 +134,13 @@ export class Session {
   readonly #fileSystem: FileSystem;
   readonly #clock: () => Date;
   readonly #lock: WriterLock;
-  readonly #checkpointBytes: number;
   readonly #fd: number;
   #nextSeq: number;
   #state: TailState;
-  #queue: Promise<unknown> = Promise.resolve();
-  #failure: SessionError | null = null;
-  #closed = false;
-  #closing: Promise<void> | undefined;
+  /** The queue, the poison latch, closing and when a checkpoint is due: shared by every writer. */
+  readonly #core: WriterCore;
   #unsynced = false;
   #buffered: Buffer[] = [];
-  #bytesSinceCheckpoint = 0;
-  /** Records this session appended since the last checkpoint: whether closing should add one. */
-  #recordsSinceCheckpoint = 0;
   #tailRepair: TailRepair | undefined;
   /**
    * The seq of the checkpoint `open` started from ({@link SessionOpenOptions.startFromCompactedCheckpoint}),
@@ -169,7 +164,11 @@ export class Session {
     this.durability = init.options.durability ?? 'fsync';
     this.#fileSystem = init.options.fileSystem ?? nodeFileSystem;
     this.#clock = init.options.clock ?? (() => new Date());
-    this.#checkpointBytes = init.options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.#core = new WriterCore(
+      init.path,
+      init.options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
+      'session',
+    );
   }
 
   /**
@@ -326,8 +325,7 @@ export class Session {
    * session writes (`ownership-lost`): the session refuses everything.
    */
   get poisoned(): boolean {
-    const code = this.#failure?.code;
-    return code === 'poisoned' || code === 'ownership-lost';
+    return this.#core.poisoned;
   }
 
   /**
@@ -338,7 +336,7 @@ export class Session {
    * writes is always one its readers can read).
    */
   append(body: RecordBody): Promise<TranscriptRecord> {
-    this.#assertUsable();
+    this.#core.assertUsable();
     return this.#append(body, true);
   }
 
@@ -360,11 +358,8 @@ export class Session {
     this.#nextSeq += 1;
     this.#tailRepair = undefined;
     this.#state = foldTailState(this.#state, line.record, line.bytes.length);
-    const written = this.#enqueue(() => this.#write(line.bytes)).then(() => line.record);
-    this.#bytesSinceCheckpoint += line.bytes.length;
-    this.#recordsSinceCheckpoint =
-      body.type === 'checkpoint' ? 0 : this.#recordsSinceCheckpoint + 1;
-    if (body.type !== 'checkpoint' && this.#bytesSinceCheckpoint >= this.#checkpointBytes) {
+    const written = this.#core.enqueue(() => this.#write(line.bytes)).then(() => line.record);
+    if (this.#core.counted(body.type, line.bytes.length)) {
       void this.#appendCheckpoint().catch(() => undefined);
     }
     return written;
@@ -377,12 +372,12 @@ export class Session {
    * not, it throws `ownership-lost` and the session never writes again.
    */
   barrier(): Promise<void> {
-    this.#assertUsable();
+    this.#core.assertUsable();
     return this.#barrier();
   }
 
   #barrier(): Promise<void> {
-    return this.#enqueue(async () => {
+    return this.#core.enqueue(async () => {
       await this.#proveOwnership();
       await this.#flushBuffered();
       if (this.durability === 'fsync' && this.#unsynced) {
@@ -394,10 +389,10 @@ export class Session {
 
   /** Append a record and make it durable: `append` then `barrier`. */
   async appendDurable(body: RecordBody): Promise<TranscriptRecord> {
-    const record = this.append(body);
-    // Awaited together: when the write fails, both reject, and neither may go unhandled.
-    const [written] = await Promise.all([record, this.barrier()]);
-    return written;
+    return this.#core.appendDurable(
+      () => this.append(body),
+      () => this.barrier(),
+    );
   }
 
   /**
@@ -413,40 +408,13 @@ export class Session {
    * checkpointed anyway, early; a run that dies without closing simply lacks it.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
-    this.#closed = true;
-    if (this.#failure === null) {
-      try {
-        if (this.#recordsSinceCheckpoint > 0 && this.#state.conversationMessages > 0) {
-          await this.#appendCheckpoint();
-        }
-        await this.#barrier();
-      } catch {
-        // The failure is recorded; closing must still release the lock.
-      }
-    }
-    await this.#queue.catch(() => undefined);
-    // Releasing removes the nametag, then closes the transcript's descriptor (dropping the lock).
-    await this.#lock.release();
-  }
-
-  #assertUsable(): void {
-    if (this.#failure !== null) throw this.#failure;
-    if (this.#closed)
-      throw new SessionError('closed', this.path, `${this.path}: the session is closed`);
-  }
-
-  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(() => {
-      if (this.#failure !== null) throw this.#failure;
-      return operation();
-    });
-    this.#queue = run.catch(() => undefined);
-    return run;
+    return this.#core.close(
+      () => this.#state,
+      () => this.#appendCheckpoint(),
+      () => this.#barrier(),
+      // Releasing removes the nametag, then closes the transcript's descriptor (dropping the lock).
+      () => this.#lock.release(),
+    );
   }
 
   async #write(bytes: Buffer): Promise<void> {
@@ -480,8 +448,7 @@ export class Session {
       throw this.#poison(`cannot check the transcript's identity (${describeError(error)})`, error);
     }
     if (lost === null) return;
-    this.#failure ??= ownershipLost(this.path, lost);
-    throw this.#failure;
+    throw this.#core.fail(ownershipLost(this.path, lost));
   }
 
   async #guard<T>(what: string, operation: () => Promise<T>): Promise<T> {
@@ -493,17 +460,18 @@ export class Session {
   }
 
   #poison(reason: string, cause: unknown): SessionError {
-    this.#failure ??= new SessionError(
-      'poisoned',
-      this.path,
-      `${this.path}: ${reason}; the session refuses further appends and must be reopened`,
-      { cause },
+    return this.#core.fail(
+      new SessionError(
+        'poisoned',
+        this.path,
+        `${this.path}: ${reason}; the session refuses further appends and must be reopened`,
+        { cause },
+      ),
     );
-    return this.#failure;
   }
 
   async #appendCheckpoint(): Promise<void> {
-    this.#bytesSinceCheckpoint = 0;
+    this.#core.checkpointStarted();
     await this.#append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
   }
 }

@@ -4,6 +4,7 @@ import { type RecordBody, recordVersion, type TranscriptRecord } from '../../tra
 import { SessionError } from '../../transcript/session-error.ts';
 import { foldTailState, type TailState, tailStateToJson } from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
+import { WriterCore } from '../../transcript/writer-core.ts';
 import { SQL } from './sql.ts';
 
 /**
@@ -53,19 +54,15 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
   readonly #epoch: number;
   readonly #leaseMs: number;
   readonly #clock: () => Date;
-  readonly #checkpointBytes: number;
   readonly #heartbeat: NodeJS.Timeout;
   /** The last seq the database holds from this writer (or held when it claimed the run). */
   #written: number;
   #nextSeq: number;
   #state: TailState;
   #pending: PendingLine[] = [];
-  #queue: Promise<unknown> = Promise.resolve();
-  #failure: SessionError | null = null;
+  /** The queue, the poison latch, closing and when a checkpoint is due: as the file writer's. */
+  readonly #core: WriterCore;
   #closed = false;
-  #closing: Promise<void> | undefined;
-  #bytesSinceCheckpoint = 0;
-  #recordsSinceCheckpoint = 0;
   #releaseAs: 'queued' | 'capped' | undefined;
 
   constructor(init: PostgresWriterInit) {
@@ -79,7 +76,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     this.#state = init.state;
     this.#leaseMs = init.leaseMs;
     this.#clock = init.clock;
-    this.#checkpointBytes = init.checkpointBytes;
+    this.#core = new WriterCore(init.path, init.checkpointBytes, 'writer');
     this.#heartbeat = setInterval(() => void this.#renewLease(), Math.max(50, init.leaseMs / 3));
     this.#heartbeat.unref();
   }
@@ -109,10 +106,12 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
    * writer?.abandon('the database connection was cut');
    */
   abandon(reason: string): void {
-    this.#failure ??= new SessionError(
-      'poisoned',
-      this.path,
-      `${this.path}: abandoned (${reason}); its lease runs out`,
+    this.#core.fail(
+      new SessionError(
+        'poisoned',
+        this.path,
+        `${this.path}: abandoned (${reason}); its lease runs out`,
+      ),
     );
     clearInterval(this.#heartbeat);
   }
@@ -134,18 +133,17 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
 
   /** True once another writer took the run over (a newer epoch): this one was fenced out. */
   get fenced(): boolean {
-    return this.#failure?.code === 'ownership-lost';
+    return this.#core.failure?.code === 'ownership-lost';
   }
 
   /** True once a write failed or the run was taken over. */
   get poisoned(): boolean {
-    const code = this.#failure?.code;
-    return code === 'poisoned' || code === 'ownership-lost';
+    return this.#core.poisoned;
   }
 
   /** Append one record: it waits in memory for the next barrier. */
   append(body: RecordBody): Promise<TranscriptRecord> {
-    this.#assertUsable();
+    this.#core.assertUsable();
     return Promise.resolve(this.#append(body, true));
   }
 
@@ -157,29 +155,24 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
       line = check ? encodeReadableLine(header, body) : encodeLine(header, body);
     } catch (error) {
       throw error instanceof TypeError
-        ? new TypeError(`${this.#run}: not appended, ${error.message}`)
+        ? new TypeError(`${this.path}: not appended, ${error.message}`)
         : error;
     }
     this.#nextSeq += 1;
     this.#state = foldTailState(this.#state, line.record, line.bytes.length);
     this.#pending.push({ bytes: line.bytes, type: body.type });
-    this.#bytesSinceCheckpoint += line.bytes.length;
-    this.#recordsSinceCheckpoint =
-      body.type === 'checkpoint' ? 0 : this.#recordsSinceCheckpoint + 1;
-    if (body.type !== 'checkpoint' && this.#bytesSinceCheckpoint >= this.#checkpointBytes) {
-      this.#appendCheckpoint();
-    }
+    if (this.#core.counted(body.type, line.bytes.length)) this.#appendCheckpoint();
     return line.record;
   }
 
   /** Commit what waits, in one fenced statement; `ownership-lost` when the epoch moved. */
   barrier(): Promise<void> {
-    this.#assertUsable();
+    this.#core.assertUsable();
     return this.#barrier();
   }
 
   #barrier(): Promise<void> {
-    return this.#enqueue(async () => {
+    return this.#core.enqueue(async () => {
       const lines = this.#pending;
       if (lines.length === 0) {
         // Nothing to write: still prove the run is ours, as a file writer proves its identity.
@@ -208,78 +201,57 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     });
   }
 
-  /** `append`, then `barrier`. */
-  async appendDurable(body: RecordBody): Promise<TranscriptRecord> {
-    const record = await this.append(body);
-    await this.barrier();
-    return record;
+  /**
+   * `append`, then `barrier`, both asked at once: a `close` called meanwhile commits the record
+   * with them rather than refusing the barrier as `closed`.
+   */
+  appendDurable(body: RecordBody): Promise<TranscriptRecord> {
+    return this.#core.appendDurable(
+      () => this.append(body),
+      () => this.barrier(),
+    );
   }
 
   /** A closing checkpoint, a barrier, then give the run up (owner cleared). */
   close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#heartbeat);
-    if (this.#failure === null) {
-      try {
-        if (this.#recordsSinceCheckpoint > 0 && this.#state.conversationMessages > 0) {
-          this.#appendCheckpoint();
-        }
-        await this.#barrier();
-      } catch {
-        // Recorded as the failure; the lease is left to expire.
-      }
-    }
-    await this.#queue.catch(() => undefined);
-    if (this.#failure === null) {
-      await this.#pool
-        .query(SQL.RELEASE(this.#schema), [
-          this.#run,
-          this.#epoch,
-          this.#releaseAs ?? releasedStatus(this.#state),
-          this.#state.revivals,
-        ])
-        .catch(() => undefined);
-    }
+    return this.#core.close(
+      () => this.#state,
+      async () => this.#appendCheckpoint(),
+      () => this.#barrier(),
+      async () => {
+        // A writer that failed leaves the lease to run out.
+        if (this.#core.failure !== null) return;
+        await this.#pool
+          .query(SQL.RELEASE(this.#schema), [
+            this.#run,
+            this.#epoch,
+            this.#releaseAs ?? releasedStatus(this.#state),
+            this.#state.revivals,
+          ])
+          .catch(() => undefined);
+      },
+    );
   }
 
   #appendCheckpoint(): void {
-    this.#bytesSinceCheckpoint = 0;
+    this.#core.checkpointStarted();
     this.#append({ type: 'checkpoint', state: tailStateToJson(this.#state) });
   }
 
   async #renewLease(): Promise<void> {
-    if (this.#closed || this.#failure !== null) return;
+    if (this.#closed || this.#core.failure !== null) return;
     try {
       const renewed = await this.#pool.query(SQL.HEARTBEAT(this.#schema), [
         this.#run,
         this.#epoch,
         this.#leaseMs,
       ]);
-      if (renewed.rowCount === 0 && this.#failure === null) this.#lost();
+      if (renewed.rowCount === 0 && this.#core.failure === null) this.#lost();
     } catch {
       // A missed heartbeat is not a lost run: the next barrier finds out for certain.
     }
-  }
-
-  #assertUsable(): void {
-    if (this.#failure !== null) throw this.#failure;
-    if (this.#closed) {
-      throw new SessionError('closed', this.path, `${this.path}: the writer is closed`);
-    }
-  }
-
-  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(() => {
-      if (this.#failure !== null) throw this.#failure;
-      return operation();
-    });
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 
   /** A database error poisons the writer: whether the statement committed is not known here. */
@@ -287,24 +259,26 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     try {
       return await operation();
     } catch (error) {
-      this.#failure = new SessionError(
-        'poisoned',
-        this.path,
-        `${this.path}: the database refused a write (${error instanceof Error ? error.message : String(error)}); open the run again to go on`,
-        { cause: error },
+      throw this.#core.fail(
+        new SessionError(
+          'poisoned',
+          this.path,
+          `${this.path}: the database refused a write (${error instanceof Error ? error.message : String(error)}); open the run again to go on`,
+          { cause: error },
+        ),
       );
-      throw this.#failure;
     }
   }
 
   #lost(): SessionError {
-    this.#failure = new SessionError(
-      'ownership-lost',
-      this.path,
-      `${this.path}: another writer took this run over (its epoch is no longer ${this.#epoch}); this writer stopped and writes nothing more`,
-    );
     clearInterval(this.#heartbeat);
-    return this.#failure;
+    return this.#core.fail(
+      new SessionError(
+        'ownership-lost',
+        this.path,
+        `${this.path}: another writer took this run over (its epoch is no longer ${this.#epoch}); this writer stopped and writes nothing more`,
+      ),
+    );
   }
 }
 
