@@ -1,15 +1,14 @@
 import type { TranscriptStore } from '../store/transcript-store.ts';
-import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
-import type { RecordOf, RunRevivedBody, TranscriptRecord } from '../transcript/records.ts';
+import type { ViewMessage } from '../transcript/conversation-view.ts';
+import type { RecordOf, RunRevivedBody } from '../transcript/records.ts';
 import { describeError, SessionError } from '../transcript/session-error.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
-import { assessTail } from './assess-tail.ts';
 import type { NeverDispatchedCall, PendingJoin } from './inspection.ts';
-import { planRevival } from './plan-revival.ts';
 import type { Reconciliation } from './reconcile-calls.ts';
 import type { ReviveRefused } from './revive.ts';
+import { refused } from './revive-refused.ts';
+import { reviveRun } from './revive-run.ts';
 import { RunTail } from './run-tail.ts';
-import { writeRevival } from './write-revival.ts';
 
 /**
  * What {@link reviveStoreRun} is asked: the store, the run, the cap; and the clock is the
@@ -98,53 +97,28 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
     await release();
     return refused(read.reason === 'missing' ? 'unreadable' : read.reason, read.detail);
   }
-  const state = writer.state;
-  const found = state.meta?.agentId;
-  if (request.agentId !== undefined && found !== undefined && found !== request.agentId) {
-    await release();
-    return refused(
-      'unreadable',
-      `${writer.path}: its session-meta names agent '${found}', not '${request.agentId}'`,
-    );
-  }
-  const assessment = assessTail(state, { maxRevivals, running: false });
-  if (!assessment.revivable) {
-    await release();
-    return refused(assessment.reason ?? 'unreadable', `${writer.path}: ${assessment.detail ?? ''}`);
-  }
   const tail = new RunTail();
   for (const record of read.records) tail.add(record);
-  const view = conversationView(read.records);
-  const plan = planRevival({
-    records: tail.records,
-    lastMessage: view.at(-1),
-    state,
-    maxRevivals,
-    ...(request.reconciled === undefined ? {} : { reconciled: request.reconciled }),
-  });
-  let appended: TranscriptRecord[];
-  let revival: RecordOf<'run-revived'>;
-  try {
-    ({ appended, revival } = await writeRevival(writer, plan));
-  } catch (error) {
-    await release();
-    return refused(
-      'io-error',
-      `${writer.path}: a write failed while reviving (${describeError(error)}); the run is as a crash would leave it, and the next revive completes it`,
-    );
-  }
+  const revived = await reviveRun(
+    {
+      writer,
+      tail,
+      viewRecords: async () => ({ ok: true, records: read.records }),
+      release,
+      decided: null,
+      noun: 'run',
+    },
+    request,
+  );
+  if (!revived.ok) return revived;
   return {
     ok: true,
-    writer,
-    messages: conversationView([...read.records, ...appended]),
-    revival,
-    interrupted: plan.envelope.interrupted,
-    reconciled: plan.envelope.reconciled ?? [],
-    pendingJoins: plan.pendingJoins,
-    neverDispatched: assessment.neverDispatched,
+    writer: revived.writer,
+    messages: revived.messages,
+    revival: revived.revival,
+    interrupted: revived.interrupted,
+    reconciled: revived.reconciled,
+    pendingJoins: revived.pendingJoins,
+    neverDispatched: revived.neverDispatched,
   };
-}
-
-function refused(reason: ReviveRefused['reason'], detail: string): ReviveRefused {
-  return { ok: false, reason, detail };
 }

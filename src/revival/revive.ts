@@ -1,5 +1,5 @@
 import { agentsFoldersOf } from '../subagents/child-layout.ts';
-import { conversationView, type ViewMessage } from '../transcript/conversation-view.ts';
+import type { ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type {
   ForeignRecord,
@@ -14,16 +14,15 @@ import { describeError, SessionError } from '../transcript/session-error.ts';
 import type { TailState } from '../transcript/tail-state.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
-import { assessTail } from './assess-tail.ts';
 import { inspectTranscript } from './inspect.ts';
 import type { NeverDispatchedCall, NotRevivableReason, PendingJoin } from './inspection.ts';
-import { planRevival } from './plan-revival.ts';
 import type { Reconciliation } from './reconcile-calls.ts';
+import { refused } from './revive-refused.ts';
+import { reviveRun } from './revive-run.ts';
 import { RunTail } from './run-tail.ts';
 import { joinTreeClaim } from './shared-tree-claim.ts';
 import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
-import { type VerdictFields, verdictDisagreement } from './verdict-agreement.ts';
-import { writeRevival } from './write-revival.ts';
+import type { VerdictFields } from './verdict-agreement.ts';
 
 /**
  * Which transcript to revive: a path (revive opens it) or a session the caller holds.
@@ -332,71 +331,42 @@ async function reviveOpen(
       return refused('io-error', `${path}: cannot read to revive (${describeError(error)})`);
     }
   }
-  const state = session.state;
-  const mismatch = agentMismatch(path, state.meta?.agentId, options.agentId);
-  if (mismatch !== null) {
-    await release();
-    return refused('unreadable', mismatch);
-  }
-  const assessment = assessTail(state, { maxRevivals: options.maxRevivals, running: false });
-  // One verdict: revive acts on what inspect (and so `status`) decided from the checkpoint.
-  // When the records read in full say otherwise, the checkpoint lied: refuse, as inspect does.
-  const lie = decided === null ? null : verdictDisagreement(decided, assessment);
-  if (lie !== null) {
-    await release();
-    return refused('unreadable', `${path}: ${lie}`);
-  }
-  if (!assessment.revivable) {
-    await release();
-    return refused(assessment.reason ?? 'unreadable', `${path}: ${assessment.detail ?? ''}`);
-  }
-  const joined = await checkJoinedChildren(
-    path,
-    assessment.pendingJoins.flatMap((join) => join.agentIds),
-    fileSystem,
+  const revived = await reviveRun(
+    {
+      writer: session,
+      tail: read.tail,
+      viewRecords: async () => {
+        // The view's records, read back by where they lie: at most what survived compaction.
+        const kept = await (read as TranscriptReading).lines.read(path, fileSystem);
+        if (kept.ok) return kept;
+        return {
+          ok: false,
+          reason: kept.reason === 'io-error' ? 'io-error' : 'unreadable',
+          detail: kept.detail,
+        };
+      },
+      release,
+      decided,
+      checkJoins: (agentIds) => checkJoinedChildren(path, agentIds, fileSystem),
+      noun: 'transcript',
+    },
+    options,
   );
-  if (joined !== null) {
-    await release();
-    return refused('unreadable', joined);
-  }
-  // The view's records, read back by where they lie: at most what survived compaction.
-  const kept = await read.lines.read(path, fileSystem);
-  if (!kept.ok) {
-    await release();
-    return refused(kept.reason === 'io-error' ? 'io-error' : 'unreadable', kept.detail);
-  }
-  const plan = planRevival({
-    records: read.tail.records,
-    lastMessage: conversationView(kept.records).at(-1),
-    state,
-    maxRevivals: options.maxRevivals,
-    ...(options.reconciled === undefined ? {} : { reconciled: options.reconciled }),
-  });
-  let appended: TranscriptRecord[];
-  let revival: RecordOf<'run-revived'>;
-  try {
-    ({ appended, revival } = await writeRevival(session, plan));
-  } catch (error) {
-    await release();
-    return refused(
-      'io-error',
-      `${path}: a write failed while reviving (${describeError(error)}); the transcript is as a crash would leave it, and the next revive completes it`,
-    );
-  }
+  if (!revived.ok) return revived;
+  const { state } = revived;
   return {
     ok: true,
     session,
-    // What compaction removed stays removed: nothing appended lies in a compaction's range.
-    messages: conversationView([...kept.records, ...appended]),
+    messages: revived.messages,
     agentId: state.meta?.agentId ?? options.agentId,
     agentType: state.meta?.agentType ?? options.agentId,
     label: state.meta?.label ?? options.agentId,
     path,
-    revival,
-    interrupted: plan.envelope.interrupted,
-    reconciled: plan.envelope.reconciled ?? [],
-    pendingJoins: plan.pendingJoins,
-    neverDispatched: assessment.neverDispatched,
+    revival: revived.revival,
+    interrupted: revived.interrupted,
+    reconciled: revived.reconciled,
+    pendingJoins: revived.pendingJoins,
+    neverDispatched: revived.neverDispatched,
   };
 }
 
@@ -483,8 +453,4 @@ async function streamRecords(
 function agentMismatch(path: string, found: string | undefined, asked: string): string | null {
   if (found === undefined || found === asked) return null;
   return `${path}: its session-meta names agent '${found}', not '${asked}'`;
-}
-
-function refused(reason: ReviveFailureReason, detail: string): ReviveRefused {
-  return { ok: false, reason, detail };
 }

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { Loop } from '../../src/loop/loop.ts';
+import { reviveStoreRun } from '../../src/revival/revive-store-run.ts';
+import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import type { StoreRead, TranscriptStore } from '../../src/store/transcript-store.ts';
 import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
@@ -11,6 +13,7 @@ import { peek } from '../../src/transcript/peek.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { SessionError } from '../../src/transcript/session-error.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
+import { inFlightCall } from '../revival/support/transcripts.ts';
 import { makeTempFolder, removeFolder, sessionMeta } from '../support/transcripts.ts';
 
 /*
@@ -120,6 +123,10 @@ export function storeContract(harness: StoreHarness): void {
     }
     assert.ok(thrown instanceof TypeError, String(thrown));
     assert.match(thrown.message, /not appended, a reader would refuse this tool-dispatched record/);
+    assert.ok(
+      thrown.message.startsWith(`${writer.path}: not appended`),
+      `the refusal names the writer's path: ${thrown.message}`,
+    );
     await writer.appendDurable(user('two'));
     await writer.close();
     const found = records(await store.read('main'));
@@ -183,6 +190,31 @@ export function storeContract(harness: StoreHarness): void {
     },
   );
 
+  test(
+    named('appendDurable with a close asked in the same tick: durable, never refused'),
+    async () => {
+      const store = await harness.make();
+      const writer = await store.create('main', sessionMeta('main'));
+      // The close is asked while appendDurable's append has been accepted: its barrier must
+      // still run (the record is committed with it), not be refused as `closed`.
+      const durable = writer.appendDurable(user('last words'));
+      const closed = writer.close();
+      const record = await durable;
+      await closed;
+      assert.equal(record.seq, 1);
+      const found = records(await store.read('main'));
+      assert.deepEqual(
+        found.filter((line) => line.type === 'message').map((line) => line.seq),
+        [1],
+      );
+      await assert.rejects(writer.appendDurable(user('after')), (error: unknown) => {
+        assert.ok(SessionError.isInstance(error));
+        assert.equal(error.code, 'closed');
+        return true;
+      });
+    },
+  );
+
   test(named('of writers racing to open one run, exactly one wins'), async () => {
     const store = await harness.make();
     const writer = await store.create('main', sessionMeta('main'));
@@ -235,6 +267,45 @@ export function storeContract(harness: StoreHarness): void {
         texts,
         ['before', 'after'],
         `the zombie's record never landed (appended: ${appended})`,
+      );
+    },
+  );
+
+  test(
+    named('the revive pipeline on this store: a call in flight answered once, counted, capped'),
+    async () => {
+      const store = await harness.make();
+      const writer = await store.create('main', sessionMeta('main'));
+      for (const body of inFlightCall()) await writer.append(body);
+      await writer.barrier();
+      // The run's process dies here: its writer is never closed, only dropped — a file's lock
+      // goes with a closed descriptor; a lease must be taken over.
+      const dead = await harness.takeOver(store, 'main');
+      await dead.close();
+      const revived = await reviveStoreRun({ store, run: 'main', maxRevivals: 1, agentId: 'main' });
+      assert.ok(revived.ok, revived.ok ? '' : `${revived.reason}: ${revived.detail}`);
+      assert.deepEqual(revived.interrupted, ['c1']);
+      assert.equal(revived.revival.type, 'run-revived');
+      const answer = revived.messages.find((message) => message.role === 'tool');
+      assert.equal(answer?.extras?.injected, 'revival');
+      await revived.writer.close();
+      const found = records(await store.read('main'));
+      const answers = found.filter((record) => record.type === 'message' && record.role === 'tool');
+      assert.equal(answers.length, 1, 'answered once');
+      assert.match(JSON.stringify(answers[0]), new RegExp(INTERRUPTED_MESSAGE.slice(0, 20)));
+      assert.equal(found.filter((record) => record.type === 'tool-dispatched').length, 1);
+      // Another agent named, or the cap reached: refused as data, nothing written.
+      const other = await reviveStoreRun({ store, run: 'main', maxRevivals: 5, agentId: 'other' });
+      assert.ok(!other.ok);
+      assert.equal(other.reason, 'unreadable');
+      assert.match(other.detail, /names agent 'main', not 'other'/);
+      const capped = await reviveStoreRun({ store, run: 'main', maxRevivals: 1 });
+      assert.ok(!capped.ok);
+      assert.equal(capped.reason, 'revival-cap', capped.detail);
+      assert.equal(
+        records(await store.read('main')).length,
+        found.length,
+        'a refusal writes nothing',
       );
     },
   );
