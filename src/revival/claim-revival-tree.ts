@@ -1,5 +1,6 @@
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
-import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
+import type { TreeClaim } from '../transcript/tree-claim.ts';
+import { claimFoundTree } from './claim-found-tree.ts';
 import { findTreeRoot } from './tree-root.ts';
 
 function now(): Date {
@@ -48,16 +49,5 @@ export async function claimRevivalTree(options: ClaimTreeOptions): Promise<Claim
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   const tree = await findTreeRoot(options.path, fileSystem);
   if (!tree.ok) return { ok: false, reason: 'unreadable', detail: tree.detail };
-  try {
-    const claimed = await claimTree(fileSystem, tree.root, (options.clock ?? now)());
-    return claimed.ok
-      ? claimed
-      : { ok: false, reason: 'running', detail: `${options.path}: ${claimed.detail}` };
-  } catch (error) {
-    return {
-      ok: false,
-      reason: 'io-error',
-      detail: `${options.path}: cannot claim its tree (${error instanceof Error ? error.message : String(error)})`,
-    };
-  }
+  return claimFoundTree(options.path, tree, fileSystem, options.clock ?? now);
 }

@@ -21,7 +21,8 @@ import { refused } from './revive-refused.ts';
 import { reviveRun } from './revive-run.ts';
 import { RunTail } from './run-tail.ts';
 import { joinTreeClaim } from './shared-tree-claim.ts';
-import { checkJoinedChildren, findTreeRoot } from './tree-root.ts';
+import { findTreeRoot } from './tree-root.ts';
+import { VerifiedUnderClaim } from './verified-under-claim.ts';
 import type { VerdictFields } from './verdict-agreement.ts';
 
 /**
@@ -148,12 +149,16 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   const path = options.session?.path ?? (options.path as string);
   // Every link up to the root is checked before anything is claimed, read further or written:
   // a parent link to a FIFO, a device or outside the tree is refused here, never followed.
-  const tree = await findTreeRoot(path, fileSystem);
+  const given = options.treeClaim;
+  // Under a claim the caller holds, a root already found under it is not looked for again.
+  const tree =
+    given?.held === true
+      ? await VerifiedUnderClaim.of(given).treeRoot(path, fileSystem)
+      : await findTreeRoot(path, fileSystem);
   if (!tree.ok) return refused('unreadable', tree.detail);
   let claim: TreeClaim;
   // What this revive does with the claim when it is done: nothing for a claim the caller holds.
   let leave = async (): Promise<void> => undefined;
-  const given = options.treeClaim;
   if (given !== undefined) {
     if (!given.held || given.root !== tree.root) {
       throw new TypeError(
@@ -216,15 +221,19 @@ async function reviveClaimed(
   fileSystem: FileSystem,
   claim: TreeClaim,
 ): Promise<Omit<Revived, 'treeClaim'> | ReviveRefused> {
+  // What was already checked under this claim is not checked again (a new claim: everything).
+  const verified = VerifiedUnderClaim.of(claim);
   if (options.session !== undefined) {
-    return reviveOpen(options.session, options, fileSystem, null);
+    return reviveOpen(options.session, options, fileSystem, verified, null);
   }
-  const before = await inspectTranscript({
-    path,
-    maxRevivals: options.maxRevivals,
-    fileSystem,
-    treeClaim: claim,
-  });
+  const before =
+    verified.takeInspection(path, options.maxRevivals) ??
+    (await inspectTranscript({
+      path,
+      maxRevivals: options.maxRevivals,
+      fileSystem,
+      treeClaim: claim,
+    }));
   const salvage = options.salvageDamagedTail === true;
   // Damage a salvage may cut off is decided by the open below, which refuses any other.
   if (before.reason === 'unreadable' && !salvage) {
@@ -237,7 +246,7 @@ async function reviveClaimed(
     return refused(before.reason ?? 'unreadable', before.detail ?? path);
   }
   // Opening repairs a torn tail (a write): whatever refuses must refuse before it.
-  const joined = await checkJoinedChildren(
+  const joined = await verified.joinedChildren(
     path,
     before.pendingJoins.flatMap((join) => join.agentIds),
     fileSystem,
@@ -275,6 +284,7 @@ async function reviveClaimed(
     session,
     options,
     fileSystem,
+    verified,
     session.openedFromCheckpoint === null ? read : null,
     decided,
     true,
@@ -307,6 +317,7 @@ async function reviveOpen(
   session: Session,
   options: ReviveOptions,
   fileSystem: FileSystem,
+  verified: VerifiedUnderClaim,
   opened: TranscriptReading | null,
   decided: VerdictFields | null = null,
   ownSession = opened !== null,
@@ -347,7 +358,7 @@ async function reviveOpen(
       },
       release,
       decided,
-      checkJoins: (agentIds) => checkJoinedChildren(path, agentIds, fileSystem),
+      checkJoins: (agentIds) => verified.joinedChildren(path, agentIds, fileSystem),
       noun: 'transcript',
     },
     options,

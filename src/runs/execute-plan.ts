@@ -13,7 +13,9 @@ import { followRun } from '../render/run-progress.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import { createStyle } from '../render/terminal-style.ts';
 import { Revival, type TreeClaim } from '../revival/index.ts';
+import { claimFoundTree } from '../revival/claim-found-tree.ts';
 import { checkJoinedChildren, findTreeRoot } from '../revival/tree-root.ts';
+import { VerifiedUnderClaim } from '../revival/verified-under-claim.ts';
 import { type AgentRegistry, backendsOf } from '../subagents/agent-definition.ts';
 import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
@@ -163,13 +165,15 @@ export async function claimTrees(
     for (const claim of byRoot.values()) await claim.release().catch(() => undefined);
     return { ok: false, code, message };
   };
+  // Each run's tree of a claim: what was checked under the claim is carried with it.
+  const claimOf = new Map<RunNode, TreeClaim>();
   for (const root of roots) {
     if (!registries.has(root)) continue;
     const tree = await findTreeRoot(root.path, nodeFileSystem);
     if (!tree.ok) return refuse(EXIT.unreadable, `revive: ${tree.detail}; nothing was written`);
     let claim = byRoot.get(tree.root);
     if (claim === undefined) {
-      const claimed = await Revival.claimTree({ path: tree.root });
+      const claimed = await claimFoundTree(root.path, tree, nodeFileSystem, () => new Date());
       if (!claimed.ok) {
         return refuse(
           claimed.reason === 'running' ? EXIT.claimed : EXIT.failure,
@@ -179,16 +183,24 @@ export async function claimTrees(
       claim = claimed.claim;
       byRoot.set(tree.root, claim);
     }
+    VerifiedUnderClaim.of(claim).rememberRoot(root.path, tree);
     claims.set(root, claim);
+    for (const node of walkTree([root])) claimOf.set(node, claim);
   }
   for (const revival of plan.revivals) {
-    const tree = await findTreeRoot(revival.node.path, nodeFileSystem);
+    const claim = claimOf.get(revival.node);
+    const verified = claim === undefined ? null : VerifiedUnderClaim.of(claim);
+    const path = revival.node.path;
+    const tree =
+      verified === null
+        ? await findTreeRoot(path, nodeFileSystem)
+        : await verified.treeRoot(path, nodeFileSystem);
     if (!tree.ok) return refuse(EXIT.unreadable, `revive: ${tree.detail}; nothing was written`);
-    const joined = await checkJoinedChildren(
-      revival.node.path,
-      revival.joins.flatMap((join) => join.children.map((child) => child.agentId)),
-      nodeFileSystem,
-    );
+    const children = revival.joins.flatMap((join) => join.children.map((child) => child.agentId));
+    const joined =
+      verified === null
+        ? await checkJoinedChildren(path, children, nodeFileSystem)
+        : await verified.joinedChildren(path, children, nodeFileSystem);
     if (joined !== null) return refuse(EXIT.unreadable, `revive: ${joined}; nothing was written`);
   }
   const again = planTreeRevival(
