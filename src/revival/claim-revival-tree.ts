@@ -1,3 +1,4 @@
+import type { ChildLayout } from '../subagents/child-layout.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { claimTree, type TreeClaim } from '../transcript/tree-claim.ts';
 import { findTreeRoot } from './tree-root.ts';
@@ -16,6 +17,8 @@ export interface ClaimTreeOptions {
   /** Any transcript of the tree: the root is found from it. */
   path: string;
   fileSystem?: FileSystem;
+  /** Where the application keeps a run's children (`X.agents/<id>.jsonl` by default). */
+  layout?: ChildLayout;
   clock?: () => Date;
 }
 
@@ -46,7 +49,7 @@ export type ClaimTreeResult =
  */
 export async function claimRevivalTree(options: ClaimTreeOptions): Promise<ClaimTreeResult> {
   const fileSystem = options.fileSystem ?? nodeFileSystem;
-  const tree = await findTreeRoot(options.path, fileSystem);
+  const tree = await findTreeRoot(options.path, fileSystem, options.layout);
   if (!tree.ok) return { ok: false, reason: 'unreadable', detail: tree.detail };
   try {
     const claimed = await claimTree(fileSystem, tree.root, (options.clock ?? now)());

@@ -21,6 +21,8 @@ export {
 export { type AgentIdFactory, agentIdForSpawn, type SpawnIdentity } from './agent-id.ts';
 export { BACKGROUND_FRAME } from './background-frame.ts';
 export {
+  agentsLayout,
+  type ChildLayout,
   childrenFolder,
   childTranscriptPath,
   parentLinkPath,
