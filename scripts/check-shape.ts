@@ -32,18 +32,7 @@ export const LONG_FUNCTION_ALLOWLIST = new Set<string>([
 ]);
 
 /** Import cycles allowed for now, each as its files joined by ' → ' in sorted order. */
-export const CYCLE_ALLOWLIST = new Set<string>([
-  // The session's error names the lock holder and the lock throws the session's error; the
-  // names redesign (issue 31, item 5) takes the holder's text out of one of them.
-  'transcript/session-error.ts → transcript/writer-lock.ts',
-  // Type-only, both ways: the loop's options name the ToolSet form and the ToolSet code names
-  // the loop's tool types; one file of shared tool types ends it.
-  'loop/tool-set.ts → loop/types.ts',
-  // Type-only: an agent definition names the composer's context, which names definitions.
-  'subagents/agent-definition.ts → subagents/composer-types.ts',
-  // The web view's render worker and its pool share the served-run shapes in a ring.
-  'ui/run-render-pool.ts → ui/run-render-worker.ts → ui/served-run.ts',
-]);
+export const CYCLE_ALLOWLIST = new Set<string>([]);
 
 /** The functions of one file's source longer than the limit, as `file: name (N lines)`. */
 export function longFunctions(file: string, source: string): { key: string; lines: number }[] {

@@ -2,7 +2,7 @@
  * `llm-agent-revival`: the everyday API in one import. A {@link Session} is a run's crash-safe
  * transcript, a {@link Loop} runs a model and its tools over one, {@link Revival} inspects and
  * revives an interrupted run, and a {@link Composer} lets a run start runs. Everything else —
- * and the same names — is in the subpaths `llm-agent-revival/session`, `/loop`, `/revival`
+ * and the same names — is in the subpaths `llm-agent-revival/transcript`, `/loop`, `/revival`
  * and `/subagents`.
  *
  * @example

@@ -442,7 +442,7 @@ async function attempt(
  * so the next backend is tried.
  *
  * @example
- * classifyModelError(new ModelTimeoutError(30_000)); // 'retry'
+ * new ModelTimeoutError(30_000).message; // 'the backend sent nothing for 30000 ms'
  */
 export class ModelTimeoutError extends Error {
   constructor(milliseconds: number) {

@@ -1,5 +1,8 @@
 /**
- * `llm-agent-revival/loop`: the durable agent loop on the Vercel AI SDK.
+ * `llm-agent-revival/loop`: the durable agent loop on the Vercel AI SDK — the `Loop`, its
+ * options, events and results, and the tool types it takes. How it talks to a provider (the
+ * prompt conversion, the model-error classification, compaction planning, input digests) is
+ * not part of the API.
  *
  * @example
  * import { Loop } from 'llm-agent-revival/loop';
@@ -7,32 +10,10 @@
  *
  * @module
  */
-export { classifyModelError, describeModelError, ModelTimeoutError } from './call-model.ts';
-export { checkJsonSchema } from './check-json-schema.ts';
-export {
-  COMPACTION_PREFIX,
-  type CompactionPlan,
-  estimateTokens,
-  planCompaction,
-} from './compaction.ts';
-export { canonicalJson, inputDigest } from './input-digest.ts';
+export { ModelTimeoutError } from './call-model.ts';
+export { COMPACTION_PREFIX } from './compaction.ts';
 export { idempotencyOfMcpTool, type McpToolAnnotations } from './mcp-idempotency.ts';
-export { defaultBackoff, Loop } from './loop.ts';
-export {
-  assistantMessageFromOutput,
-  fromModelMessages,
-  type ModelOutputPart,
-  toModelMessages,
-  toModelPrompt,
-  toToolResultOutput,
-} from './model-messages.ts';
+export { Loop } from './loop.ts';
 export { RunAbortedError } from './run-handle.ts';
-export { type CallOutcome, validateInput } from './run-tool-call.ts';
-export { classifyTailCalls, type TailCallState } from './tail-calls.ts';
-export {
-  type LoopTools,
-  type ToolIdempotency,
-  type ToolSetByName,
-  toolDefinitionsOf,
-} from './tool-set.ts';
+export { toolDefinitionsOf } from './tool-set.ts';
 export type * from './types.ts';

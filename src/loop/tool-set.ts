@@ -1,44 +1,9 @@
 import type { ToolSet } from 'ai';
 import { IDEMPOTENCIES, type Idempotency, type JsonValue } from '../transcript/records.ts';
-import type { ToolDefinition } from './types.ts';
+import type { LoopTools, ToolDefinition, ToolIdempotency } from './types.ts';
 
-/**
- * Idempotency by tool name, for the tools of an AI SDK `ToolSet` (which has no place for it):
- * a tool not named is recorded `side-effect`, the safe reading for a person checking what an
- * interrupted call may have done.
- *
- * @example
- * const idempotency: ToolIdempotency = { weather: 'read-only', write_note: 'idempotent' };
- */
-export type ToolIdempotency = Record<string, Idempotency>;
-
-/**
- * The tools a loop takes: our `ToolDefinition`s, or an AI SDK `ToolSet` of `tool()` objects (the
- * name is the key).
- *
- * @example
- * import { tool } from 'ai';
- * import type { LoopTools } from 'llm-agent-revival/loop';
- * import { z } from 'zod';
- * const tools: LoopTools = {
- *   weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }),
- *     execute: async ({ city }) => `Sunny in ${city}` }),
- * };
- */
-export type LoopTools = ToolDefinition<unknown>[] | ToolSetByName;
-
-/**
- * An AI SDK `ToolSet` with no numeric keys, so that a list of `ToolDefinition`s written inline
- * keeps its contextual type (an array literal would otherwise be read against both).
- *
- * @example
- * import { tool } from 'ai';
- * import type { ToolSetByName } from 'llm-agent-revival/loop';
- * import { z } from 'zod';
- * const weather = tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => city });
- * const tools: ToolSetByName = { weather };
- */
-export type ToolSetByName = ToolSet & { [index: number]: never };
+// The tool types live with the loop's other types (types.ts), which name them in LoopOptions.
+export type { LoopTools, ToolIdempotency, ToolSetByName } from './types.ts';
 
 /**
  * The tools as {@link ToolDefinition}s: a list is returned as it is; each entry of an AI SDK

@@ -1,8 +1,7 @@
 import type { LanguageModelV4CallOptions, SharedV4ProviderOptions } from '@ai-sdk/provider';
-import type { FlexibleSchema, LanguageModel } from 'ai';
+import type { FlexibleSchema, LanguageModel, ToolSet } from 'ai';
 import type { Idempotency, JsonValue, Message, ToolResultPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
-import type { LoopTools, ToolIdempotency } from './tool-set.ts';
 import type { LoopTracer } from './tracer.ts';
 
 /**
@@ -404,3 +403,41 @@ export interface RunHandle extends PromiseLike<RunResult>, AsyncIterable<LoopEve
   readonly result: Promise<RunResult>;
   abort(reason?: string): void;
 }
+
+/**
+ * Idempotency by tool name, for the tools of an AI SDK `ToolSet` (which has no place for it):
+ * a tool not named is recorded `side-effect`, the safe reading for a person checking what an
+ * interrupted call may have done.
+ *
+ * @example
+ * const idempotency: ToolIdempotency = { weather: 'read-only', write_note: 'idempotent' };
+ */
+export type ToolIdempotency = Record<string, Idempotency>;
+
+/**
+ * The tools a loop takes: our `ToolDefinition`s, or an AI SDK `ToolSet` of `tool()` objects (the
+ * name is the key).
+ *
+ * @example
+ * import { tool } from 'ai';
+ * import type { LoopTools } from 'llm-agent-revival/loop';
+ * import { z } from 'zod';
+ * const tools: LoopTools = {
+ *   weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }),
+ *     execute: async ({ city }) => `Sunny in ${city}` }),
+ * };
+ */
+export type LoopTools = ToolDefinition<unknown>[] | ToolSetByName;
+
+/**
+ * An AI SDK `ToolSet` with no numeric keys, so that a list of `ToolDefinition`s written inline
+ * keeps its contextual type (an array literal would otherwise be read against both).
+ *
+ * @example
+ * import { tool } from 'ai';
+ * import type { ToolSetByName } from 'llm-agent-revival/loop';
+ * import { z } from 'zod';
+ * const weather = tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => city });
+ * const tools: ToolSetByName = { weather };
+ */
+export type ToolSetByName = ToolSet & { [index: number]: never };

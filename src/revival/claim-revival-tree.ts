@@ -1,3 +1,4 @@
+import type { ChildLayout } from '../subagents/child-layout.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { claimFoundTree } from './claim-found-tree.ts';
@@ -17,6 +18,8 @@ export interface ClaimTreeOptions {
   /** Any transcript of the tree: the root is found from it. */
   path: string;
   fileSystem?: FileSystem;
+  /** Where the application keeps a run's children (`X.agents/<id>.jsonl` by default). */
+  layout?: ChildLayout;
   clock?: () => Date;
 }
 
@@ -47,7 +50,7 @@ export type ClaimTreeResult =
  */
 export async function claimRevivalTree(options: ClaimTreeOptions): Promise<ClaimTreeResult> {
   const fileSystem = options.fileSystem ?? nodeFileSystem;
-  const tree = await findTreeRoot(options.path, fileSystem);
+  const tree = await findTreeRoot(options.path, fileSystem, options.layout);
   if (!tree.ok) return { ok: false, reason: 'unreadable', detail: tree.detail };
   return claimFoundTree(options.path, tree, fileSystem, options.clock ?? now);
 }

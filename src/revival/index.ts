@@ -26,6 +26,7 @@ import {
   reviveTranscript,
 } from './revive.ts';
 
+export { agentsLayout, type ChildLayout } from '../subagents/child-layout.ts';
 export type { RunHalt } from '../transcript/run-halt.ts';
 export type { TreeClaim } from '../transcript/tree-claim.ts';
 export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
@@ -105,7 +106,10 @@ export class Revival {
    * of the same tree in the same process joins it — revive a child, resume it, then revive its
    * parent — and the last of their sessions to close releases it; another process is refused)
    * and its writer
-   * lock while it decides and appends. Every link up to the tree's root and every child a
+   * lock while it decides and appends. The tree is the application's `layout` (where a run's
+   * children live; `X.agents/<id>.jsonl` by default): a `session-meta` parent link it does not
+   * give is reported (`unfollowedLink`) and never followed, and a run it gives no parent is
+   * revived as the root of its own tree. Every link up to the tree's root and every child a
    * pending join waits for is checked first, and `inspect`'s verdict is the one acted on: a
    * refusal writes nothing. Then it answers each
    * call that was in flight as interrupted (never replayed), settle every open dispatch but the

@@ -1,3 +1,4 @@
+import type { ChildLayout } from '../subagents/child-layout.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { claimPathOf, probeTreeClaim, type TreeClaim } from '../transcript/tree-claim.ts';
 import { probeWriterLock } from '../transcript/writer-lock.ts';
@@ -19,6 +20,11 @@ export interface InspectOptions {
   /** How many revivals the application allows this transcript (0 refuses every revival). */
   maxRevivals: number;
   fileSystem?: FileSystem;
+  /**
+   * Where the application keeps a run's children (`X.agents/<id>.jsonl` by default): the
+   * transcripts that may be the tree's root, whose claim says whether it is being revived.
+   */
+  layout?: ChildLayout;
   /**
    * The caller's own claim on the transcript's tree ({@link Revival.claimTree}), so that the
    * tree is not reported `running` because of it.
@@ -54,7 +60,7 @@ export async function inspectTranscript(options: InspectOptions): Promise<Inspec
     const [read, holder, reviver] = await Promise.all([
       readTailState(path, { fileSystem }),
       probeWriterLock(fileSystem, path),
-      probeTreeClaims(fileSystem, path, ownClaim(options.treeClaim)),
+      probeTreeClaims(fileSystem, path, ownClaim(options.treeClaim), options.layout),
     ]);
     const draft = draftInspection(path, options.maxRevivals, read, holder, reviver);
     if (!('needsFullRead' in draft)) return draft;
@@ -104,8 +110,9 @@ async function probeTreeClaims(
   fileSystem: FileSystem,
   path: string,
   held: string | undefined,
+  layout: ChildLayout | undefined,
 ): Promise<NonNullable<Inspection['reviver']> | null> {
-  const roots = layoutAncestors(path).filter((root) => claimPathOf(root) !== held);
+  const roots = layoutAncestors(path, layout).filter((root) => claimPathOf(root) !== held);
   const holders = await Promise.all(roots.map((root) => probeTreeClaim(fileSystem, root)));
   for (const [index, holder] of holders.entries()) {
     if (holder !== null) return { root: roots[index] as string, ...holder };

@@ -1,4 +1,4 @@
-import { agentsFoldersOf } from '../subagents/child-layout.ts';
+import { agentsLayout, type ChildLayout, layoutFoldersOf } from '../subagents/child-layout.ts';
 import type { ViewMessage } from '../transcript/conversation-view.ts';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import type {
@@ -46,6 +46,12 @@ export type ReviveOptions = ReviveTarget & {
   maxRevivals: number;
   /** Used to read the transcript, and to open it when given a path. */
   fileSystem?: FileSystem;
+  /**
+   * Where the application keeps a run's children ({@link ChildLayout}; `X.agents/<id>.jsonl`
+   * by default): how revive finds the tree's root, and so its claim, and the children pending
+   * joins wait for.
+   */
+  layout?: ChildLayout;
   /** Stamps `at` on what revive writes; tests pass a fixed one. */
   clock?: () => Date;
   /** For the session opened from a path (durability, checkpoint interval). */
@@ -119,7 +125,7 @@ export interface Revived {
   /**
    * A parent link revive did not follow, in one line (the run's `session-meta` names a parent
    * that is not the one its layout gives): the run was revived in its layout's tree, or as the
-   * root of its own tree when it is in no `*.agents` folder.
+   * root of its own tree when its layout gives it no parent.
    */
   unfollowedLink?: string;
 }
@@ -153,8 +159,8 @@ export async function reviveTranscript(options: ReviveOptions): Promise<Revived 
   // Under a claim the caller holds, a root already found under it is not looked for again.
   const tree =
     given?.held === true
-      ? await VerifiedUnderClaim.of(given).treeRoot(path, fileSystem)
-      : await findTreeRoot(path, fileSystem);
+      ? await VerifiedUnderClaim.of(given).treeRoot(path, fileSystem, options.layout)
+      : await findTreeRoot(path, fileSystem, options.layout);
   if (!tree.ok) return refused('unreadable', tree.detail);
   let claim: TreeClaim;
   // What this revive does with the claim when it is done: nothing for a claim the caller holds.
@@ -233,6 +239,7 @@ async function reviveClaimed(
       maxRevivals: options.maxRevivals,
       fileSystem,
       treeClaim: claim,
+      ...(options.layout === undefined ? {} : { layout: options.layout }),
     }));
   const salvage = options.salvageDamagedTail === true;
   // Damage a salvage may cut off is decided by the open below, which refuses any other.
@@ -250,6 +257,7 @@ async function reviveClaimed(
     path,
     before.pendingJoins.flatMap((join) => join.agentIds),
     fileSystem,
+    options.layout,
   );
   if (joined !== null) return refused('unreadable', joined);
   let session: Session;
@@ -260,8 +268,8 @@ async function reviveClaimed(
     const sessionOptions: SessionOpenOptions = {
       ...options.sessionOptions,
       fileSystem,
-      // A child's `*.agents` folders must be real folders: none may lead the revive elsewhere.
-      realFolders: agentsFoldersOf(path),
+      // The folders the layout made for a child must be real: none may lead the revive elsewhere.
+      realFolders: layoutFoldersOf(options.layout ?? agentsLayout, path),
       onRecord: (record, info) => read.add(record, info),
       // A long run that compacted: the open reads from the last checkpoint, and the view's
       // records are read below, never the records compactions removed.
@@ -358,7 +366,7 @@ async function reviveOpen(
       },
       release,
       decided,
-      checkJoins: (agentIds) => verified.joinedChildren(path, agentIds, fileSystem),
+      checkJoins: (agentIds) => verified.joinedChildren(path, agentIds, fileSystem, options.layout),
       noun: 'transcript',
     },
     options,

@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { childTranscriptPath, parentTranscriptPath } from '../subagents/child-layout.ts';
+import { agentsLayout, type ChildLayout } from '../subagents/child-layout.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
 import type { SessionMetaBody } from '../transcript/records.ts';
 import { scanRecords } from '../transcript/scan-transcript.ts';
@@ -14,14 +14,14 @@ import { scanRecords } from '../transcript/scan-transcript.ts';
 export type TreeRoot =
   | {
       ok: true;
-      /** The root transcript: the topmost ancestor by layout that is a regular file. */
+      /** The root transcript: the topmost ancestor by the layout that is a regular file. */
       root: string;
       /** The transcript asked about, then each ancestor up to the root. */
       chain: string[];
       /**
        * A parent link that was not followed, in one line: a `session-meta` naming a parent that
        * is not the one the layout gives (outside the tree, a FIFO, a device). The tree is the
-       * layout's, and a run outside any `*.agents` folder is the root of its own tree; the run is
+       * layout's, and a run the layout gives no parent is the root of its own tree; the run is
        * never refused for its link.
        */
       unfollowed?: string;
@@ -33,12 +33,13 @@ const MAX_DEPTH = 64;
 
 /**
  * Find the root of the tree `path` belongs to, checking every link on the way: from the
- * transcript up through its layout parents (`P.agents/c.jsonl` → `P.jsonl`), each of which
+ * transcript up through its parents by `layout` (by default `P.agents/c.jsonl` → `P.jsonl`),
+ * each of which
  * must be a regular file (looked at without following a symlink, before anything is read from
  * it, so a FIFO or a device never blocks the walk). The tree is the layout's: a `session-meta`
  * that names another parent — outside the tree, a FIFO, `/dev/zero` — is never followed, and is
- * reported (`unfollowed`) rather than refused; a run outside any `*.agents` folder is the root
- * of its own tree whatever its link says. The walk stops at the first ancestor that does not
+ * reported (`unfollowed`) rather than refused; a run the layout gives no parent is the root of
+ * its own tree whatever its link says. The walk stops at the first ancestor that does not
  * exist. Reads one line per level; never writes; never throws for a transcript's content
  * (I/O errors other than a missing file are answered as refusals too).
  *
@@ -46,7 +47,11 @@ const MAX_DEPTH = 64;
  * const found = await findTreeRoot('/runs/main.agents/a.agents/b.jsonl', nodeFileSystem);
  * // { ok: true, root: '/runs/main.jsonl', chain: [b, a, main] }
  */
-export async function findTreeRoot(path: string, fileSystem: FileSystem): Promise<TreeRoot> {
+export async function findTreeRoot(
+  path: string,
+  fileSystem: FileSystem,
+  layout: ChildLayout = agentsLayout,
+): Promise<TreeRoot> {
   let current = resolve(path);
   const chain: string[] = [];
   let unfollowed: string | undefined;
@@ -67,7 +72,7 @@ export async function findTreeRoot(path: string, fileSystem: FileSystem): Promis
         };
       }
       chain.push(current);
-      const layoutParent = parentTranscriptPath(current);
+      const layoutParent = parentOf(layout, current);
       const meta = await readMeta(current, fileSystem);
       const link = meta?.parent;
       if (link !== undefined && unfollowed === undefined) {
@@ -78,7 +83,7 @@ export async function findTreeRoot(path: string, fileSystem: FileSystem): Promis
             String(link.transcript).slice(0, 200),
           )}, which is not ${
             layoutParent === null
-              ? `in a tree (the transcript is not in a *.agents folder); the link is not followed, and it is the root of its own tree`
+              ? `in a tree (its layout gives it no parent); the link is not followed, and it is the root of its own tree`
               : `its parent in this tree (${layoutParent}); the link is not followed, and the tree is the layout's`
           }`;
         }
@@ -125,12 +130,12 @@ async function readMeta(path: string, fileSystem: FileSystem): Promise<SessionMe
  * @example
  * layoutAncestors('/runs/main.agents/a.jsonl'); // ['/runs/main.agents/a.jsonl', '/runs/main.jsonl']
  */
-export function layoutAncestors(path: string): string[] {
+export function layoutAncestors(path: string, layout: ChildLayout = agentsLayout): string[] {
   const ancestors: string[] = [];
   for (
     let at: string | null = resolve(path);
     at !== null && ancestors.length <= MAX_DEPTH;
-    at = parentTranscriptPath(at)
+    at = parentOf(layout, at)
   ) {
     ancestors.push(at);
   }
@@ -139,7 +144,7 @@ export function layoutAncestors(path: string): string[] {
 
 /**
  * Why the children a transcript's pending joins wait for cannot be read safely, or null: each
- * child's transcript (`X.agents/<id>.jsonl`) must be a regular file or missing (a missing child
+ * child's transcript (where `layout` puts it; by default `X.agents/<id>.jsonl`) must be a regular file or missing (a missing child
  * is answered as such). A FIFO, a device, a symlink or a folder there is refused before anything
  * is written — reading one could block, or read outside the tree. Looks without following
  * symlinks and reads nothing.
@@ -152,11 +157,12 @@ export async function checkJoinedChildren(
   path: string,
   agentIds: readonly string[],
   fileSystem: FileSystem,
+  layout: ChildLayout = agentsLayout,
 ): Promise<string | null> {
   for (const agentId of agentIds) {
     let child: string;
     try {
-      child = childTranscriptPath(path, agentId);
+      child = resolve(layout.childOf(path, agentId));
     } catch {
       return `${path}: a pending join waits for ${JSON.stringify(agentId.slice(0, 100))}, which cannot name a child transcript`;
     }
@@ -170,4 +176,10 @@ export async function checkJoinedChildren(
     }
   }
   return null;
+}
+
+/** The layout's parent of `path`, resolved; null for a root (or an answer that is no path). */
+function parentOf(layout: ChildLayout, path: string): string | null {
+  const parent = layout.parentOf(path);
+  return typeof parent === 'string' ? resolve(parent) : null;
 }

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { ChildLayout } from '../subagents/child-layout.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
 import type { Inspection } from './inspection.ts';
@@ -39,10 +40,10 @@ export class VerifiedUnderClaim {
   }
 
   /** The root of `path`'s tree: found once under the claim ({@link findTreeRoot}). */
-  async treeRoot(path: string, fileSystem: FileSystem): Promise<TreeRoot> {
+  async treeRoot(path: string, fileSystem: FileSystem, layout?: ChildLayout): Promise<TreeRoot> {
     const known = this.#roots.get(resolve(path));
     if (known !== undefined) return known;
-    const found = await findTreeRoot(path, fileSystem);
+    const found = await findTreeRoot(path, fileSystem, layout);
     if (found.ok) this.rememberRoot(path, found);
     return found;
   }
@@ -60,11 +61,12 @@ export class VerifiedUnderClaim {
     path: string,
     agentIds: readonly string[],
     fileSystem: FileSystem,
+    layout?: ChildLayout,
   ): Promise<string | null> {
     const key = (agentId: string) => `${resolve(path)}\0${agentId}`;
     const unchecked = agentIds.filter((agentId) => !this.#joins.has(key(agentId)));
     if (unchecked.length === 0) return null;
-    const problem = await checkJoinedChildren(path, unchecked, fileSystem);
+    const problem = await checkJoinedChildren(path, unchecked, fileSystem, layout);
     if (problem === null) for (const agentId of unchecked) this.#joins.add(key(agentId));
     return problem;
   }

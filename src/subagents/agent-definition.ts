@@ -1,7 +1,14 @@
 import type { LanguageModel } from 'ai';
 import type { LoopTools, ToolIdempotency } from '../loop/tool-set.ts';
-import type { CompactionOptions } from '../loop/types.ts';
-import type { LoopFactory } from './composer-types.ts';
+import type { CompactionOptions, LoopMessage, LoopOptions, RunHandle } from '../loop/types.ts';
+
+/**
+ * Builds a loop from its options; the default is the `Loop` of `llm-agent-revival/loop`.
+ *
+ * @example
+ * const createLoop: LoopFactory = (options) => new Loop({ ...options, maxTurns: 10 });
+ */
+export type LoopFactory = (options: LoopOptions) => { run(messages: LoopMessage[]): RunHandle };
 
 /**
  * One agent type: what a run of it is made of. A registry of them

@@ -1,18 +1,12 @@
-import type { LoopMessage, LoopOptions, RunHandle } from '../loop/types.ts';
+import type { LoopOptions, RunHandle } from '../loop/types.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
 import type { Durability, Session } from '../transcript/session.ts';
-import type { AgentRegistry, ModelResolver } from './agent-definition.ts';
+import type { AgentRegistry, LoopFactory, ModelResolver } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
 import type { ChildOutcome } from './child-outcome.ts';
 import type { ChildRecord } from './family.ts';
 
-/**
- * Builds a loop from its options; the default is the `Loop` of `llm-agent-revival/loop`.
- *
- * @example
- * const createLoop: LoopFactory = (options) => new Loop({ ...options, maxTurns: 10 });
- */
-export type LoopFactory = (options: LoopOptions) => { run(messages: LoopMessage[]): RunHandle };
+export type { LoopFactory } from './agent-definition.ts';
 
 /**
  * Progress of the tree, for displays.

@@ -28,40 +28,28 @@
  * @module
  */
 export {
-  type CrashImageOptions,
   fileSystemError,
   MemoryFileSystem,
   type MemoryFileSystemOptions,
-  type UnsyncedFile,
 } from './memory-file-system.ts';
 export {
-  type CallRecord,
   type Fault,
   type FaultRule,
   type FaultyFileSystemOptions,
   FaultyFileSystem,
-  type FileSystemOperation,
-  type FiredFault,
 } from './faulty-file-system.ts';
 export {
   httpError,
   pairingProblems,
-  type PromptViolation,
   ScriptedModel,
   type ScriptStep,
 } from './scripted-model.ts';
 export {
-  type Outage,
-  type OutageServer,
-  type ScriptedServer,
   startAnthropicServer,
   startChatServer,
   startOutageChatServer,
-  type WireStep,
 } from './provider-servers.ts';
 export {
-  type IssuedItem,
-  type ResponsesRefusal,
   type ResponsesServer,
   type ResponsesStep,
   startResponsesServer,

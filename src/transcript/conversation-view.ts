@@ -28,7 +28,7 @@ export type { ViewMessage } from './conversation-view-builder.ts';
  *
  * @example
  * const view = conversationView(records);
- * console.log(view.length, 'messages,', pairingViolations(view).length, 'pairing problems');
+ * console.log(view.length, 'messages');
  */
 export function conversationView(
   records: Iterable<TranscriptRecord | ForeignRecord>,

@@ -1,23 +1,26 @@
 /**
- * `llm-agent-revival/session`: the crash-safe transcript. It imports no model library.
+ * `llm-agent-revival/transcript`: the crash-safe transcript — its format, its one writer and its
+ * readers. It imports no model library. The machinery under them (the line codec, the scanner,
+ * the writer lock, the tail-state fold, the pairing rules) is not part of the API: a transcript
+ * is read through `peek`, `readRecords`, `scanRecords` and `conversationView`, and written
+ * through `Session`.
  *
  * @example
- * import { Session, peek } from 'llm-agent-revival/session';
+ * import { Session, peek } from 'llm-agent-revival/transcript';
  *
  * @module
  */
 export {
-  blockingReadFileSystem,
   type FileIdentity,
   type FileSystem,
   nodeFileSystem,
   type OpenMode,
 } from './file-system.ts';
-export { decodeLine, type EncodedLine, encodeLine } from './line-codec.ts';
-export { LineScanner, type ScanStart } from './line-scanner.ts';
 export { type PeekResult, peek } from './peek.ts';
 export { readRecords } from './read-records.ts';
-// The format's types, every one public: what a transcript holds is part of the API.
+// The format's types: what a transcript holds is part of the API. The bodies of the records
+// only the library writes (checkpoints, compactions, revivals, failures, stops) are named
+// through `RecordOf<'type'>` rather than one name each.
 export {
   FORMAT_VERSION,
   type JsonValue,
@@ -28,25 +31,14 @@ export {
   type ToolCallPart,
   type ToolResultPart,
   type ContentPart,
-  type Injected,
-  type MessageExtras,
   type Message,
   type Idempotency,
   type SettleStatus,
   type ParentLink,
-  type RecordHeader,
-  type TailRepair,
   type SessionMetaBody,
   type MessageBody,
   type ToolDispatchedBody,
   type ToolSettledBody,
-  type CompactionBody,
-  type RunRevivedBody,
-  type FailureCause,
-  type RunFailedBody,
-  type RunStoppedBody,
-  type CheckpointBody,
-  type UnknownBody,
   type RecordBody,
   type TranscriptRecord,
   type ForeignRecord,
@@ -63,8 +55,6 @@ export {
   type ScanResult,
   scanRecords,
   scanTranscript,
-  type DamagedTail,
-  type TornTail,
   type UnreadableReason,
 } from './scan-transcript.ts';
 export {
@@ -76,33 +66,6 @@ export {
 } from './session.ts';
 export { needsPerson, type RunHalt } from './run-halt.ts';
 export { SessionError, type SessionErrorCode } from './session-error.ts';
-export {
-  emptyTailState,
-  foldTailState,
-  type LastMessage,
-  type OpenDispatch,
-  type TailCall,
-  type TailState,
-  tailStateFromJson,
-} from './tail-state.ts';
-export { isKnownRecord, type RecordProblem, validateRecord } from './validate-record.ts';
-export {
-  type AcquireOptions,
-  acquireWriterLock,
-  type LockHolder,
-  nametagPathOf,
-  type WriterLock,
-} from './writer-lock.ts';
+export type { TailState } from './tail-state.ts';
+export type { LockHolder } from './writer-lock.ts';
 export { conversationView, type ViewMessage } from './conversation-view.ts';
-export { ConversationViewBuilder } from './conversation-view-builder.ts';
-export { ViewLineIndex, type ViewLinesRead } from './view-line-index.ts';
-export { normalizeConversation } from './normalize-conversation.ts';
-export {
-  ANTHROPIC_TOOL_ID_MAX_LENGTH,
-  ANTHROPIC_TOOL_ID_PATTERN,
-  OPENAI_CHAT_TOOL_ID_MAX_LENGTH,
-  type PairingRules,
-  type PairingViolation,
-  type PairingViolationCode,
-  pairingViolations,
-} from './pairing-violations.ts';

@@ -17,9 +17,7 @@ import type { ForeignRecord, TranscriptRecord } from './records.ts';
  * A good record and where it stands.
  *
  * @example
- * const scanner = new LineScanner(path);
- * scanner.feed(bytes);
- * for (const { record, info } of scanner.take()) console.log(info.line, record.type);
+ * for await (const { record, info } of scanRecords(path)) console.log(info.line, record.type);
  */
 export interface ScannedRecord {
   record: TranscriptRecord | ForeignRecord;

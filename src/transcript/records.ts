@@ -304,7 +304,7 @@ export interface MessageBody extends Message {
  * @example
  * const dispatch: ToolDispatchedBody = {
  *   type: 'tool-dispatched', callId: 'call-1', toolName: 'read_file',
- *   inputDigest: inputDigest({ path: 'notes.txt' }), idempotency: 'read-only',
+ *   inputDigest: `sha256:${'0'.repeat(64)}`, idempotency: 'read-only',
  * };
  */
 export interface ToolDispatchedBody {

@@ -67,8 +67,8 @@ export interface SessionOptions {
  * Options of {@link Session.open}.
  *
  * @example
- * const lines = new ViewLineIndex();
- * const session = await Session.open(path, { onRecord: (record, info) => lines.add(record, info) });
+ * const types: string[] = [];
+ * const session = await Session.open(path, { onRecord: (record) => types.push(record.type) });
  */
 export interface SessionOpenOptions extends SessionOptions {
   /**

@@ -1,4 +1,4 @@
-import { describeError } from './session-error.ts';
+import { describeError } from './describe-error.ts';
 import { hostname } from 'node:os';
 import { type FileIdentity, type FileSystem, sameFile } from './file-system.ts';
 import { temporaryPathOf } from './temporary-path.ts';

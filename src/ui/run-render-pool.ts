@@ -6,7 +6,7 @@
  * @module
  */
 import { Worker } from 'node:worker_threads';
-import type { RenderAnswer, RenderJob } from './run-render-worker.ts';
+import type { RenderAnswer, RenderJob } from './render-job.ts';
 
 /**
  * A queue of render jobs in front of one worker thread.

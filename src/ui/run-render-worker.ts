@@ -9,48 +9,11 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { runRecordsOf, runSectionHtml, valueText } from '../render/conversation-html.ts';
-import type { RunNode } from '../render/run-node.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { peek } from '../transcript/peek.ts';
-import { sectionOptions } from './served-run.ts';
+import { type RenderAnswer, type RenderJob, sectionOptions } from './render-job.ts';
 
-/**
- * A job for the worker: the section of `node` (a copy without its grandchildren) on `page`,
- * or the whole value of part `part` of the message at `seq`.
- *
- * @example
- * const job: RenderJob = { kind: 'value', path: '/runs/main.jsonl', seq: 12, part: 0 };
- */
-export type RenderJob =
-  | {
-      kind: 'section';
-      node: RunNode;
-      parent: RunNode | undefined;
-      anchor: string;
-      page: number;
-      limits: RenderLimits;
-    }
-  | { kind: 'value'; path: string; seq: number; part: number };
-
-/**
- * How much of a run a page holds: values past `valueChars` characters are cut (the rest
- * served apart), and the conversation is shown `pageMessages` messages at a time.
- *
- * @example
- * const limits: RenderLimits = { valueChars: 16_384, pageMessages: 200 };
- */
-export interface RenderLimits {
-  valueChars: number;
-  pageMessages: number;
-}
-
-/**
- * What the worker answers: the string asked for, absent when there is no such value.
- *
- * @example
- * const answer: RenderAnswer = { ok: true, text: '<section class="run">…</section>' };
- */
-export type RenderAnswer = { ok: true; text: string | undefined } | { ok: false; error: string };
+export type { RenderAnswer, RenderJob, RenderLimits } from './render-job.ts';
 
 /**
  * The job's answer (exported for the tests; the worker runs it on each message).

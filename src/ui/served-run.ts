@@ -6,12 +6,12 @@
  * @module
  */
 import type { ServerResponse } from 'node:http';
-import { type RunTreeHtmlOptions, runSectionHtml, valueText } from '../render/conversation-html.ts';
+import { runSectionHtml, valueText } from '../render/conversation-html.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { reply } from './request-guard.ts';
 import type { RunRenderPool } from './run-render-pool.ts';
-import type { RenderLimits } from './run-render-worker.ts';
+import { type RenderLimits, sectionOptions } from './render-job.ts';
 import type { UiSource } from './ui-source.ts';
 
 /** A whole value is written in slices of this many characters, each after the last drained. */
@@ -78,33 +78,6 @@ async function valueHere(
   const found = conversationView(read.records).find((message) => message.seq === seq);
   const value = found?.content[part];
   return value === undefined ? undefined : valueText(value);
-}
-
-/**
- * How a served page draws a run's section: links relative (they keep the token), values past
- * the limit served apart at `value?…`, the conversation paged at `run?path=…&page=N`.
- *
- * @example
- * const html = runSectionHtml(node, 'run-2', read, sectionOptions(node, limits, 1), parent);
- */
-export function sectionOptions(
-  node: RunNode,
-  limits: RenderLimits,
-  page: number,
-): RunTreeHtmlOptions & { href: (node: RunNode) => string } {
-  const href = (run: RunNode): string => `run?path=${encodeURIComponent(run.path)}`;
-  return {
-    href,
-    servedApart: {
-      limit: limits.valueChars,
-      href: (seq, index) => `value?path=${encodeURIComponent(node.path)}&seq=${seq}&part=${index}`,
-    },
-    paged: {
-      size: limits.pageMessages,
-      number: page,
-      href: (number) => `${href(node)}&page=${number}`,
-    },
-  };
 }
 
 /**

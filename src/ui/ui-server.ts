@@ -20,7 +20,7 @@ import { EventStream } from './event-stream.ts';
 import { pageScriptText } from './page-script.ts';
 import { type GuardKeys, guard, reply, SECURITY_HEADERS } from './request-guard.ts';
 import { RunRenderPool } from './run-render-pool.ts';
-import type { RenderLimits } from './run-render-worker.ts';
+import type { RenderLimits } from './render-job.ts';
 import { runSectionHere, servedValue } from './served-run.ts';
 import { type SectionRenderer, uiPage } from './ui-pages.ts';
 import type { RunNode } from '../render/run-node.ts';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { StatusJson } from '../../src/render/format-status.ts';
 import { peek } from '../../src/transcript/peek.ts';
-import { type OutageServer, startOutageChatServer } from '../../src/testing/index.ts';
+import type { OutageServer } from '../../src/testing/provider-servers.ts';
+import { startOutageChatServer } from '../../src/testing/index.ts';
 import { runCli, temporaryFolder } from './support/cli-fixtures.ts';
 
 /*

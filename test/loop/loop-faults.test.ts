@@ -6,7 +6,8 @@ import type { ToolDefinition } from '../../src/loop/types.ts';
 import { Revival } from '../../src/revival/index.ts';
 import { INTERRUPTED_MESSAGE, RESUME_NOTICE } from '../../src/revival/texts.ts';
 import { nodeFileSystem } from '../../src/transcript/file-system.ts';
-import { FaultyFileSystem, type FileSystemOperation } from '../../src/testing/index.ts';
+import type { FileSystemOperation } from '../../src/testing/faulty-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { latch } from '../support/latch.ts';
 import {
   assertWriteOrder,

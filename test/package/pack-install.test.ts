@@ -179,7 +179,7 @@ describe('the published package, packed and installed into an empty project', ()
       await writeFile(
         join(consumer, 'consumer.ts'),
         `import { Loop, Revival, Composer } from 'llm-agent-revival';
-import { Session } from 'llm-agent-revival/session';
+import { Session } from 'llm-agent-revival/transcript';
 import { FileStore, PostgresStore } from 'llm-agent-revival/store';
 import { MemoryFileSystem } from 'llm-agent-revival/testing';
 export const used = [Loop, Revival, Composer, Session, FileStore, PostgresStore, MemoryFileSystem];
@@ -245,7 +245,7 @@ export const used = [Loop, Revival, Composer, Session, FileStore, PostgresStore,
     await writeFile(
       script,
       `import { Session, Loop, Revival, Composer, spawnAgentTool } from 'llm-agent-revival';
-import { Session as SubSession } from 'llm-agent-revival/session';
+import { Session as SubSession } from 'llm-agent-revival/transcript';
 import { Loop as SubLoop } from 'llm-agent-revival/loop';
 import { Revival as SubRevival } from 'llm-agent-revival/revival';
 import { Composer as SubComposer } from 'llm-agent-revival/subagents';

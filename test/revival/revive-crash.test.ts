@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import { Revival } from '../../src/revival/index.ts';
 import { mayHoldDispatch } from '../../src/transcript/classify-tail.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
-import { type CallRecord, FaultyFileSystem } from '../../src/testing/index.ts';
+import type { CallRecord } from '../../src/testing/faulty-file-system.ts';
+import { FaultyFileSystem } from '../../src/testing/index.ts';
 import { MemoryFileSystem } from '../../src/testing/index.ts';
 import {
   assistant,

@@ -319,7 +319,7 @@ describe('validate, then commit: a link to a FIFO or a device is refused before 
     await stat(claimPathOf(child));
     assert.match(
       revived.unfollowedLink ?? '',
-      /not in a \*\.agents folder\); the link is not followed, and it is the root of its own tree/,
+      /its layout gives it no parent\); the link is not followed, and it is the root of its own tree/,
     );
     assert.deepEqual(revived.interrupted, ['c1']);
     await revived.session.close();
