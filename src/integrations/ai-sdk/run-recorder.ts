@@ -131,11 +131,13 @@ export class RunRecorder {
   /**
    * Write a call's dispatch and make it durable: after this, and only after, may its tool
    * start. The call must be one of the last recorded turn's, not yet answered or dispatched.
+   * `idempotency` undefined: the tool declared none, and the dispatch records `side-effect`,
+   * undeclared.
    */
   async dispatch(
     callId: string,
     toolName: string,
-    idempotency: Idempotency,
+    idempotency: Idempotency | undefined,
   ): Promise<ToolCallPart> {
     const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
     if (call === undefined || call.toolName !== toolName) {
@@ -152,7 +154,8 @@ export class RunRecorder {
       callId,
       toolName,
       inputDigest: inputDigest(call.input),
-      idempotency,
+      idempotency: idempotency ?? 'side-effect',
+      ...(idempotency === undefined ? { idempotencyDeclared: false as const } : {}),
     });
     await this.session.barrier();
     return call;
