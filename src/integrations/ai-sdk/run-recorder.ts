@@ -138,6 +138,7 @@ export class RunRecorder {
     callId: string,
     toolName: string,
     idempotency: Idempotency | undefined,
+    joins?: string[],
   ): Promise<ToolCallPart> {
     const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
     if (call === undefined || call.toolName !== toolName) {
@@ -156,9 +157,30 @@ export class RunRecorder {
       inputDigest: inputDigest(call.input),
       idempotency: idempotency ?? 'side-effect',
       ...(idempotency === undefined ? { idempotencyDeclared: false as const } : {}),
+      ...(joins === undefined ? {} : { joins }),
     });
     await this.session.barrier();
     return call;
+  }
+
+  /**
+   * Dispatch a call of the last turn as a join on child runs (`joins`): a revival leaves it open
+   * for the children's answers instead of answering it as interrupted. Read-only: what the
+   * children do is recorded in their own transcripts.
+   */
+  async dispatchJoin(callId: string, agentIds: string[]): Promise<ToolCallPart> {
+    const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
+    return this.dispatch(callId, call?.toolName ?? '', 'read-only', agentIds);
+  }
+
+  /**
+   * Answer a join a crash left open (its dispatch written, its result not) with its children's
+   * answer, and settle it. A call not in the last turn, or already answered, is left alone.
+   */
+  async answerJoin(callId: string, output: JsonValue, isError: boolean): Promise<void> {
+    const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
+    if (call === undefined || this.#answered.has(callId)) return;
+    await this.settle(call, output, isError);
   }
 
   /** Write a dispatched call's result, make it durable, then settle the call. */
