@@ -10,6 +10,7 @@ import { REPAIR_ATTACKS } from './repair-attacks.ts';
 import { SYMLINK_ATTACKS } from './symlink-attacks.ts';
 import { type Attack, atEnd, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
+import { WRAPPER_ATTACKS } from './wrapper-attacks.ts';
 import { UI_ATTACKS } from './ui-attacks.ts';
 
 /*
@@ -45,6 +46,7 @@ const ALL: Attack[] = [
   ...FLEET_ATTACKS,
   ...UI_ATTACKS,
   ...REPAIR_ATTACKS,
+  ...WRAPPER_ATTACKS,
 ];
 // --quick leaves out the attacks marked full (slow, or awaiting another branch's fix) unless
 // --only names them.

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { ImageFigures } from './crash-images.ts';
+import { runAiSdkKills } from './ai-sdk-kills.ts';
 import { runFuzz } from './fuzz.ts';
 import { type BreachFigures, FIGURES } from './invariants.ts';
 import { runIoErrors } from './io-errors.ts';
@@ -9,7 +10,7 @@ import { runSigkillLoop } from './sigkill-loop.ts';
 import { runTreeRace } from './tree-race.ts';
 
 /*
- * `npm run crashtest [-- --long] [--seed N] [--only images,kills,races,io,fuzz]`: the proof of
+ * `npm run crashtest [-- --long] [--seed N] [--only images,kills,ai-sdk,races,io,fuzz]`: the proof of
  * crash safety (docs/crash-safety.md). Prints each part's figures and ends with one line,
  * `crashtest: images=… sigkills=… races=… fuzz=… lost=0 doubled=0 pairing=0 throws=0 failed=0`;
  * exits 1 when a counter that must be zero is not, or a part fell short of its quota.
@@ -26,10 +27,10 @@ const optionValue = (name: string): string | undefined => {
   return index < 0 ? undefined : args[index + 1];
 };
 const seed = Number(optionValue('--seed') ?? process.env.SEED ?? Date.now() % 2 ** 31);
-const only = new Set((optionValue('--only') ?? 'images,kills,races,io,fuzz').split(','));
+const only = new Set((optionValue('--only') ?? 'images,kills,ai-sdk,races,io,fuzz').split(','));
 const quotas = long
-  ? { images: 30_000, kills: 500, races: 2000, treeRaces: 500, fuzz: 300_000 }
-  : { images: 10_000, kills: 200, races: 500, treeRaces: 200, fuzz: 100_000 };
+  ? { images: 30_000, kills: 500, aiSdkKills: 300, races: 2000, treeRaces: 500, fuzz: 300_000 }
+  : { images: 10_000, kills: 200, aiSdkKills: 100, races: 500, treeRaces: 200, fuzz: 100_000 };
 
 console.log(`crashtest: seed ${seed}${long ? ' (long)' : ''} — replay with --seed ${seed}`);
 const totals = { lost: 0, doubled: 0, pairing: 0, throws: 0, failed: 0 };
@@ -100,6 +101,17 @@ if (only.has('kills')) {
       `first delays ${kills.delays.slice(0, 5).join(', ')} ms`,
   );
   if (kills.bySigkill < quotas.kills) totals.failed += 1;
+}
+if (only.has('ai-sdk')) {
+  // The same kills, of a process running an AI SDK ToolLoopAgent through the wrappers.
+  const kills = await runAiSdkKills({ kills: quotas.aiSdkKills, lanes: 2, seed });
+  counts.sigkills += kills.bySigkill;
+  add(kills);
+  failures.push(...kills.failures);
+  sections.push(
+    `AI SDK kills: ${kills.kills} kills of a wrapped ToolLoopAgent (${kills.bySigkill} by SIGKILL, ${kills.revived} revived, ${kills.midTool} inside a tool), delays 0–${Math.round(kills.baselineMilliseconds * 1.1)} ms after its run opened`,
+  );
+  if (kills.bySigkill < quotas.aiSdkKills || kills.revived === 0) totals.failed += 1;
 }
 if (only.has('races')) {
   const race = await runReviverRace({ rounds: quotas.races, workers: 4, seed });

@@ -4,6 +4,7 @@ import type { JsonValue, ToolCallPart } from '../transcript/records.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { checkJsonSchema } from './check-json-schema.ts';
 import { inputDigest } from './input-digest.ts';
+import { idempotencyUndeclared } from './tool-set.ts';
 import { type LoopTracer, SPAN_ERROR } from './tracer.ts';
 import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure } from './types.ts';
 
@@ -96,6 +97,7 @@ export async function runToolCall(
     toolName: call.toolName,
     inputDigest: inputDigest(call.input),
     idempotency: tool.idempotency,
+    ...(idempotencyUndeclared(tool) ? { idempotencyDeclared: false as const } : {}),
     idempotencyKey,
     ...(joins === undefined ? {} : { joins }),
   });

@@ -8,7 +8,7 @@ export type { LoopTools, ToolIdempotency, ToolSetByName } from './types.ts';
 /**
  * The tools as {@link ToolDefinition}s: a list is returned as it is; each entry of an AI SDK
  * `ToolSet` becomes one named by its key, with the idempotency `idempotency` declares for it
- * (`side-effect` when it declares none). What the loop cannot honour is refused with a
+ * (`side-effect` when it declares none, recorded as undeclared). What the loop cannot honour is refused with a
  * TypeError naming the tool, before anything is written: a provider-executed tool (its result
  * would never pass through the transcript), a tool with no `execute`, `needsApproval`,
  * `toModelOutput`, `contextSchema`, a description computed from a context. `execute` is called
@@ -47,9 +47,31 @@ export function toolDefinitionsOf(
     if (!(name in set))
       throw new TypeError(`Loop: \`idempotency\` names "${name}", which is not a tool`);
   }
-  return Object.entries(set).map(([name, tool]) =>
-    definitionOf(name, tool, idempotency[name] ?? 'side-effect'),
-  );
+  return Object.entries(set).map(([name, tool]) => {
+    const definition = definitionOf(name, tool, idempotency[name] ?? 'side-effect');
+    if (idempotency[name] === undefined) undeclared.add(definition);
+    return definition;
+  });
+}
+
+/** The definitions made of a `ToolSet` entry whose idempotency no one declared. */
+const undeclared = new WeakSet<ToolDefinition<unknown>>();
+
+/**
+ * Whether `tool` was made by {@link toolDefinitionsOf} from a `ToolSet` entry whose idempotency
+ * was not declared: its `side-effect` is assumed, and its dispatches say so
+ * (`idempotencyDeclared: false`) for the plans people read.
+ *
+ * @example
+ * import { tool } from 'ai';
+ * import { z } from 'zod';
+ * const [weather] = toolDefinitionsOf({
+ *   weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => city }),
+ * });
+ * idempotencyUndeclared(weather); // true
+ */
+export function idempotencyUndeclared(tool: ToolDefinition<unknown>): boolean {
+  return undeclared.has(tool);
 }
 
 function definitionOf(

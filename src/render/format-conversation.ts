@@ -11,6 +11,7 @@ import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/r
 import { serializeJson } from './json-text.ts';
 import { terminalSafe, terminalSafeLines } from './terminal-safe.ts';
 import type { Style } from './terminal-style.ts';
+import { idempotencyLabel } from './idempotency-label.ts';
 
 /**
  * The deepest nesting of a tool input or output that `show` prints; deeper containers are
@@ -122,7 +123,7 @@ function envelopeText(record: TranscriptRecord | ForeignRecord): string {
           : ` parent ${record.parent.transcript} via ${record.parent.callId}`
       }`;
     case 'tool-dispatched':
-      return `${head} ${record.toolName} ${record.callId} (${record.idempotency})${
+      return `${head} ${record.toolName} ${record.callId} (${idempotencyLabel(record)})${
         record.idempotencyKey === undefined ? '' : ` key ${record.idempotencyKey}`
       }${record.joins === undefined ? '' : ` joins ${record.joins.join(', ')}`}`;
     case 'tool-settled':

@@ -9,6 +9,7 @@ import { formatCount, plural } from '../render/format-status.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import type { Style } from '../render/terminal-style.ts';
 import { UserError } from './user-error.ts';
+import { idempotencyLabel } from '../render/idempotency-label.ts';
 
 /**
  * `revive --database URL RUN…`: a person's approval of runs a supervisor parked
@@ -140,7 +141,7 @@ export async function planApproval(
         continue;
       }
       lines.push(
-        `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(call.idempotency)}) as interrupted, outcome unknown — NOT retried`,
+        `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(idempotencyLabel(call))}) as interrupted, outcome unknown — NOT retried`,
       );
     }
     lines.push(

@@ -11,6 +11,7 @@ import { formatCount, plural } from '../render/format-status.ts';
 import { haltAdvice, haltWhy } from '../render/halt-text.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import type { Style } from '../render/terminal-style.ts';
+import { idempotencyLabel } from '../render/idempotency-label.ts';
 
 /**
  * One run the plan revives.
@@ -146,7 +147,7 @@ function planOne(node: RunNode): PlannedRevival {
       planned.interrupt.push({
         callId: call.callId,
         toolName,
-        idempotency: open.idempotency,
+        idempotency: idempotencyLabel(open),
       });
     }
   }

@@ -315,6 +315,13 @@ export interface ToolDispatchedBody {
   inputDigest: string;
   idempotency: Idempotency;
   /**
+   * `false` when the tool declared no idempotency and `idempotency` is the `side-effect` a
+   * reader must assume (an AI SDK `tool()` not named in the run's idempotency map). Absent when
+   * the tool declared one, and in transcripts written before it existed. A v1 member: a reader
+   * that ignores it reads `side-effect`, which is what it means.
+   */
+  idempotencyDeclared?: false;
+  /**
    * Format 2: the key the tool was given with the call (stable across revivals and workers), so
    * that the outside world can tell a repeat of this call from a new one, and a reconcile can
    * ask about it. See {@link idempotencyKeyOf}.

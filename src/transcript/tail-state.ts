@@ -33,6 +33,8 @@ export interface OpenDispatch {
   callId: string;
   toolName: string;
   idempotency: Idempotency;
+  /** `false` when the tool declared none and `idempotency` is the assumed `side-effect`. */
+  idempotencyDeclared?: false;
   /** The key the tool was given (format 2); absent for a dispatch written without one. */
   idempotencyKey?: string;
   /** Seq of the dispatch record. */
@@ -206,6 +208,7 @@ export function foldTailState(
         seq: dispatch.seq,
         turnSeq: inTurn && turn !== null ? turn.seq : null,
       };
+      if (dispatch.idempotencyDeclared === false) open.idempotencyDeclared = false;
       if (dispatch.idempotencyKey !== undefined) open.idempotencyKey = dispatch.idempotencyKey;
       if (dispatch.joins !== undefined) open.joins = dispatch.joins;
       next.open = [...state.open.filter((item) => item.callId !== dispatch.callId), open];

@@ -170,6 +170,9 @@ function validateBody(bag: Bag): void {
       string(bag, 'inputDigest', '');
       oneOf(bag, 'idempotency', '', IDEMPOTENCIES);
       optionalString(bag, 'idempotencyKey', '');
+      if (bag.idempotencyDeclared !== undefined && bag.idempotencyDeclared !== false) {
+        throw new Invalid('idempotencyDeclared', 'must be false when present');
+      }
       if (bag.joins !== undefined) stringArray(bag, 'joins', '');
       return;
     case 'tool-settled':

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { runAiSdkKills } from '../../crashtest/ai-sdk-kills.ts';
 import { runScenarioImages } from '../../crashtest/crash-images.ts';
 import { runFuzz } from '../../crashtest/fuzz.ts';
 import type { BreachFigures } from '../../crashtest/invariants.ts';
@@ -56,6 +57,16 @@ describe('crashtest (reduced)', { concurrency: false }, () => {
   }, async () => {
     const figures = await runSigkillLoop({ kills: 4, lanes: 2, seed });
     assert.equal(figures.bySigkill, 4, 'every process died by SIGKILL');
+    assert.deepEqual(figures.failures, []);
+    zero(figures);
+  });
+
+  it('AI SDK: real kills of a process running a wrapped ToolLoopAgent, revived and checked', {
+    timeout: 240_000,
+  }, async () => {
+    const figures = await runAiSdkKills({ kills: 4, lanes: 2, seed });
+    assert.equal(figures.bySigkill, 4, 'every process died by SIGKILL');
+    assert.ok(figures.revived > 0, 'no kill landed mid-run: the kills proved nothing');
     assert.deepEqual(figures.failures, []);
     zero(figures);
   });

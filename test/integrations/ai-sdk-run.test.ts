@@ -122,6 +122,47 @@ for (const [name, program] of Object.entries(programs)) {
     }));
 }
 
+test('a tool whose idempotency no one declared is recorded side-effect, undeclared; a declared one is not marked', () =>
+  withFolder(async (folder) => {
+    const path = join(folder, 'undeclared.jsonl');
+    const model = new ScriptedModel([
+      {
+        calls: [
+          { id: 'c1', name: 'send', input: { to: 'ann' } },
+          { id: 'c2', name: 'note', input: { to: 'bob' } },
+        ],
+      },
+      { text: 'Sent.' },
+    ]);
+    const tools = revivableTools(
+      { send: sendTool([]), note: sendTool([]) },
+      { idempotency: { note: 'idempotent' } },
+    );
+    const opened = await RevivableRun.open({ path });
+    assert.ok(opened.ok);
+    try {
+      await opened.run.within(() =>
+        generateText({
+          model: revivableModel(model.model),
+          tools,
+          stopWhen: stepCountIs(3),
+          prompt: 'Go.',
+        }),
+      );
+    } finally {
+      await opened.run.close();
+    }
+    const dispatches = (await recordsOf(path)).flatMap((record) =>
+      record.type === 'tool-dispatched'
+        ? [[record.toolName, record.idempotency, record.idempotencyDeclared, record.v]]
+        : [],
+    );
+    assert.deepEqual(dispatches.sort(), [
+      ['note', 'idempotent', undefined, 1],
+      ['send', 'side-effect', false, 1],
+    ]);
+  }));
+
 test('a wrapped model called outside a run says so', async () => {
   const model = new ScriptedModel(SCRIPT);
   await assert.rejects(

@@ -49,11 +49,14 @@ test('new Loop({ tools: { name: tool(…) } }) runs: the key is the name, idempo
     assert.deepEqual(declared, ['echo', 'shout']);
     const records = await recordsOf(fixture.path);
     const dispatches = records.flatMap((record) =>
-      record.type === 'tool-dispatched' ? [[record.toolName, record.idempotency]] : [],
+      record.type === 'tool-dispatched'
+        ? [[record.toolName, record.idempotency, record.idempotencyDeclared]]
+        : [],
     );
+    // Undeclared is recorded as such, for the plans people read: assumed, not declared.
     assert.deepEqual(dispatches.sort(), [
-      ['echo', 'read-only'],
-      ['shout', 'side-effect'],
+      ['echo', 'read-only', undefined],
+      ['shout', 'side-effect', false],
     ]);
     assert.ok(shapeOf(records).includes('tool(tool-result:c1)'));
   }));

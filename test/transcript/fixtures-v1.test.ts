@@ -39,6 +39,7 @@ const HASHES: Record<string, string> = {
     '2abc6c01356002b23b50b337a03baa9483747f6aabce6417ca2cf2d173d40ab5',
   'parent.jsonl': '474d0fe9ce89bf57f2c6afc25ff93ddb1a2df3d9573b44e6d4bfaa3f1af8fb48',
   'torn-tail.jsonl': '44e4a92fc3fdf20095c9307d9d8282d7db6d3a92a252bbc78967140fe5b1a983',
+  'undeclared.jsonl': 'c9c6a321bdb96ef4a09a53f3856698582e6fac1fd747fa507ff40f97b5ed00cd',
 };
 
 test('the fixtures are the frozen bytes (nothing regenerated, nothing added unpinned)', async () => {

@@ -21,3 +21,5 @@ export { revivableModel } from './revivable-model.ts';
 export { revivableTools } from './revivable-tools.ts';
 export { aiSdkAgentDefinition, type GeneratingAgent } from './agent-definition.ts';
 export { answerInterruptedToolParts } from './answer-interrupted-tool-parts.ts';
+export { RevivableAgent } from './revivable-agent.ts';
+export { revivableSubagent } from './revivable-subagent.ts';

@@ -1,10 +1,12 @@
 import { stat } from 'node:fs/promises';
 import type { ModelMessage } from 'ai';
-import { Revival } from '../../revival/index.ts';
+import { Revival, type TreeClaim } from '../../revival/index.ts';
 import { conversationView } from '../../transcript/conversation-view.ts';
 import { readRecords } from '../../transcript/read-records.ts';
 import type { Message, ParentLink } from '../../transcript/records.ts';
 import { Session, type SessionOptions } from '../../transcript/session.ts';
+import { childTranscriptPath } from '../../subagents/child-layout.ts';
+import { answerFromChild, type ChildAnswer } from './child-answers.ts';
 import { RunRecorder, withRecorder } from './run-recorder.ts';
 
 /**
@@ -28,6 +30,11 @@ export interface RevivableRunOptions {
   maxRevivals?: number;
   /** For a child run: its parent's transcript (relative to the child's folder) and call. */
   parent?: ParentLink;
+  /**
+   * The claim on the run's tree that a reviver already holds: a child's run opened while its
+   * parent is being revived (a subagent carried on) inspects and revives under it.
+   */
+  treeClaim?: TreeClaim;
   /** Durability, clock, file system of the session (tests). */
   sessionOptions?: SessionOptions;
 }
@@ -115,16 +122,19 @@ export class RevivableRun {
       return opened(new RevivableRun(new RunRecorder(session, []), options.path, agentId, false));
     }
     const maxRevivals = options.maxRevivals ?? 3;
-    const found = await Revival.inspect({ path: options.path, maxRevivals });
+    const claim = options.treeClaim === undefined ? {} : { treeClaim: options.treeClaim };
+    const found = await Revival.inspect({ path: options.path, maxRevivals, ...claim });
     if (found.revivable) {
       const revived = await Revival.revive({
         path: options.path,
         agentId,
         maxRevivals,
+        ...claim,
         ...(options.sessionOptions === undefined ? {} : { sessionOptions: options.sessionOptions }),
       });
       if (!revived.ok) return notOpened(revived.reason, revived.detail);
       const recorder = new RunRecorder(revived.session, revived.messages);
+      await answerPendingJoins(recorder, options.path, revived.pendingJoins, revived.treeClaim);
       await recorder.answerNeverStarted(revived.neverDispatched.map((call) => call.callId));
       return opened(new RevivableRun(recorder, options.path, agentId, true));
     }
@@ -192,6 +202,27 @@ export function recorderOf(run: RevivableRun): RunRecorder {
   const recorder = recorders.get(run);
   if (recorder === undefined) throw new TypeError('not a RevivableRun');
   return recorder;
+}
+
+/**
+ * Answer each join the crash left open from its children (a subagent tool's call): a finished
+ * child's answer, or the child revived and run on to its end under its own id.
+ */
+async function answerPendingJoins(
+  recorder: RunRecorder,
+  path: string,
+  joins: readonly { callId: string; agentIds: string[] }[],
+  treeClaim: TreeClaim,
+): Promise<void> {
+  for (const join of joins) {
+    const answers: ChildAnswer[] = [];
+    for (const agentId of join.agentIds) {
+      answers.push(await answerFromChild(childTranscriptPath(path, agentId), agentId, treeClaim));
+    }
+    const isError = answers.length === 0 || answers.every((answer) => answer.isError);
+    const text = answers.map((answer) => answer.text).join('\n\n');
+    await recorder.answerJoin(join.callId, text || 'no child answered this call', isError);
+  }
 }
 
 function opened(run: RevivableRun): { ok: true; run: RevivableRun } {

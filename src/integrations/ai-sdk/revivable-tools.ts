@@ -10,7 +10,7 @@ import { currentRecorder, type RunRecorder } from './run-recorder.ts';
  * it: the write-ahead rule of the Loop, for tools the AI SDK runs. (Wrapping `execute` itself,
  * not `onToolExecutionStart`: the SDK drops what a callback throws, so a failed write there
  * would not stop the tool.) `idempotency` says, by name, what running each tool twice would
- * do; a tool not named is recorded `side-effect`. A thrown error is recorded as the model will
+ * do; a tool not named is recorded `side-effect`, marked undeclared (plans say so). A thrown error is recorded as the model will
  * read it and thrown on; a run aborted while the tool ran leaves the dispatch open, for revival
  * to answer as interrupted. Refused with a TypeError: a tool with `toModelOutput` (what the
  * model reads would not be what the transcript holds), an unknown idempotency or name.
@@ -50,7 +50,7 @@ export function revivableTools<TOOLS extends ToolSet>(
       wrapped[name] = tool; // answered by the program, recorded when the model reads the answer
       continue;
     }
-    const declared = idempotency[name] ?? 'side-effect';
+    const declared = idempotency[name]; // undefined: recorded side-effect, undeclared
     wrapped[name] = {
       ...tool,
       execute: (input: unknown, execution: ToolExecutionOptions<never>) =>
@@ -62,7 +62,7 @@ export function revivableTools<TOOLS extends ToolSet>(
 
 async function runRecorded(
   name: string,
-  idempotency: (typeof IDEMPOTENCIES)[number],
+  idempotency: (typeof IDEMPOTENCIES)[number] | undefined,
   execute: () => unknown,
   execution: ToolExecutionOptions<never>,
 ): Promise<unknown> {

@@ -131,11 +131,14 @@ export class RunRecorder {
   /**
    * Write a call's dispatch and make it durable: after this, and only after, may its tool
    * start. The call must be one of the last recorded turn's, not yet answered or dispatched.
+   * `idempotency` undefined: the tool declared none, and the dispatch records `side-effect`,
+   * undeclared.
    */
   async dispatch(
     callId: string,
     toolName: string,
-    idempotency: Idempotency,
+    idempotency: Idempotency | undefined,
+    joins?: string[],
   ): Promise<ToolCallPart> {
     const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
     if (call === undefined || call.toolName !== toolName) {
@@ -152,10 +155,32 @@ export class RunRecorder {
       callId,
       toolName,
       inputDigest: inputDigest(call.input),
-      idempotency,
+      idempotency: idempotency ?? 'side-effect',
+      ...(idempotency === undefined ? { idempotencyDeclared: false as const } : {}),
+      ...(joins === undefined ? {} : { joins }),
     });
     await this.session.barrier();
     return call;
+  }
+
+  /**
+   * Dispatch a call of the last turn as a join on child runs (`joins`): a revival leaves it open
+   * for the children's answers instead of answering it as interrupted. Read-only: what the
+   * children do is recorded in their own transcripts.
+   */
+  async dispatchJoin(callId: string, agentIds: string[]): Promise<ToolCallPart> {
+    const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
+    return this.dispatch(callId, call?.toolName ?? '', 'read-only', agentIds);
+  }
+
+  /**
+   * Answer a join a crash left open (its dispatch written, its result not) with its children's
+   * answer, and settle it. A call not in the last turn, or already answered, is left alone.
+   */
+  async answerJoin(callId: string, output: JsonValue, isError: boolean): Promise<void> {
+    const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
+    if (call === undefined || this.#answered.has(callId)) return;
+    await this.settle(call, output, isError);
   }
 
   /** Write a dispatched call's result, make it durable, then settle the call. */

@@ -7,7 +7,7 @@ import { currentRecorder } from '../ai-sdk/run-recorder.ts';
  * The same OpenAI Agents tools, each function tool's `invoke` wrapped with the write-ahead
  * rule: its dispatch durable in the current run's transcript before the tool runs, its result
  * durable before the runner gets it. `idempotency` says, by name, what running each tool twice
- * would do (`side-effect` when not named). Other tools (hosted, computer, shell) are refused:
+ * would do (`side-effect` when not named, recorded as undeclared). Other tools (hosted, computer, shell) are refused:
  * their results do not pass through the process. A run aborted while the tool ran leaves the
  * dispatch open, for revival to answer as interrupted.
  *
@@ -43,7 +43,7 @@ export function revivableFunctionTools<T extends Tool<never>>(
       );
     }
     const invoke = tool.invoke;
-    const declared = idempotency[tool.name] ?? 'side-effect';
+    const declared = idempotency[tool.name]; // undefined: side-effect, undeclared
     const wrapped: typeof tool = {
       ...tool,
       invoke: async (runContext, input, details) => {

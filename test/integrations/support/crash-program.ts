@@ -12,6 +12,9 @@ import { ScriptedModel } from '../../../src/testing/index.ts';
 
 export const PROMPT = 'Send ann the report.';
 export const FINAL = 'It may have gone out already, so I did not send it again.';
+/** The child's and the parent's last words in child-crash-worker.ts. */
+export const CHILD_FINAL = 'The report may have gone out; I did not send it again.';
+export const PARENT_FINAL = 'My mailer says it may have gone out already.';
 
 /** `first`: the model calls `send`, which kills the process; `revived`: the model answers. */
 export type Phase = 'first' | 'revived';
