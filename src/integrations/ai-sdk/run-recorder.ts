@@ -131,11 +131,13 @@ export class RunRecorder {
   /**
    * Write a call's dispatch and make it durable: after this, and only after, may its tool
    * start. The call must be one of the last recorded turn's, not yet answered or dispatched.
+   * `idempotencyKey`, when given, is recorded in the dispatch (a reconcile asks by it).
    */
   async dispatch(
     callId: string,
     toolName: string,
     idempotency: Idempotency,
+    idempotencyKey?: string,
   ): Promise<ToolCallPart> {
     const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
     if (call === undefined || call.toolName !== toolName) {
@@ -153,6 +155,7 @@ export class RunRecorder {
       toolName,
       inputDigest: inputDigest(call.input),
       idempotency,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     });
     await this.session.barrier();
     return call;
