@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { DBOS, DBOSWorkflowConflictError } from '@dbos-inc/dbos-sdk';
 import { idempotencyKeyOf } from '../../transcript/idempotency-key.ts';
 import type { RunRecorder } from '../ai-sdk/run-recorder.ts';
 
@@ -20,9 +21,25 @@ export class DbosExecution {
   /** Written by this execution's started-markers; an earlier execution's differs. */
   readonly token = randomUUID();
   #queue: Promise<unknown> = Promise.resolve();
+  #superseded: string | null = null;
 
   constructor(recorder: RunRecorder) {
     this.recorder = recorder;
+  }
+
+  /**
+   * Run `body` as a DBOS step. Once DBOS says another execution owns the workflow (a
+   * recovery re-enqueued it while this one still ran), this execution takes no more steps and
+   * writes nothing more: the owner replays what this one checkpointed and carries on.
+   */
+  async step<T>(body: () => Promise<T>, name: string): Promise<T> {
+    if (this.#superseded !== null) throw new DBOSWorkflowConflictError(this.#superseded);
+    try {
+      return await DBOS.runStep(body, { name, retriesAllowed: false });
+    } catch (error) {
+      if (error instanceof DBOSWorkflowConflictError) this.#superseded = DBOS.workflowID ?? '?';
+      throw error;
+    }
   }
 
   /** Run `body` after every tool call this execution started before it has ended. */

@@ -1,4 +1,3 @@
-import { DBOS } from '@dbos-inc/dbos-sdk';
 import type {
   LanguageModelV4,
   LanguageModelV4GenerateResult,
@@ -39,44 +38,38 @@ export function dbosModel(model: LanguageModel): LanguageModelV4 {
       specificationVersion: 'v4',
       wrapGenerate: async ({ doGenerate, params }) => {
         const run = currentExecution('dbosModel');
-        const turn = await DBOS.runStep(
-          async (): Promise<CheckpointedTurn> => {
-            await run.recorder.recordPrompt(params.prompt);
-            const result = await doGenerate();
-            await run.recorder.recordTurn(collectGenerated(result));
-            await run.recorder.session.barrier();
-            return {
-              content: result.content,
-              finishReason: result.finishReason,
-              usage: result.usage,
-              warnings: result.warnings,
-            };
-          },
-          { name: 'model' },
-        );
+        const turn = await run.step(async (): Promise<CheckpointedTurn> => {
+          await run.recorder.recordPrompt(params.prompt);
+          const result = await doGenerate();
+          await run.recorder.recordTurn(collectGenerated(result));
+          await run.recorder.session.barrier();
+          return {
+            content: result.content,
+            finishReason: result.finishReason,
+            usage: result.usage,
+            warnings: result.warnings,
+          };
+        }, 'model');
         return turn;
       },
       wrapStream: async ({ doStream, params }) => {
         const run = currentExecution('dbosModel');
-        const parts = await DBOS.runStep(
-          async (): Promise<LanguageModelV4StreamPart[]> => {
-            await run.recorder.recordPrompt(params.prompt);
-            const result = await doStream();
-            const collector = new TurnCollector();
-            const kept: LanguageModelV4StreamPart[] = [];
-            for await (const part of result.stream) {
-              collector.add(part);
-              // Response metadata holds a Date and raw chunks the provider's own: not kept.
-              if (part.type !== 'response-metadata' && part.type !== 'raw') kept.push(part);
-            }
-            const turn = collector.finish();
-            if (!turn.ok) throw turn.error;
-            await run.recorder.recordTurn(turn.content);
-            await run.recorder.session.barrier();
-            return kept;
-          },
-          { name: 'model' },
-        );
+        const parts = await run.step(async (): Promise<LanguageModelV4StreamPart[]> => {
+          await run.recorder.recordPrompt(params.prompt);
+          const result = await doStream();
+          const collector = new TurnCollector();
+          const kept: LanguageModelV4StreamPart[] = [];
+          for await (const part of result.stream) {
+            collector.add(part);
+            // Response metadata holds a Date and raw chunks the provider's own: not kept.
+            if (part.type !== 'response-metadata' && part.type !== 'raw') kept.push(part);
+          }
+          const turn = collector.finish();
+          if (!turn.ok) throw turn.error;
+          await run.recorder.recordTurn(turn.content);
+          await run.recorder.session.barrier();
+          return kept;
+        }, 'model');
         return {
           stream: new ReadableStream<LanguageModelV4StreamPart>({
             start(controller) {

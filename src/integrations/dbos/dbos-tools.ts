@@ -1,4 +1,3 @@
-import { DBOS } from '@dbos-inc/dbos-sdk';
 import { getErrorMessage } from '@ai-sdk/provider-utils';
 import type { ToolExecutionOptions, ToolSet } from 'ai';
 import type { ToolIdempotency } from '../../loop/tool-set.ts';
@@ -147,29 +146,21 @@ async function callAtMostOnce(
   callId: string,
   execute: () => Promise<unknown>,
 ): Promise<StepAnswer> {
-  const marker = await DBOS.runStep(async () => run.token, { name: `started ${name}` });
+  const marker = await run.step(async () => run.token, `started ${name}`);
   const mine = marker === run.token;
-  return DBOS.runStep(
-    async (): Promise<StepAnswer> => {
-      if (!mine) return answerUnrun(run, callId);
-      const call = await run.recorder.dispatch(
-        callId,
-        name,
-        idempotency,
-        run.idempotencyKey(callId),
-      );
-      let answer: StepAnswer;
-      try {
-        answer = { output: toJsonValue(await execute()), isError: false };
-      } catch (error) {
-        answer = { output: getErrorMessage(error), isError: true };
-      }
-      // The result is durable before the step's output is checkpointed.
-      await run.recorder.settle(call, answer.output, answer.isError);
-      return answer;
-    },
-    { name, retriesAllowed: false },
-  );
+  return run.step(async (): Promise<StepAnswer> => {
+    if (!mine) return answerUnrun(run, callId);
+    const call = await run.recorder.dispatch(callId, name, idempotency, run.idempotencyKey(callId));
+    let answer: StepAnswer;
+    try {
+      answer = { output: toJsonValue(await execute()), isError: false };
+    } catch (error) {
+      answer = { output: getErrorMessage(error), isError: true };
+    }
+    // The result is durable before the step's output is checkpointed.
+    await run.recorder.settle(call, answer.output, answer.isError);
+    return answer;
+  }, name);
 }
 
 /**
