@@ -74,6 +74,7 @@ async function send({ to }: { to: string }): Promise<string> {
 const sendSchema = z.object({ to: z.string() });
 
 async function plainWorkflow(prompt: string): Promise<string> {
+  console.error(JSON.stringify({ executing: process.pid }));
   // DBOS's pattern: each model call a step (as its AI SDK middleware), each tool call a step.
   const model = wrapLanguageModel({
     model: scripted,
