@@ -26,6 +26,7 @@ import type { PostgresTranscriptWriter } from '../src/store/postgres/postgres-wr
 import { encodeLine } from '../src/transcript/line-codec.ts';
 import { FORMAT_VERSION } from '../src/transcript/records.ts';
 import { emptyTailState, foldTailState } from '../src/transcript/tail-state.ts';
+import { dbosSection } from './dbos-section.ts';
 import { countingModel, OPENING_TEXT, STEP_TOOL_NAME, stepToolOutput } from './counting-model.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { machineInfo } from './machine-info.ts';
@@ -39,7 +40,7 @@ const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
 });
 const quick = values.quick === true;
-/** `--only many` (or `profile`, `steps`, `concurrency`, `revival`): one section, for a developer; writes nothing. */
+/** `--only many` (or `profile`, `steps`, `concurrency`, `revival`, `dbos`): one section, for a developer; writes nothing. */
 const only = values.only;
 const section = (name: string) => only === undefined || only === name;
 const STEPS = quick ? 200 : 1000;
@@ -402,6 +403,16 @@ async function main(): Promise<void> {
       );
     }
     const many = section('many') ? await manySection(server.url, admin) : null;
+    const dbos = section('dbos')
+      ? await dbosSection(server.url, admin, {
+          steps: STEPS,
+          stepsPerRun: STEPS_PER_RUN,
+          concurrency: CONCURRENCY,
+          oursPerStep: () => oursPerStep(server.url, admin),
+          oursConcurrent: (runs) => oursConcurrent(server.url, admin, runs),
+          log,
+        })
+      : null;
     const results = {
       measuredAt: new Date().toISOString(),
       quick,
@@ -411,6 +422,7 @@ async function main(): Promise<void> {
       concurrency: { stepsPerRun: STEPS_PER_RUN, pool: 16, rows: concurrency },
       revival,
       many,
+      dbos,
     };
     const svg = logLogPlot(
       'Steps per second, runs at once (same PostgreSQL, durable every step)',

@@ -72,8 +72,14 @@ function recordingStream(
   });
 }
 
-/** A generated result's content as the turn collector reads a stream of it. */
-function collectGenerated(result: LanguageModelV4GenerateResult) {
+/**
+ * A generated result's content as the turn collector reads a stream of it (for the other
+ * integrations of this package; not exported by it).
+ *
+ * @example
+ * await recorder.recordTurn(collectGenerated(result));
+ */
+export function collectGenerated(result: LanguageModelV4GenerateResult) {
   const collector = new TurnCollector();
   result.content.forEach((part: LanguageModelV4Content, index) => {
     const id = String(index);

@@ -132,13 +132,14 @@ export class RunRecorder {
    * Write a call's dispatch and make it durable: after this, and only after, may its tool
    * start. The call must be one of the last recorded turn's, not yet answered or dispatched.
    * `idempotency` undefined: the tool declared none, and the dispatch records `side-effect`,
-   * undeclared.
+   * undeclared. `idempotencyKey`, when given, is recorded in the dispatch (a reconcile asks by it).
    */
   async dispatch(
     callId: string,
     toolName: string,
     idempotency: Idempotency | undefined,
     joins?: string[],
+    idempotencyKey?: string,
   ): Promise<ToolCallPart> {
     const call = this.#lastCalls().find((candidate) => candidate.callId === callId);
     if (call === undefined || call.toolName !== toolName) {
@@ -158,6 +159,7 @@ export class RunRecorder {
       idempotency: idempotency ?? 'side-effect',
       ...(idempotency === undefined ? { idempotencyDeclared: false as const } : {}),
       ...(joins === undefined ? {} : { joins }),
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     });
     await this.session.barrier();
     return call;
