@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { escapeHtml, runTreeHtml } from '../render/conversation-html.ts';
+import { runTreeHtml } from '../render/conversation-html.ts';
+import { escapeHtml } from '../render/escape-html.ts';
 import type { NotRead } from '../runs/find-transcripts.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
