@@ -655,7 +655,9 @@ function block(text: string): string {
 
 /** A text as numbered lines (the numbers are the style sheet's, so a copy takes the text only). */
 function numbered(text: string): string {
-  const lines = text.split('\n').map((line) => `<span>${escapeHtml(line)}</span>`);
+  // A file's last newline ends its last line: it does not start another.
+  const whole = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const lines = whole.split('\n').map((line) => `<span>${escapeHtml(line)}</span>`);
   return `<pre class="lines">${lines.join('')}</pre>`;
 }
 
@@ -672,7 +674,7 @@ function valueHtml(value: JsonValue, shape: ValueShape, seq: number, part: numbe
         const text = typeof piece.value === 'string' ? piece.value : render(piece.value);
         return shaped(text, shape, seq, part);
       }
-      const lines = countLines(piece.text);
+      const lines = countLines(piece.text) - (piece.text.endsWith('\n') ? 1 : 0);
       const caption = `<div class="key">${piece.key === undefined ? 'text' : escapeHtml(piece.key)} · ${lines} line${lines === 1 ? '' : 's'}</div>`;
       return `${caption}${shaped(piece.text, shape, seq, part, numbered)}`;
     })

@@ -26,7 +26,7 @@ export interface TimelineStep {
   callId?: string;
   /** Milliseconds since the epoch; undefined when the record's time is not a time. */
   startMs: number | undefined;
-  /** Undefined while a call has no end (in flight, or never answered). */
+  /** Undefined while a call has no end (in flight, never answered, or answered as interrupted). */
   durationMs: number | undefined;
   /** What the step added to the conversation, in tokens. */
   tokens: number;
@@ -103,9 +103,11 @@ export function runTimeline(
       }
       case 'tool-settled': {
         const step = calls.get(record.callId);
-        if (step !== undefined && step.durationMs === undefined) {
-          step.durationMs = between(step.startMs, atMs);
-          step.status = record.reason === 'interrupted' ? 'interrupted' : record.status;
+        if (step === undefined || step.status === 'interrupted') break;
+        if (record.reason === 'interrupted') step.status = 'interrupted';
+        else {
+          step.durationMs ??= between(step.startMs, atMs);
+          step.status ??= record.status;
         }
         break;
       }
@@ -234,9 +236,13 @@ function messageSteps(
         calls.get(part.callId) ??
         toolStep(record.seq, part.toolName, part.callId, atMs, entries, calls);
       step.tokens = estimate([part]);
-      if (step.durationMs === undefined) step.durationMs = between(step.startMs, atMs);
-      if (part.isError && part.output === INTERRUPTED_MESSAGE) step.status = 'interrupted';
-      else step.status ??= part.isError ? 'failed' : 'completed';
+      // An interrupted call's answer was written by a revival: how long the tool ran is unknown.
+      if (injected === 'revival' || (part.isError && part.output === INTERRUPTED_MESSAGE)) {
+        step.status = 'interrupted';
+      } else {
+        step.durationMs ??= between(step.startMs, atMs);
+        step.status ??= part.isError ? 'failed' : 'completed';
+      }
     }
     return;
   }

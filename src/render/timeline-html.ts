@@ -110,13 +110,19 @@ function stepRow(step: TimelineStep, number: number, longest: number, anchor: st
         ? 'model turn'
         : escapeHtml(step.label);
   const tokens =
-    step.tokensFrom === 'estimate'
-      ? `<span class="t">≈${formatCount(step.tokens)} tok</span>`
-      : `<span class="t">${formatCount(step.tokens)} tok</span>`;
+    step.status === 'in flight'
+      ? '<span class="t"></span>'
+      : step.tokensFrom === 'estimate'
+        ? `<span class="t">≈${formatCount(step.tokens)} tok</span>`
+        : `<span class="t">${formatCount(step.tokens)} tok</span>`;
   return `<li class="step step-${step.kind}${status}"><span class="n">${number}</span><a class="k" href="#${anchor}-m${step.seq}">${what}</a><span class="w">${
     step.startMs === undefined ? '' : timeHtml(new Date(step.startMs).toISOString(), true)
   }</span><span class="track">${bar}</span><span class="d">${
-    step.durationMs === undefined ? '' : formatDuration(step.durationMs)
+    step.durationMs !== undefined
+      ? formatDuration(step.durationMs)
+      : step.status === 'interrupted'
+        ? 'unknown'
+        : ''
   }</span>${tokens}</li>`;
 }
 
