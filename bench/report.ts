@@ -4,7 +4,6 @@ import type { BenchResults, GoalVerdict } from './bench-results.ts';
 import type { PersistenceRow } from './persistence-result.ts';
 import { logLogPlot, type PlotSeries } from './svg-plot.ts';
 import type { Timed, TimedPage, UiSection } from './ui-section.ts';
-import { INTERACTIVE_GOAL_MS } from './ui-interactive.ts';
 
 const MIB = 1024 * 1024;
 
@@ -154,6 +153,8 @@ export function judgeGoals(results: BenchResults): GoalVerdict[] {
           `show --html of the tree: ${size(ui.showHtml.bytes)}`,
     met: null,
   });
+  // The ui's goal (issue: "interactive in ≤ 1 s"): each page's median (bench/ui-interactive.ts).
+  const INTERACTIVE_GOAL_MS = 1000;
   const interactive = ui?.interactive;
   const pages = interactive?.ok === true ? interactive.pages : [];
   goals.push({
@@ -474,7 +475,7 @@ function interactiveReport(ui: UiSection): string {
     '\n\nUntil interactive in Chromium: the navigation\u2019s `domContentLoadedEventEnd` from its ' +
     'start (the HTML parsed and the page script run), each page on a server started for it, so ' +
     'that its first visit is cold (the render worker starting, nothing read yet); the median is of ' +
-    `the visits after it.\n\n${table(
+    `the visits after it.${interactive.measuredAt === undefined ? '' : ` Measured ${interactive.measuredAt}${interactive.note === undefined ? '' : `, ${interactive.note}`}.`}\n\n${table(
       ['page', 'median', 'cold', 'HTML', 'elements', 'runs'],
       interactive.pages.map((page) => [
         page.name,
