@@ -11,6 +11,7 @@ import type { UiSource } from '../src/ui/ui-source.ts';
 import { launchChromium } from '../test/cli/support/chromium.ts';
 import { median, timeProcess } from './run-child.ts';
 import { addExtraRun, type UiTreeManifest, uiTree } from './ui-corpus.ts';
+import { interactiveFigures, type UiInteractive } from './ui-interactive.ts';
 
 /** Some timings in milliseconds, and their median. */
 export interface Timed {
@@ -87,6 +88,11 @@ export interface UiSection {
     gzipBytes: number;
   };
   browser: UiBrowser;
+  /**
+   * The tree page, the largest run's page (first and last) and a 48 MiB run's page in
+   * Chromium: until each is interactive, cold and warm (bench/ui-interactive.ts).
+   */
+  interactive?: UiInteractive;
   /** Set when the section was measured on its own and merged into a full run's results. */
   measuredAt?: string;
   commit?: { id: string; dirty: boolean };
@@ -504,9 +510,12 @@ export async function uiSection(
     browser = { ok: false, reason: String(error).split('\n')[0] ?? 'failed' };
     log(`  Chromium: ${browser.reason}`);
   }
+  log('  the pages in Chromium until interactive, each on a fresh server (its first visit cold)');
+  const interactive = await interactiveFigures(dataFolder, folder, manifest, RUNS, log);
   return {
     manifest,
     generatedMs,
+    interactive,
     pollMs: POLL_MS,
     watchDelayMs: WATCH_DELAY_MS,
     tree,

@@ -18,12 +18,16 @@ import { conversationView, type ViewMessage } from '../transcript/conversation-v
 import type { PeekResult } from '../transcript/peek.ts';
 import type { ForeignRecord, JsonValue, TranscriptRecord } from '../transcript/records.ts';
 import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
+import { escapeHtml } from './escape-html.ts';
+import { fileTexts } from './file-texts.ts';
+import { runTimeline } from './run-timeline.ts';
+import { TIMELINE_STYLE, timelineHtml } from './timeline-html.ts';
+import { timeHtml } from './time-html.ts';
 import { envelopeLine, MAX_VALUE_DEPTH } from './format-conversation.ts';
 import { formatBytes, formatCount, openCalls, whyOf } from './format-status.ts';
 import { haltSentence } from './halt-text.ts';
 import { type RunNode, type StatusState, walkTree } from './run-node.ts';
 import { serializeJson } from './json-text.ts';
-import { terminalSafeLines } from './terminal-safe.ts';
 
 /**
  * What was read of one run of the tree: its records (and a torn tail), or why it could not be
@@ -137,29 +141,10 @@ details>summary{cursor:pointer;color:#555}
 .runs{margin:.2rem 0;font-size:13px}
 .msg{content-visibility:auto;contain-intrinsic-size:auto 5rem}
 .pager{margin:.6rem 0;padding:.3rem .6rem;background:#f1f3f5;border-radius:.3rem}.pager a,.pager .off{margin-left:.6rem}.pager .off{color:#999}.pager .jump{font-weight:600}
-.apart{color:#555;font-size:12.5px}.at{color:#777;font-weight:400;font-size:12.5px}time{cursor:help}
+.apart{color:#555;font-size:12.5px}
+.key{color:#555;font-size:12px;margin-top:.3rem}pre.lines{counter-reset:line;background:#f8f9fa;padding:.2rem 0}pre.lines>span{display:block;padding-left:3.6em;text-indent:-3.6em}pre.lines>span::before{counter-increment:line;content:counter(line);display:inline-block;width:3em;margin-right:.6em;text-align:right;color:#999;text-indent:0;user-select:none}.at{color:#777;font-weight:400;font-size:12.5px}time{cursor:help}
 #filters{border:0;padding:0;margin:.4rem 0}#filters legend{float:left;margin-right:.6rem;color:#555}#filters label{margin-right:.9rem;white-space:nowrap}
 `;
-
-/**
- * Text from a transcript as HTML element text: control and invisible format characters shown
- * escaped (as {@link terminalSafeLines} does: newlines and tabs kept), then `& < > " '` as
- * character references. The one way any transcript string reaches the page.
- *
- * @example
- * escapeHtml('<img src=x onerror="a()">\u202e'); // '&lt;img src=x onerror=&quot;a()&quot;&gt;\\u202e'
- */
-export function escapeHtml(text: string): string {
-  return terminalSafeLines(text).replace(/[&<>"']/g, (char) => ENTITIES[char] as string);
-}
-
-const ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
 
 /**
  * The whole page: a header with the tree of runs (state, why, revivals used and the cap, open
@@ -195,7 +180,7 @@ export function runTreeHtml(
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>llm-agent runs: ${escapeHtml(title)}</title>`,
-    `<style>${STYLE}${filters.style}</style>`,
+    `<style>${STYLE}${TIMELINE_STYLE}${filters.style}</style>`,
     served?.head ?? '',
     '</head>',
     '<body>',
@@ -355,7 +340,9 @@ function runSection(
     return out.join('\n');
   }
   out.push(crashHistory(node, read.records));
-  out.push(conversationHtml(read.records, node, options, childLinks(node, read.records, href)));
+  out.push(
+    conversationHtml(read.records, node, anchor, options, childLinks(node, read.records, href)),
+  );
   let state = emptyTailState();
   for (const record of read.records) state = foldTailState(state, record, 0);
   if (state.halt !== null) {
@@ -460,6 +447,7 @@ function childLinks(
 function conversationHtml(
   records: (TranscriptRecord | ForeignRecord)[],
   node: RunNode,
+  anchor: string,
   options: RunTreeHtmlOptions,
   links: Map<string, string>,
 ): string {
@@ -488,6 +476,14 @@ function conversationHtml(
   let next =
     page.number > 1 && first !== undefined ? envelopes.findIndex((e) => e.seq >= first.seq) : 0;
   if (next < 0) next = envelopes.length;
+  out.push(
+    timelineHtml(runTimeline(records, died), {
+      fromSeq: page.number > 1 && first !== undefined ? first.seq : Number.NEGATIVE_INFINITY,
+      toSeq: page.last ? Number.POSITIVE_INFINITY : (page.nextSeq ?? Number.POSITIVE_INFINITY) - 1,
+      paged: page.pager !== '',
+      anchor,
+    }),
+  );
   out.push(page.pager);
   const flush = (beforeSeq: number): void => {
     while (next < envelopes.length) {
@@ -506,6 +502,7 @@ function conversationHtml(
     fold: options.foldAt ?? 400,
     apart: options.servedApart,
     times: new Map(records.map((record) => [record.seq, record.at])),
+    anchor,
   };
   for (const message of page.messages) {
     flush(message.seq);
@@ -513,7 +510,7 @@ function conversationHtml(
   }
   if (page.last) {
     flush(Number.POSITIVE_INFINITY);
-    out.push('<div id="stopped"></div>');
+    out.push(`<div id="stopped"></div><div id="${anchor}-stopped"></div>`);
   }
   if (messages.length === 0) out.push('<p class="meta">No messages.</p>');
   if (page.pager !== '') out.push(page.pager);
@@ -526,20 +523,8 @@ interface ValueShape {
   apart: RunTreeHtmlOptions['servedApart'];
   /** When each record was written, by seq. */
   times: Map<number, string>;
-}
-
-/** An exact UTC time of the ISO form the session writes. */
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-
-/**
- * A time as the page shows it: `<time>` with the exact UTC time as its `datetime` and title
- * (the ui's script shows it in the viewer's zone; `show --html`'s page, which has no script,
- * shows UTC). A string not of the session's exact form is shown as text only, never put in an
- * attribute.
- */
-function timeHtml(at: string): string {
-  if (!ISO_TIME.test(at)) return escapeHtml(at);
-  return `<time datetime="${at}" title="${at} (UTC)">${at.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}</time>`;
+  /** The run's section's anchor: each message's id is `ANCHOR-mSEQ`. */
+  anchor: string;
 }
 
 /**
@@ -549,7 +534,14 @@ function timeHtml(at: string): string {
 function pageOf(
   messages: ViewMessage[],
   paged: RunTreeHtmlOptions['paged'],
-): { messages: ViewMessage[]; number: number; last: boolean; pager: string } {
+): {
+  messages: ViewMessage[];
+  number: number;
+  last: boolean;
+  pager: string;
+  /** The seq of the next page's first message. */
+  nextSeq?: number;
+} {
   if (paged === undefined || messages.length <= paged.size) {
     return { messages, number: 1, last: true, pager: '' };
   }
@@ -567,11 +559,13 @@ function pageOf(
     `<a class="jump" href="${escapeHtml(`${paged.href(pages)}#stopped`)}">jump to where it stopped</a></nav>`,
   ].join(' ');
   const start = (number - 1) * paged.size;
+  const next = messages[start + paged.size];
   return {
     messages: messages.slice(start, start + paged.size),
     number,
     last: number === pages,
     pager,
+    ...(next === undefined ? {} : { nextSeq: next.seq }),
   };
 }
 
@@ -598,7 +592,7 @@ function messageHtml(
   const classes = ['msg', `role-${roleClass(message.role)}`];
   if (injected !== undefined) classes.push('system');
   const out = [
-    `<article class="${classes.join(' ')}">`,
+    `<article class="${classes.join(' ')}" id="${shape.anchor}-m${message.seq}">`,
     `<div class="head">${escapeHtml(message.role)} <span class="seq">[seq ${message.seq}]</span>${atHtml(shape.times.get(message.seq))}${badges.join('')}</div>`,
   ];
   for (const [index, part] of message.content.entries()) {
@@ -622,7 +616,7 @@ function messageHtml(
         out.push(
           `<div class="part call${flag === '' ? '' : ' interrupted'}">→ call <strong>${escapeHtml(
             part.toolName,
-          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${links.get(part.callId) ?? ''}${shaped(render(part.input), shape, message.seq, index)}</div>`,
+          )}</strong> <code>${escapeHtml(part.callId)}</code>${flag}${links.get(part.callId) ?? ''}${valueHtml(part.input, shape, message.seq, index)}</div>`,
         );
         break;
       }
@@ -634,7 +628,7 @@ function messageHtml(
             part.isError ? '← error' : '← result'
           } <strong>${escapeHtml(part.toolName)}</strong> <code>${escapeHtml(part.callId)}</code>${
             wasInterrupted ? '<span class="badge warn">interrupted, outcome unknown</span>' : ''
-          }${shaped(typeof part.output === 'string' ? part.output : render(part.output), shape, message.seq, index)}</div>`,
+          }${valueHtml(part.output, shape, message.seq, index)}</div>`,
         );
         break;
       }
@@ -657,6 +651,34 @@ function roleClass(role: string): string {
 
 function block(text: string): string {
   return `<pre>${escapeHtml(text)}</pre>`;
+}
+
+/** A text as numbered lines (the numbers are the style sheet's, so a copy takes the text only). */
+function numbered(text: string): string {
+  // A file's last newline ends its last line: it does not start another.
+  const whole = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const lines = whole.split('\n').map((line) => `<span>${escapeHtml(line)}</span>`);
+  return `<pre class="lines">${lines.join('')}</pre>`;
+}
+
+/**
+ * A tool's input or output for what it is ({@link fileTexts}): data pretty-printed, texts a
+ * tool read or wrote as numbered lines under their key, a plain string as it is; each folded
+ * or served apart as {@link shaped} decides.
+ */
+function valueHtml(value: JsonValue, shape: ValueShape, seq: number, part: number): string {
+  const pieces = fileTexts(value);
+  return pieces
+    .map((piece) => {
+      if (piece.kind === 'json') {
+        const text = typeof piece.value === 'string' ? piece.value : render(piece.value);
+        return shaped(text, shape, seq, part);
+      }
+      const lines = countLines(piece.text) - (piece.text.endsWith('\n') ? 1 : 0);
+      const caption = `<div class="key">${piece.key === undefined ? 'text' : escapeHtml(piece.key)} · ${lines} line${lines === 1 ? '' : 's'}</div>`;
+      return `${caption}${shaped(piece.text, shape, seq, part, numbered)}`;
+    })
+    .join('');
 }
 
 /**
@@ -682,14 +704,20 @@ export function valueText(part: ViewMessage['content'][number]): string {
  * A value as {@link folded} shows it; past the served-apart limit, only its start is in the
  * page, with a link to the whole value.
  */
-function shaped(text: string, shape: ValueShape, seq: number, part: number): string {
+function shaped(
+  text: string,
+  shape: ValueShape,
+  seq: number,
+  part: number,
+  draw: (text: string) => string = block,
+): string {
   const apart = shape.apart;
-  if (apart === undefined || text.length <= apart.limit) return folded(text, shape.fold);
+  if (apart === undefined || text.length <= apart.limit) return folded(text, shape.fold, draw);
   const cut = /[\ud800-\udbff]/.test(text.charAt(apart.limit - 1)) ? apart.limit - 1 : apart.limit;
   const lines = countLines(text);
   return `<details><summary><span class="v">${escapeHtml(text.slice(0, 160).split('\n').slice(0, 2).join('\n'))}</span>… (${text.length} characters, ${lines} line${
     lines === 1 ? '' : 's'
-  }: open to read the start)</summary>${block(text.slice(0, cut))}<p class="apart">… ${text.length - cut} more characters: <a href="${escapeHtml(apart.href(seq, part))}" target="_blank" rel="noopener">the whole value</a> (served apart, as text)</p></details>`;
+  }: open to read the start)</summary>${draw(text.slice(0, cut))}<p class="apart">… ${text.length - cut} more characters: <a href="${escapeHtml(apart.href(seq, part))}" target="_blank" rel="noopener">the whole value</a> (served apart, as text)</p></details>`;
 }
 
 /** How many lines `text` has, without splitting it (a value may be many megabytes). */
@@ -700,14 +728,14 @@ function countLines(text: string): number {
 }
 
 /** A value whole, or folded into `<details>` with its start as the summary when long. */
-function folded(text: string, limit: number): string {
+function folded(text: string, limit: number, draw: (text: string) => string): string {
   const lines = countLines(text);
-  if (text.length <= limit && lines <= 12) return block(text);
+  if (text.length <= limit && lines <= 12) return draw(text);
   const start = text.slice(0, Math.min(limit, 160)).split('\n').slice(0, 2).join('\n');
   const end = /[\ud800-\udbff]/.test(start.charAt(start.length - 1)) ? start.length - 1 : undefined;
   return `<details><summary><span class="v">${escapeHtml(start.slice(0, end))}</span>… (${text.length} characters, ${lines} line${
     lines === 1 ? '' : 's'
-  }: open to read)</summary>${block(text)}</details>`;
+  }: open to read)</summary>${draw(text)}</details>`;
 }
 
 function render(value: JsonValue): string {

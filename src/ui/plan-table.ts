@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { escapeHtml } from '../render/conversation-html.ts';
+import { escapeHtml } from '../render/escape-html.ts';
 import { formatCount } from '../render/format-status.ts';
 import type { PlannedRevival, TreeRevivalPlan } from '../runs/tree-revival-plan.ts';
 

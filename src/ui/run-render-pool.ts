@@ -28,6 +28,11 @@ export class RunRenderPool {
     return result;
   }
 
+  /** Starts the worker now, so that the first job does not wait for it to start. */
+  warm(): void {
+    if (!this.#closed) this.#start();
+  }
+
   /** Ends the worker; jobs after this fail. */
   async close(): Promise<void> {
     this.#closed = true;

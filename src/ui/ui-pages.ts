@@ -5,9 +5,11 @@
  *
  * @module
  */
-import { escapeHtml, runTreeHtml } from '../render/conversation-html.ts';
+import { runTreeHtml } from '../render/conversation-html.ts';
+import { escapeHtml } from '../render/escape-html.ts';
 import type { NotRead } from '../runs/find-transcripts.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
+import { runBranch } from './run-branch.ts';
 import type { UiAction, UiSource } from './ui-source.ts';
 
 /** The states a run can be in: the plan's rows follow the tree's filter by state. */
@@ -22,6 +24,9 @@ const STATES = [
   'empty',
   'queued',
 ] as const satisfies readonly RunNode['state'][];
+
+/** A run's page of a tree of more runs than this shows the run's branch (`run-branch.ts`). */
+const BRANCH_ABOVE = 100;
 
 /** Styles for the parts this server adds to the page. */
 const EXTRA_STYLE = `<style>
@@ -84,6 +89,8 @@ export async function uiPage(
   const { roots, notRead } = await source.tree();
   let main = '';
   let shown: RunNode | undefined;
+  let drawn = roots;
+  let branchNote = '';
   if (run !== undefined) {
     const nodes = [...walkTree(roots)];
     const index = nodes.findIndex((node) => node.path === run.path);
@@ -91,9 +98,15 @@ export async function uiPage(
     if (shown === undefined) return undefined;
     const parent = nodes.find((node) => node.children.includes(shown as RunNode));
     main = await context.section(shown, parent, `run-${index}`, run.page);
+    // A run's page of a large tree shows the run's branch, not every run of the tree.
+    const branch = nodes.length > BRANCH_ABOVE ? runBranch(roots, shown) : undefined;
+    if (branch !== undefined) {
+      drawn = branch;
+      branchNote = `<p class="meta">The run's branch of ${nodes.length.toLocaleString('en-US')} runs: the runs that led to it, it and its children.</p>`;
+    }
   }
   const action = await source.action(roots);
-  return runTreeHtml(roots, new Map(), {
+  return runTreeHtml(drawn, new Map(), {
     generatedAt: new Date().toISOString(),
     sections: [],
     // Relative: every link of the page keeps the token, its first path segment.
@@ -101,7 +114,7 @@ export async function uiPage(
     served: {
       madeBy: 'llm-agent ui',
       head: `<meta name="llm-agent-token" content="${context.token}">\n${EXTRA_STYLE}`,
-      headerEnd: `${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="./">← the whole tree</a></p>'}`,
+      headerEnd: `${branchNote}${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="./">← the whole tree</a></p>'}`,
       afterHeader: `${actionHtml(action, shown !== undefined, context.running)}\n${activityHtml(context.running)}`,
       bodyEnd: '<script src="app.js"></script>',
       main,

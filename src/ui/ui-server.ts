@@ -21,6 +21,7 @@ import { pageScriptText } from './page-script.ts';
 import { type GuardKeys, guard, reply, SECURITY_HEADERS } from './request-guard.ts';
 import { RunRenderPool } from './run-render-pool.ts';
 import type { RenderLimits } from './render-job.ts';
+import { SectionCache } from './section-cache.ts';
 import { runSectionHere, servedValue } from './served-run.ts';
 import { type SectionRenderer, uiPage } from './ui-pages.ts';
 import type { RunNode } from '../render/run-node.ts';
@@ -86,6 +87,8 @@ interface Served {
   limits: RenderLimits;
   /** Reads and renders the runs of a file source off the server's thread. */
   pool: RunRenderPool;
+  /** The last sections rendered from files, while their transcripts are unchanged. */
+  sections: SectionCache;
   keys: GuardKeys;
   events: EventStream;
   command: ConfirmCommand;
@@ -110,6 +113,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     source,
     limits: options.limits ?? DEFAULT_LIMITS,
     pool: new RunRenderPool(),
+    sections: new SectionCache(4),
     keys: { origin: '', token: randomBytes(32).toString('hex') },
     events,
     command: new ConfirmCommand(
@@ -135,6 +139,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const port = (server.address() as AddressInfo).port;
   served.keys.origin = `http://127.0.0.1:${port}`;
   const stopAnnouncing = await announceChanges(source, events, options.pollMs ?? 1000);
+  // Started now, not at the first run's page: that page does not wait for a thread to start.
+  if (source.files === true) served.pool.warm();
 
   const shutDown = async (): Promise<void> => {
     served.closing = true;
@@ -266,13 +272,21 @@ async function confirm(served: Served, response: ServerResponse): Promise<void> 
 function sectionRenderer(served: Served): SectionRenderer {
   return async (node, parent, anchor, page) => {
     if (served.source.files === true) {
-      const job = { kind: 'section' as const, anchor, page, limits: served.limits };
-      const text = await served.pool.run({
-        ...job,
+      const job = {
+        kind: 'section' as const,
+        anchor,
+        page,
+        limits: served.limits,
         node: shallow(node),
         parent: parent && shallow(parent),
-      });
-      return text ?? '';
+      };
+      // What the section shows besides the file: the run's facts, its parent's, the page.
+      const request = JSON.stringify([job.anchor, job.page, job.node, job.parent ?? null]);
+      return served.sections.get(
+        node.path,
+        request,
+        async () => (await served.pool.run(job)) ?? '',
+      );
     }
     return runSectionHere(served.source, node, parent, anchor, page, served.limits);
   };

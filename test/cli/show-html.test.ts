@@ -10,7 +10,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { escapeHtml } from '../../src/render/conversation-html.ts';
+import { escapeHtml } from '../../src/render/escape-html.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/index.ts';
 import { launchChromium } from './support/chromium.ts';
 import {
@@ -40,6 +40,7 @@ const TAGS = new Set([
   'p',
   'nav',
   'ul',
+  'ol',
   'li',
   'a',
   'main',
@@ -71,6 +72,8 @@ const ATTRIBUTES = new Set([
   'href',
   'type',
   'checked',
+  'open',
+  'style',
 ]);
 
 /**
@@ -97,7 +100,12 @@ function assertNoMarkupFromTranscript(html: string): void {
     for (const attribute of (match[3] as string).matchAll(/\s+([a-zA-Z-]+)(?:="([^"]*)")?/g)) {
       const attributeName = (attribute[1] as string).toLowerCase();
       assert.ok(ATTRIBUTES.has(attributeName), `an attribute the page does not use: ${match[0]}`);
-      if (attributeName === 'href') assert.match(attribute[2] ?? '', /^#run-\d+$/, match[0]);
+      if (attributeName === 'href') {
+        assert.match(attribute[2] ?? '', /^#run-\d+(-m\d+|-stopped)?$/, match[0]);
+      }
+      // The one style attribute: a timeline bar's width, a number of ours.
+      if (attributeName === 'style') assert.match(attribute[2] ?? '', /^width:\d+\.\d%$/, match[0]);
+      if (attributeName === 'open') assert.equal(attribute[2], undefined, match[0]);
       if (attributeName === 'type') assert.equal(attribute[2], 'radio', match[0]);
       // A time goes into an attribute only in the exact form the session writes.
       if (attributeName === 'datetime') assert.match(attribute[2] ?? '', ISO_TIME, match[0]);

@@ -56,10 +56,10 @@ export function localTimes(): void {
     const exact = (time as HTMLTimeElement).dateTime;
     const date = new Date(exact);
     if (Number.isNaN(date.getTime())) continue;
-    time.textContent = date.toLocaleString(undefined, {
-      dateStyle: 'medium',
-      timeStyle: 'medium',
-    });
+    // A timeline's rows show the time of day only; the exact time is on hover either way.
+    time.textContent = time.classList.contains('short')
+      ? date.toLocaleTimeString(undefined, { timeStyle: 'medium' })
+      : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
     time.setAttribute('title', `${exact} (UTC)`);
   }
 }
