@@ -4,6 +4,7 @@ import { runAiSdkKills } from './ai-sdk-kills.ts';
 import { runFuzz } from './fuzz.ts';
 import { type BreachFigures, FIGURES } from './invariants.ts';
 import { runIoErrors } from './io-errors.ts';
+import { runLedgerKills } from './ledger-kills.ts';
 import { runReviverRace } from './reviver-race.ts';
 import { SCENARIOS } from './scenarios.ts';
 import { runSigkillLoop } from './sigkill-loop.ts';
@@ -12,7 +13,8 @@ import { runTreeRace } from './tree-race.ts';
 /*
  * `npm run crashtest [-- --long] [--seed N] [--only images,kills,ai-sdk,races,io,fuzz]`: the proof of
  * crash safety (docs/crash-safety.md). Prints each part's figures and ends with one line,
- * `crashtest: images=… sigkills=… races=… fuzz=… lost=0 doubled=0 pairing=0 throws=0 failed=0`;
+ * `crashtest: images=… sigkills=… races=… fuzz=… reconciled=… lost=0 doubled=0 pairing=0 throws=0
+ * failed=0`;
  * exits 1 when a counter that must be zero is not, or a part fell short of its quota.
  */
 
@@ -29,8 +31,24 @@ const optionValue = (name: string): string | undefined => {
 const seed = Number(optionValue('--seed') ?? process.env.SEED ?? Date.now() % 2 ** 31);
 const only = new Set((optionValue('--only') ?? 'images,kills,ai-sdk,races,io,fuzz').split(','));
 const quotas = long
-  ? { images: 30_000, kills: 500, aiSdkKills: 300, races: 2000, treeRaces: 500, fuzz: 300_000 }
-  : { images: 10_000, kills: 200, aiSdkKills: 100, races: 500, treeRaces: 200, fuzz: 100_000 };
+  ? {
+      images: 30_000,
+      kills: 500,
+      ledgerKills: 100,
+      aiSdkKills: 300,
+      races: 2000,
+      treeRaces: 500,
+      fuzz: 300_000,
+    }
+  : {
+      images: 10_000,
+      kills: 200,
+      ledgerKills: 30,
+      aiSdkKills: 100,
+      races: 500,
+      treeRaces: 200,
+      fuzz: 100_000,
+    };
 
 console.log(`crashtest: seed ${seed}${long ? ' (long)' : ''} — replay with --seed ${seed}`);
 const totals = { lost: 0, doubled: 0, pairing: 0, throws: 0, failed: 0 };
@@ -38,7 +56,7 @@ const failures: string[] = [];
 const add = (figures: BreachFigures) => {
   for (const figure of FIGURES) totals[figure] += figures[figure];
 };
-const counts = { images: 0, sigkills: 0, races: 0, fuzz: 0 };
+const counts = { images: 0, sigkills: 0, races: 0, fuzz: 0, reconciled: 0 };
 process.on('unhandledRejection', (error) => {
   totals.throws += 1;
   failures.push(`unhandled rejection: ${error instanceof Error ? error.stack : String(error)}`);
@@ -101,6 +119,23 @@ if (only.has('kills')) {
       `first delays ${kills.delays.slice(0, 5).join(', ')} ms`,
   );
   if (kills.bySigkill < quotas.kills) totals.failed += 1;
+  // A tool whose reconcile sees the world (a ledger), killed mid-charge and revived after asking.
+  const ledger = await runLedgerKills({ kills: quotas.ledgerKills, lanes: 2, seed });
+  counts.sigkills += ledger.bySigkill;
+  counts.reconciled = ledger.reconciled;
+  add(ledger);
+  failures.push(...ledger.failures);
+  sections.push(
+    `Ledger kills: ${ledger.kills} kills (${ledger.bySigkill} by SIGKILL) of a run charging a ledger; ` +
+      `${ledger.reconciled} calls settled by an honest reconcile as the ledger says (${ledger.recovered} completed, ${ledger.reconciled - ledger.recovered} did not happen); ` +
+      `${ledger.fellBack} lying, throwing or hanging reconciles fell back to the interrupted text`,
+  );
+  if (ledger.bySigkill < quotas.ledgerKills || ledger.reconciled === 0 || ledger.fellBack === 0) {
+    failures.push(
+      'the ledger kills fell short: every kill a SIGKILL, some calls reconciled, some fallen back',
+    );
+    totals.failed += 1;
+  }
 }
 if (only.has('ai-sdk')) {
   // The same kills, of a process running an AI SDK ToolLoopAgent through the wrappers.
@@ -173,6 +208,6 @@ for (const section of sections) console.log(section);
 for (const failure of failures.slice(0, 30)) console.log(`  ${failure.split('\n')[0]}`);
 console.log(`took ${Math.round((performance.now() - began) / 1000)} s`);
 console.log(
-  `crashtest: images=${counts.images} sigkills=${counts.sigkills} races=${counts.races} fuzz=${counts.fuzz} lost=${totals.lost} doubled=${totals.doubled} pairing=${totals.pairing} throws=${totals.throws} failed=${totals.failed}`,
+  `crashtest: images=${counts.images} sigkills=${counts.sigkills} races=${counts.races} fuzz=${counts.fuzz} reconciled=${counts.reconciled} lost=${totals.lost} doubled=${totals.doubled} pairing=${totals.pairing} throws=${totals.throws} failed=${totals.failed}`,
 );
 process.exitCode = Object.values(totals).some((value) => value > 0) ? 1 : 0;

@@ -35,24 +35,40 @@ function stepper(type: string, steps: number) {
 }
 
 /**
- * The agents; `effect(run, callId)` is the side effect (the worker records it in the ledger)
- * and `pause()` how long it then takes.
+ * The agents; `effect(run, callId, key)` is the side effect (the worker records it in the
+ * ledger under the call's idempotency key) and `pause()` how long it then takes. With
+ * `executed(key)`, `effect` has a reconcile: completed (with the output `effect` gives) when the
+ * ledger holds the key, did not happen otherwise.
  */
 export function distributedAgents(
-  effect: (run: string, callId: string) => Promise<void>,
+  effect: (run: string, callId: string, key: string) => Promise<void>,
   pause: () => Promise<void>,
+  executed?: (key: string) => Promise<boolean>,
 ): AgentRegistry {
+  const reconcile =
+    executed === undefined
+      ? {}
+      : {
+          reconcile: async (
+            input: z.infer<typeof effectInput>,
+            context: { idempotencyKey: string },
+          ) =>
+            (await executed(context.idempotencyKey))
+              ? { outcome: 'completed' as const, output: `effect ${input.step} done` }
+              : { outcome: 'did-not-happen' as const },
+        };
   const effectTool = {
+    ...reconcile,
     name: 'effect',
     description: 'Does something that cannot be undone',
     inputSchema: effectInput,
     idempotency: 'side-effect' as const,
     execute: async (
       input: z.infer<typeof effectInput>,
-      context: { callId: string; session: { path: string } },
+      context: { callId: string; idempotencyKey: string; session: { path: string } },
     ) => {
       const path = context.session.path;
-      await effect(path.slice(path.indexOf('#') + 1), context.callId);
+      await effect(path.slice(path.indexOf('#') + 1), context.callId, context.idempotencyKey);
       await pause();
       return `effect ${input.step} done`;
     },

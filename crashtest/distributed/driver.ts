@@ -29,6 +29,11 @@ export interface DistributedOptions {
   maxRevivals: number;
   /** Runs each worker carries at once. */
   concurrency: number;
+  /**
+   * The `effect` tool has a reconcile that looks its idempotency key up in the ledger: revived
+   * calls in flight are settled by the ledger's truth, checked after the chaos.
+   */
+  reconcile?: boolean;
   log: (line: string) => void;
 }
 
@@ -47,6 +52,10 @@ export interface DistributedFigures {
   revivals: number;
   joins: number;
   executions: number;
+  /** Calls a reconcile settled (completed or did not happen), each checked against the ledger. */
+  reconciled: number;
+  /** Of those, did-not-happen answers a zombie's execution outdid later (see invariants.ts). */
+  late: number;
 }
 
 /** What a run of the crashtest did and found. */
@@ -84,7 +93,10 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   });
   await admin.connect();
   await admin.query(
-    `CREATE TABLE "${schema}".ledger (run text NOT NULL, call_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+    `CREATE TABLE "${schema}".ledger (run text NOT NULL, call_id text NOT NULL, key text, at timestamptz NOT NULL DEFAULT clock_timestamp(), xid xid8 NOT NULL DEFAULT pg_current_xact_id())`,
+  );
+  await admin.query(
+    `CREATE TABLE "${schema}".reconcile_log (key text NOT NULL, found boolean NOT NULL, snapshot pg_snapshot NOT NULL)`,
   );
   const store = await PostgresStore.connect({ connectionString: database.url, schema });
   const figures = {
@@ -113,6 +125,7 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         String(options.leaseMs),
         String(options.concurrency),
         String(options.maxRevivals),
+        options.reconcile === true ? 'reconcile' : 'no-reconcile',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -321,6 +334,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   if (figures.kills < options.kills) shortfalls.push(`kills ${figures.kills} < ${options.kills}`);
   if (figures.fenced === 0)
     shortfalls.push('no zombie write was refused: the fence was never exercised');
+  if (options.reconcile === true && counts.reconciled === 0)
+    shortfalls.push('no call was reconciled: the reconciles were never put to the test');
   return {
     figures: {
       ...figures,
@@ -330,6 +345,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
       revivals: counts.revivals,
       joins: counts.joins,
       executions: counts.executions,
+      reconciled: counts.reconciled,
+      late: counts.late,
     },
     breaches,
     shortfalls,

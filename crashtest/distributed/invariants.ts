@@ -36,6 +36,14 @@ export interface DistributedCounts {
   revivals: number;
   joins: number;
   executions: number;
+  /** Calls a reconcile settled (completed or did not happen), each checked against the ledger. */
+  reconciled: number;
+  /**
+   * Did-not-happen answers whose key reached the ledger only after the answer was written: a
+   * zombie (a worker paused mid-call past its lease) executing once it woke. The fence keeps a
+   * zombie out of the transcript, not out of the world; counted, not a breach.
+   */
+  late: number;
 }
 
 /**
@@ -63,6 +71,8 @@ export async function checkDistributed(
     revivals: 0,
     joins: 0,
     executions: 0,
+    reconciled: 0,
+    late: 0,
   };
   const rows = await store.runs();
   counts.runs = rows.length;
@@ -88,6 +98,18 @@ export async function checkDistributed(
     list.push(Number(row.epoch));
     epochsOf.set(row.run_id, list);
   }
+  const keyed = await ledger.query<{ key: string }>(
+    `SELECT DISTINCT key FROM "${schema}".ledger WHERE key IS NOT NULL`,
+  );
+  const ledgerKeys = new Set(keyed.rows.map((row) => row.key));
+  // Per key looked up and not found: whether any of its ledger rows was visible to the lookup
+  // that said so (a wrong answer) — a row it could not see is a later execution (a zombie's).
+  const lookups = await ledger.query<{ key: string; visible: boolean }>(
+    `SELECT r.key, coalesce(bool_or(pg_visible_in_snapshot(l.xid, r.snapshot)), false) AS visible
+       FROM "${schema}".reconcile_log r LEFT JOIN "${schema}".ledger l ON l.key = r.key
+      WHERE NOT r.found GROUP BY r.key`,
+  );
+  const notFound = new Map(lookups.rows.map((row) => [row.key, row.visible]));
   const recordsOf = new Map<string, TranscriptRecord[]>();
   for (const row of rows) {
     const read = await store.read(row.run);
@@ -100,6 +122,7 @@ export async function checkDistributed(
     if (read.records.length !== row.lastSeq + 1) {
       breaches.lost.push(`${row.run}: last_seq ${row.lastSeq} but ${read.records.length} records`);
     }
+    checkReconciled(row.run, records, { ledgerKeys, notFound }, breaches, counts);
     checkRun(
       row,
       records,
@@ -248,6 +271,66 @@ function checkJoins(
           );
         }
       }
+    }
+  }
+}
+
+/**
+ * Every call a revival settled by a reconcile's answer, against the ledger: `completed` only for
+ * a key the ledger holds, with the output `effect` gives; `did-not-happen` only for a key the
+ * ledger's rows visible to the lookup that answered did not hold (`reconcile_log` keeps each
+ * lookup's snapshot; a row it could not see is a zombie's later execution: `late`).
+ */
+function checkReconciled(
+  run: string,
+  records: TranscriptRecord[],
+  ledger: { ledgerKeys: Set<string>; notFound: Map<string, boolean> },
+  breaches: DistributedBreaches,
+  counts: DistributedCounts,
+): void {
+  const keys = new Map<string, string>();
+  const steps = new Map<string, unknown>();
+  for (const record of records) {
+    if (record.type === 'tool-dispatched' && record.idempotencyKey !== undefined) {
+      keys.set(record.callId, record.idempotencyKey);
+    }
+    if (record.type === 'message' && record.role === 'assistant') {
+      for (const part of record.content) {
+        if (part.type === 'tool-call')
+          steps.set(part.callId, (part.input as { step?: unknown }).step);
+      }
+    }
+  }
+  for (const record of records) {
+    const answer = record.type === 'message' ? record.extras?.reconcile?.answer : undefined;
+    if (record.type !== 'message' || answer === undefined || answer === 'unknown') continue;
+    for (const part of record.content) {
+      if (part.type !== 'tool-result') continue;
+      const key = keys.get(part.callId);
+      const at = `${run}: call ${part.callId} reconciled ${answer}`;
+      if (key === undefined) {
+        breaches.failed.push(`${at}, but its dispatch has no key`);
+        continue;
+      }
+      counts.reconciled += 1;
+      const charged = ledger.ledgerKeys.has(key);
+      if (answer === 'completed') {
+        const output = part.output as { output?: unknown } | string;
+        const expected = `effect ${String(steps.get(part.callId))} done`;
+        if (!charged) breaches.failed.push(`${at}, but the ledger never saw ${key}`);
+        else if (typeof output !== 'string' || !output.endsWith(`\n\n${expected}`)) {
+          breaches.failed.push(
+            `${at} with ${JSON.stringify(output).slice(0, 80)}, not ${expected}`,
+          );
+        }
+        continue;
+      }
+      const visible = ledger.notFound.get(key);
+      if (visible === undefined) {
+        breaches.failed.push(`${at}, but no lookup of ${key} found it missing`);
+      } else if (visible) {
+        breaches.failed.push(`${at}, but the ledger held ${key} when it was looked up`);
+      } else if (charged) counts.late += 1;
     }
   }
 }

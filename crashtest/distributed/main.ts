@@ -1,7 +1,8 @@
 import { runDistributed } from './driver.ts';
 
 /*
- * `npm run crashtest -- --distributed [--quick] [--seed N]`: the scale-out promise under chaos
+ * `npm run crashtest -- --distributed [--quick] [--reconcile] [--seed N]`: the scale-out promise
+ * under chaos
  * (docs/crash-safety.md, "Across machines"). Ends with one line,
  * `crashtest-distributed: runs=… workers=… kills=… stops=… terminations=… revivals=… fenced=…
  * lost=0 doubled=0 replayed=0 pairing=0 double-revived=0 failed=0`, and exits 1 when a figure
@@ -16,8 +17,9 @@ export async function distributedMain(args: string[]): Promise<number> {
   };
   const seed = Number(optionValue('--seed') ?? process.env.SEED ?? Date.now() % 2 ** 31);
   const quick = args.includes('--quick');
+  const reconcile = args.includes('--reconcile');
   console.log(
-    `crashtest-distributed: seed ${seed}${quick ? ' (quick)' : ''} — replay the chaos with --seed ${seed}`,
+    `crashtest-distributed: seed ${seed}${quick ? ' (quick)' : ''}${reconcile ? ' (reconcile)' : ''} — replay the chaos with --seed ${seed}`,
   );
   const sizes = quick
     ? { runs: 30, workers: 4, kills: 12, stops: 4, terminations: 10 }
@@ -28,6 +30,7 @@ export async function distributedMain(args: string[]): Promise<number> {
     leaseMs: 600,
     maxRevivals: 10,
     concurrency: 8,
+    reconcile,
     log: (line) => console.log(line),
   });
   const { figures, breaches } = result;
@@ -56,6 +59,7 @@ export async function distributedMain(args: string[]): Promise<number> {
     'terminations',
     'revivals',
     'fenced',
+    ...(reconcile ? (['reconciled', 'late'] as const) : []),
   ] as const;
   console.log(
     `crashtest-distributed: ${shown.map((name) => `${name}=${figures[name]}`).join(' ')} ${Object.entries(

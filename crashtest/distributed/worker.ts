@@ -12,14 +12,18 @@ import { distributedAgents } from './agents.ts';
  * event the driver counts: `fenced <run>` when a write of its was refused because another
  * worker took the run over.
  *
- *   node worker.ts <url> <schema> <leaseMs> <concurrency> <maxRevivals>
+ * With `reconcile`, `effect` records its call's idempotency key too and has a reconcile that
+ * looks the key up in the ledger.
+ *
+ *   node worker.ts <url> <schema> <leaseMs> <concurrency> <maxRevivals> [reconcile]
  */
-const [url, schema, lease, concurrency, cap] = process.argv.slice(2) as [
+const [url, schema, lease, concurrency, cap, reconcile] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
   string,
+  string | undefined,
 ];
 // CRASHTEST_TRACE=DIR keeps every worker's log, one file per process, to follow a breach.
 const trace =
@@ -37,13 +41,27 @@ const store = await PostgresStore.connect({
   applicationName: `llm-agent crashtest ${schema}`,
 });
 const agents = distributedAgents(
-  async (run, callId) => {
-    await ledger.query(`INSERT INTO "${schema}".ledger (run, call_id) VALUES ($1, $2)`, [
+  async (run, callId, key) => {
+    await ledger.query(`INSERT INTO "${schema}".ledger (run, call_id, key) VALUES ($1, $2, $3)`, [
       run,
       callId,
+      key,
     ]);
   },
   () => new Promise((done) => setTimeout(done, 100 + Math.random() * 300)),
+  reconcile === 'reconcile'
+    ? async (key) => {
+        // One statement: the lookup and the snapshot it read are logged together, so the
+        // check can tell a zombie's later execution from a wrong answer.
+        const found = await ledger.query<{ found: boolean }>(
+          `INSERT INTO "${schema}".reconcile_log (key, found, snapshot)
+           SELECT $1, count(*) > 0, pg_current_snapshot() FROM "${schema}".ledger WHERE key = $1
+           RETURNING found`,
+          [key],
+        );
+        return found.rows[0]?.found === true;
+      }
+    : undefined,
 );
 process.stdout.write(`ready ${store.owner}\n`);
 await new Worker({

@@ -18,6 +18,7 @@ import { findTranscripts } from '../runs/find-transcripts.ts';
 import { inspectTree } from '../runs/inspect-tree.ts';
 import { RunStopper } from '../runs/run-stopper.ts';
 import { findSalvageable, salvage, salvageText } from '../runs/salvage-damaged.ts';
+import { callsToReconcileInPlan, reconcilePlanText } from '../runs/reconcile-plan.ts';
 import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { UserError } from '../runs/user-error.ts';
 import { type Command, integerOption, parseCommandLine } from './command.ts';
@@ -141,6 +142,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       io,
       async () => (await import('../demo/demo-agents.ts')).default,
     );
+    io.stdout.write(reconcilePlanText(callsToReconcileInPlan(plan, roots, registries), io.out));
     if (values.yes !== true) {
       const question = `Revive ${plural(plan.revivals.length, 'run')}, sending about ${formatCount(plan.estimatedTokens)} tokens? [y/N] `;
       if (io.stdin.isTTY !== true) {

@@ -3,6 +3,7 @@ import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
 import { toolDefinitionsOf } from '../loop/tool-set.ts';
 import type { LoopMessage, LoopOptions, RunResult, ToolDefinition } from '../loop/types.ts';
+import type { Reconciliation } from '../revival/reconcile-calls.ts';
 import type { ReviveRefused } from '../revival/revive.ts';
 import { reviveStoreRun } from '../revival/revive-store-run.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
@@ -14,6 +15,7 @@ import {
 } from '../subagents/agent-definition.ts';
 import { conversationView } from '../transcript/conversation-view.ts';
 import { ChildRuns } from './child-runs.ts';
+import { reconcileInLease } from './reconcile-in-lease.ts';
 import type { RunFamily } from './run-family.ts';
 
 /**
@@ -49,6 +51,12 @@ export interface WorkerOptions {
   joinPollMs?: number;
   /** Aborts the run in progress (it records `run-stopped`) and ends {@link Worker.serve}. */
   signal?: AbortSignal;
+  /**
+   * How long each tool's reconcile may take when a dead or approved run is revived (default
+   * 10 000 ms); half the store's lease bounds it too, so a reconcile that hangs never holds a
+   * run past its lease.
+   */
+  reconcileTimeoutMs?: number;
   /** Hears what the worker does, one line each (default: nothing). */
   log?: (line: string) => void;
 }
@@ -223,7 +231,10 @@ export class Worker {
   ): Promise<void> {
     const { store, maxRevivals } = this.#options;
     if (kind !== 'queued') {
-      const revived = await reviveStoreRun({ store, run: run, maxRevivals, writer });
+      // Tools that can see the world say what became of the calls in flight: asked only now,
+      // with the run held, and within the lease. Nothing is run again.
+      const reconciled = await this.#reconcile(run, writer);
+      const revived = await reviveStoreRun({ store, run: run, maxRevivals, writer, reconciled });
       if (!revived.ok) {
         await this.#refused(run, writer, revived, report);
         return;
@@ -246,6 +257,32 @@ export class Worker {
     this.#log(`${run}: taken`);
     const result = await this.#run(run, writer, conversationView(read.records), []);
     report.ran.push({ run: run, how: 'queued', result });
+  }
+
+  /** Ask the run's tools that have a reconcile about its calls in flight; say what each answered. */
+  async #reconcile(run: string, writer: PostgresTranscriptWriter): Promise<Reconciliation[]> {
+    const type = writer.state.meta?.agentType ?? '';
+    const definition = Object.hasOwn(this.#options.agents, type)
+      ? this.#options.agents[type]
+      : undefined;
+    const tools = toolDefinitionsOf(definition?.tools ?? [], definition?.idempotency);
+    if (!tools.some((tool) => tool.reconcile !== undefined)) return [];
+    const reconciled = await reconcileInLease({
+      store: this.#options.store,
+      run,
+      writer,
+      tools: tools as ToolDefinition<unknown>[],
+      ...(this.#options.reconcileTimeoutMs === undefined
+        ? {}
+        : { timeoutMs: this.#options.reconcileTimeoutMs }),
+      ...(this.#options.signal === undefined ? {} : { signal: this.#options.signal }),
+    });
+    for (const asked of reconciled) {
+      this.#log(
+        `${run}: reconcile of ${asked.toolName} ${asked.callId}: ${asked.answer}${asked.detail === undefined ? '' : ` (${asked.detail})`}`,
+      );
+    }
+    return reconciled;
   }
 
   /**

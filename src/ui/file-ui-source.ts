@@ -6,7 +6,16 @@ import { mayBeLocked, readLockTableAsync } from '../runs/lock-snapshot.ts';
 import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 import { statusTree } from '../runs/status-tree.ts';
 import { createStyle } from '../render/terminal-style.ts';
-import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
+import { loadAgents } from '../runs/load-agents.ts';
+import {
+  type CallToReconcile,
+  callsToReconcileInPlan,
+  reconcilePlanHtml,
+  reconcilePlanText,
+} from '../runs/reconcile-plan.ts';
+import { planText, planTreeRevival, type TreeRevivalPlan } from '../runs/tree-revival-plan.ts';
+import type { RunNode } from '../render/run-node.ts';
+import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { peek } from '../transcript/peek.ts';
 import { FolderWatch } from './folder-watch.ts';
 import { planTableHtml } from './plan-table.ts';
@@ -36,6 +45,13 @@ export function fileUiSource(
     },
     async action(roots) {
       const plan = planTreeRevival(roots);
+      // The ui loads the agents module in its own process to say which calls' tools will be
+      // asked to reconcile (asked only by the revive Confirm runs); a module that does not
+      // load is the revive's to report.
+      const asked =
+        agents === undefined
+          ? []
+          : await reconcilableCalls(plan, roots, agents, cwd, env).catch(() => []);
       // The PATHs after `--`: a folder named like an option stays a PATH.
       const argv = [
         'revive',
@@ -45,8 +61,8 @@ export function fileUiSource(
         ...paths,
       ];
       return {
-        text: planText(plan, createStyle(false)),
-        table: planTableHtml(plan),
+        text: planText(plan, createStyle(false)) + reconcilePlanText(asked, createStyle(false)),
+        table: planTableHtml(plan) + reconcilePlanHtml(asked),
         runs: plan.revivals.length,
         verb: 'revive',
         argv,
@@ -105,4 +121,19 @@ async function fileSignature(
     parts.push(`${claim}:${stats === undefined ? 'gone' : `${stats.ino}:${locked(stats.ino)}`}`);
   }
   return { text: parts.join('\n'), folders };
+}
+
+/** The plan's calls whose tools will be asked to reconcile, by the agents module of each root. */
+async function reconcilableCalls(
+  plan: TreeRevivalPlan,
+  roots: RunNode[],
+  module: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<CallToReconcile[]> {
+  const registries = new Map<RunNode, AgentRegistry>();
+  for (const root of roots) {
+    registries.set(root, await loadAgents(module, { transcript: root.path, cwd, env }));
+  }
+  return callsToReconcileInPlan(plan, roots, registries);
 }

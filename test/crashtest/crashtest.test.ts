@@ -5,6 +5,7 @@ import { runScenarioImages } from '../../crashtest/crash-images.ts';
 import { runFuzz } from '../../crashtest/fuzz.ts';
 import type { BreachFigures } from '../../crashtest/invariants.ts';
 import { runIoErrors } from '../../crashtest/io-errors.ts';
+import { runLedgerKills } from '../../crashtest/ledger-kills.ts';
 import { runReviverRace } from '../../crashtest/reviver-race.ts';
 import { SCENARIOS } from '../../crashtest/scenarios.ts';
 import { runSigkillLoop } from '../../crashtest/sigkill-loop.ts';
@@ -68,6 +69,16 @@ describe('crashtest (reduced)', { concurrency: false }, () => {
     assert.equal(figures.bySigkill, 4, 'every process died by SIGKILL');
     assert.ok(figures.revived > 0, 'no kill landed mid-run: the kills proved nothing');
     assert.deepEqual(figures.failures, []);
+    zero(figures);
+  });
+
+  it('ledger kills: reconciles answer what the ledger says, the others fall back, nothing twice', {
+    timeout: 240_000,
+  }, async () => {
+    const figures = await runLedgerKills({ kills: 8, lanes: 2, seed });
+    assert.equal(figures.bySigkill, 8, 'every process died by SIGKILL');
+    assert.deepEqual(figures.failures, []);
+    assert.ok(figures.reconciled > 0, 'no call was reconciled: the kills proved nothing');
     zero(figures);
   });
 

@@ -131,6 +131,15 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     return this.#nextSeq - 1;
   }
 
+  /**
+   * How long this writer's hold on the run lasts from its last renewal, in milliseconds (the
+   * store's `leaseMs`): work done before writing — asking reconciles, say — must end well within
+   * it, or the run could be another worker's before this one writes.
+   */
+  get leaseMs(): number {
+    return this.#leaseMs;
+  }
+
   /** True once another writer took the run over (a newer epoch): this one was fenced out. */
   get fenced(): boolean {
     return this.#core.failure?.code === 'ownership-lost';
