@@ -7,7 +7,7 @@
  * @module
  */
 import { toolDefinitionsOf } from '../loop/tool-set.ts';
-import { escapeHtml } from '../render/conversation-html.ts';
+import { escapeHtml } from '../render/escape-html.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import type { Style } from '../render/terminal-style.ts';
