@@ -48,9 +48,8 @@ function lines(bytes: Buffer): Buffer[] {
 const tinyLines: Attack = {
   name: 'repair-tiny-lines-memory',
   family: 'repair',
-  full: true,
   awaits: 'repair',
-  what: 'a Claude Code session padded with 18 MB of tiny lines: repair --dry-run and --scan stay within a small multiple of the longest line (it held every line: 1.4 GB)',
+  what: 'a Claude Code session padded with 18 MB of tiny lines: repair --dry-run and --scan stay bounded: the bytes once and a number a line, each line made only when read (it held every line: 1.4 GB)',
   alone: true,
   timeoutMs: 300_000,
   async run(context) {
