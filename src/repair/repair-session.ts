@@ -34,7 +34,10 @@ export interface RepairOptions {
   force?: boolean;
   /** How long a file must have been left alone to count as not being written (default 5 s). */
   quietMs?: number;
-  /** Files larger than this are refused unread (default 256 MiB): a repair holds the file whole. */
+  /**
+   * Files larger than this are refused unread (default 256 MiB): a repair holds the file
+   * once, and 8 bytes a line; each line is made (its text, its JSON) only while it is read.
+   */
   maxBytes?: number;
   fileSystem?: FileSystem;
   clock?: () => Date;

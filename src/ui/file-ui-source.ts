@@ -4,7 +4,6 @@ import { runRecordsOf } from '../render/conversation-html.ts';
 import { type FolderListing, findTranscripts } from '../runs/find-transcripts.ts';
 import { mayBeLocked, readLockTableAsync } from '../runs/lock-snapshot.ts';
 import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
-import { statusTree } from '../runs/status-tree.ts';
 import { createStyle } from '../render/terminal-style.ts';
 import { loadAgents } from '../runs/load-agents.ts';
 import {
@@ -19,7 +18,8 @@ import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { peek } from '../transcript/peek.ts';
 import { FolderWatch } from './folder-watch.ts';
 import { planTableHtml } from './plan-table.ts';
-import type { UiSource } from './ui-source.ts';
+import { RunTreeReader } from './run-tree-reader.ts';
+import type { UiSource, UiTree } from './ui-source.ts';
 
 /**
  * The runs recorded below `paths` (transcripts or folders, relative to `cwd`), as `status`
@@ -37,9 +37,26 @@ export function fileUiSource(
   const { agents } = options;
   const env = options.env ?? {};
   const watching = new FolderWatch();
+  // The tree is read in a worker thread (a huge transcript never holds the server's), and
+  // again only when the files changed: the pages asked for at once, and a page's redraws,
+  // share one read.
+  const reader = new RunTreeReader();
+  let last: { signature: string; tree: Promise<UiTree> } | undefined;
   return {
     files: true,
-    tree: () => statusTree(paths, cwd, env, { maxRevivals: DEFAULT_MAX_REVIVALS }),
+    async tree() {
+      const { text } = await fileSignature(paths, cwd);
+      if (last === undefined || last.signature !== text) {
+        const job = { paths, cwd, env: { ...env }, maxRevivals: DEFAULT_MAX_REVIVALS };
+        const tree = reader.read(job);
+        const read = { signature: text, tree };
+        last = read;
+        tree.catch(() => {
+          if (last === read) last = undefined;
+        });
+      }
+      return last.tree;
+    },
     async records(node) {
       return runRecordsOf(await peek(node.path));
     },
@@ -80,6 +97,7 @@ export function fileUiSource(
     },
     async close() {
       watching.stop();
+      await reader.close();
     },
   };
 }

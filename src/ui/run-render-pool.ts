@@ -20,11 +20,24 @@ export class RunRenderPool {
   #worker: Worker | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Jobs queued or under way, by their JSON: the same job asked for again shares its answer. */
+  #pending = new Map<string, Promise<string | undefined>>();
 
-  /** The job's text (undefined: no such value); a job that fails rejects with its reason. */
+  /**
+   * The job's text (undefined: no such value); a job that fails rejects with its reason. The
+   * same job asked for while it waits or runs (four tabs drawing one run) is done once.
+   */
   run(job: RenderJob): Promise<string | undefined> {
+    const key = JSON.stringify(job);
+    const pending = this.#pending.get(key);
+    if (pending !== undefined) return pending;
     const result = this.#queue.then(() => this.#send(job));
     this.#queue = result.catch(() => undefined);
+    this.#pending.set(key, result);
+    const forget = (): void => {
+      this.#pending.delete(key);
+    };
+    result.then(forget, forget);
     return result;
   }
 
