@@ -32,8 +32,8 @@ const MAX_SCANNED = 20_000;
  */
 export const repairCommand: Command = {
   name: 'repair',
-  help: `Usage: llm-agent repair FILE… [--dry-run] [--json] [--force]
-       llm-agent repair --scan [DIR…] [--json]
+  help: `Usage: llm-agent repair FILE… [--dry-run] [--json] [--force] [--allow-newer]
+       llm-agent repair --scan [DIR…] [--json] [--allow-newer]
 
 Repair a Claude Code, Codex, pi or Gemini CLI session, or an opencode database, that a crash
 cut off while a tool ran: every tool call without a result gets one, in the client's own
@@ -46,7 +46,8 @@ byte-exact backup (FILE.bak-TIME) is written first. An opencode database (openco
 changed in one transaction after a consistent backup (FILE.bak-TIME, SQLite's backup API),
 and only while no process has it open. A torn last line is copied to FILE.torn-OFFSET and left in
 place. Refused, writing nothing: a format or version this version of llm-agent was not
-tested with, a file holding lines of two clients, and a session its client may still own —
+tested with (Claude Code 1.0.98 to 2.1.332 and Codex 0.146.0 to 0.171.0 are; a newer
+release only with --allow-newer), a file holding lines of two clients, and a session its client may still own —
 a running process of that client whose command line names the session, whose working
 folder is the session's, or that holds a file in the session's folder; a file open in any
 process; a file changed in the last 5 seconds — unless --force. A session that needs
@@ -62,6 +63,10 @@ Options:
   --dry-run   say what would be appended (ids and times are made at write time), write nothing
   --json      print the outcomes as JSON
   --force     repair a session even though its client may still own it
+  --allow-newer
+              repair a session of a Claude Code or Codex release newer than the newest
+              tested, but only if every line it reads and writes is of a shape the tests
+              have seen (otherwise refused: exit 4)
   --scan      list broken sessions instead of repairing FILEs
   -h, --help  show this help
 
@@ -71,7 +76,8 @@ Exit codes:
   2  a bad option, or a --scan DIR that does not exist
   3  (--scan, --dry-run) sessions need repair
   4  a FILE was refused (unknown or mixed format, untested version, a shape it cannot
-     repair honestly) or was already resumed without a repair
+     repair honestly, with --allow-newer a line of a shape the tests never saw) or was
+     already resumed without a repair
   7  a FILE looks live (its client may still own it): stop the client or wait for its
      tool, then repair again
 `,
@@ -81,7 +87,9 @@ Exit codes:
       json: { type: 'boolean' },
       force: { type: 'boolean' },
       scan: { type: 'boolean' },
+      'allow-newer': { type: 'boolean' },
     });
+    const allowNewer = values['allow-newer'] === true ? { allowNewer: true } : {};
     if (values.help === true) {
       io.stdout.write(this.help);
       return EXIT.ok;
@@ -112,6 +120,7 @@ Exit codes:
         const outcome = await repairFile(file, {
           dryRun: true,
           processTable: async () => table,
+          ...allowNewer,
         });
         if (outcome.status === 'refused' && outcome.reason === 'unknown-format') continue;
         outcomes.push(outcome);
@@ -130,6 +139,7 @@ Exit codes:
       const options = {
         ...(values['dry-run'] === true ? { dryRun: true } : {}),
         ...(values.force === true ? { force: true } : {}),
+        ...allowNewer,
       };
       outcomes.push(await repairFile(resolve(io.cwd, file), options));
     }

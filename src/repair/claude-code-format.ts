@@ -8,6 +8,7 @@ import {
   type UnansweredCall,
   neverThrowingFormat,
 } from './foreign-format.ts';
+import { releaseDetection } from './release-detection.ts';
 import { isObject, shown } from './untrusted-value.ts';
 
 /*
@@ -35,9 +36,6 @@ import { isObject, shown } from './untrusted-value.ts';
  * result anywhere after it, the `user` line Claude Code writes for a failed tool, with our honest
  * text, chained from the newest message so that it is on the path Claude Code sends.
  */
-
-/** The Claude Code versions whose sessions were written, repaired and resumed by the real client. */
-const SUPPORTED_VERSION = /^2\.1\.\d+$/;
 
 /** The line types Claude Code keeps as messages of the conversation tree. */
 const MESSAGE_TYPES = new Set(['user', 'assistant', 'attachment', 'system']);
@@ -68,8 +66,9 @@ interface Message {
 }
 
 /**
- * Claude Code's session format, as versions 2.1.x write it (checked with 2.1.197, which wrote
- * the test fixtures and resumed the repaired sessions). `plan` answers every tool call of the
+ * Claude Code's session format, as releases 1.0.98 to 2.1.332 write it (each of 1.0.98,
+ * 2.1.197 and 2.1.332 wrote sessions that were killed mid-tool, repaired and resumed by the same
+ * release: `TESTED_RELEASES`). `plan` answers every tool call of the
  * last assistant message on the conversation path Claude Code resumes that has no result, with
  * one `user` line per call in Claude Code's own shape for a failed tool (`is_error: true`, the
  * text revival uses, `toolUseResult: "Error: …"`, `sourceToolAssistantUUID`), chained from the
@@ -103,7 +102,7 @@ function hasEnvelope(value: unknown): value is Record<string, unknown> {
 
 function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null {
   let found = false;
-  let version: string | undefined;
+  const versions: string[] = [];
   const session: { id?: string; cwd?: string } = {};
   for (const line of lines) {
     const value = line.value;
@@ -113,20 +112,13 @@ function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null
       if (typeof value.cwd === 'string') session.cwd = value.cwd;
     }
     if (isObject(value) && typeof value.version === 'string' && typeof value.uuid === 'string') {
-      version = value.version;
+      const version = shownVersion(value.version);
+      if (versions.at(-1) !== version) versions.push(version);
     }
   }
-  if (!found || version === undefined) return null;
-  if (SUPPORTED_VERSION.test(version)) {
-    return { format: 'claude-code', version, supported: true, session };
-  }
-  return {
-    format: 'claude-code',
-    version: shownVersion(version),
-    supported: false,
-    reason:
-      'repair knows the sessions of Claude Code 2.1.x (it was tested with 2.1.197); this one was written by a version it was not tested with',
-  };
+  if (!found || versions.length === 0) return null;
+  // A session resumed by another release holds lines of both: each must be in the range.
+  return releaseDetection('claude-code', versions, session);
 }
 
 /** The file as Claude Code's loader reads it. */
@@ -148,7 +140,8 @@ const DROPPED =
 
 function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
   const detected = detectClaudeCode(lines);
-  if (detected === null || !detected.supported) {
+  // A newer release is planned for; repairSession decides (allowNewer, seen shapes).
+  if (detected === null || (!detected.supported && detected.newerThan === undefined)) {
     return { kind: 'refuse', detail: 'not a Claude Code session of a version repair knows' };
   }
   const loaded = loadMessages(lines);
@@ -185,6 +178,8 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
       detail: `${unanswered.length} tool call(s) of line ${assistant.line} have no result, but the conversation went on after them (line ${message.line}); results appended now would not follow the calls`,
     };
   }
+  const multiple = oneCallOnly(unanswered, sources);
+  if (multiple !== null) return multiple;
   const time = context.now.getTime();
   if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
   const append: string[] = [];
@@ -204,6 +199,25 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
     parentUuid = uuid;
   }
   return { kind: 'repair', calls: unanswered, append };
+}
+
+/**
+ * Claude Code 1.x, resuming a message whose several tool calls were answered by the lines the
+ * repair appends, sends the first call and its result and drops the others (seen with 1.0.98):
+ * such a session is refused rather than repaired into one that tells the model of one call.
+ */
+function oneCallOnly(
+  unanswered: readonly UnansweredCall[],
+  sources: ReadonlyMap<string, Message>,
+): RepairPlan | null {
+  if (unanswered.length < 2) return null;
+  const versions = unanswered.map((call) => sources.get(call.callId)?.value.version);
+  const old = versions.find((version) => typeof version === 'string' && version.startsWith('1.'));
+  if (old === undefined) return null;
+  return {
+    kind: 'refuse',
+    detail: `${unanswered.length} tool calls of one message were cut off in a session of Claude Code ${shownVersion(String(old))}: resumed, Claude Code 1.x sends only the first call and its result, so the model would not be told of the others (tested with 1.0.98); one call at a time is repaired`,
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   type UnansweredCall,
   neverThrowingFormat,
 } from './foreign-format.ts';
+import { releaseDetection } from './release-detection.ts';
 import { isObject, shown } from './untrusted-value.ts';
 
 /*
@@ -35,9 +36,6 @@ import { isObject, shown } from './untrusted-value.ts';
  * text says it. Codex checks that ordinals run on without a gap, so appended lines continue
  * from the largest one.
  */
-
-/** The Codex versions whose rollouts were written, repaired and resumed by the real client. */
-const SUPPORTED_VERSION = /^0\.171\.\d+$/;
 
 /** The `history_mode` values Codex 0.171 knows (absent: legacy). */
 const KNOWN_HISTORY_MODES = new Set(['legacy', 'paginated']);
@@ -88,7 +86,7 @@ interface Item {
 }
 
 /**
- * The Codex CLI's rollout format, as Codex 0.171 writes it. `detect` recognises a rollout by
+ * The Codex CLI's rollout format, as Codex 0.146 to 0.171 write it. `detect` recognises a rollout by
  * its first line (`session_meta` in the `{timestamp, type, payload}` envelope) and supports
  * the versions the repair was tested with; the format before that envelope, an unknown
  * `history_mode` and a rollout without `session_meta` are refused. `plan` answers every tool
@@ -124,29 +122,29 @@ function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
         reason: 'its session_meta names no cli_version, so the writer is unknown',
       };
     }
-    const shownVersion = shownVersionOf(version);
-    if (!SUPPORTED_VERSION.test(version)) {
-      return {
-        format: 'codex',
-        version: shownVersion,
-        supported: false,
-        reason:
-          'repair was tested with the rollouts Codex 0.171 writes (written, repaired and resumed by the real client); this version it was not tested with',
-      };
-    }
     const mode = meta.history_mode;
     if (mode !== undefined && (typeof mode !== 'string' || !KNOWN_HISTORY_MODES.has(mode))) {
       return {
         format: 'codex',
-        version: shownVersion,
+        version: shownVersionOf(version),
         supported: false,
-        reason: `history_mode ${shown(mode)} is not one Codex 0.171 writes (legacy, paginated)`,
+        reason: `history_mode ${shown(mode)} is not one the tested releases write (legacy, paginated)`,
       };
     }
     const session: { id?: string; cwd?: string } = {};
     if (typeof meta.id === 'string') session.id = meta.id;
     if (typeof meta.cwd === 'string') session.cwd = meta.cwd;
-    return { format: 'codex', version: shownVersion, supported: true, session };
+    // A rollout resumed by another release may say so in a later session_meta: each counts.
+    const versions = [shownVersionOf(version)];
+    for (const line of lines.slice(1)) {
+      const value = line.value;
+      if (!isObject(value) || value.type !== 'session_meta' || !isObject(value.payload)) continue;
+      const later = value.payload.cli_version;
+      if (typeof later === 'string' && shownVersionOf(later) !== versions.at(-1)) {
+        versions.push(shownVersionOf(later));
+      }
+    }
+    return releaseDetection('codex', versions, session);
   }
   if (isPreEnvelopeMeta(first)) {
     const version = typeof first.cli_version === 'string' ? first.cli_version : 'unknown';
@@ -155,7 +153,7 @@ function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
       version: `${shownVersionOf(version)} (pre-envelope rollout)`,
       supported: false,
       reason:
-        'the rollout format Codex wrote before the {timestamp, type, payload} envelope; repair knows only the format Codex 0.171 writes',
+        'the rollout format Codex wrote before the {timestamp, type, payload} envelope; repair knows only the format Codex 0.146 to 0.171 write',
     };
   }
   if (looksLikeRolloutLine(first)) {
@@ -198,7 +196,8 @@ interface Rollout {
 
 function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
   const detected = detectCodex(lines);
-  if (detected === null || !detected.supported) {
+  // A newer release is planned for; repairSession decides (allowNewer, seen shapes).
+  if (detected === null || (!detected.supported && detected.newerThan === undefined)) {
     return { kind: 'refuse', detail: 'not a Codex rollout of a version repair knows' };
   }
   const rollout = readRollout(lines);

@@ -27,8 +27,16 @@ export interface FormatDetection {
   version: string;
   /** False for a version outside the tested ranges: `repair` then refuses, naming it. */
   supported: boolean;
-  /** Why a version is not supported (set when `supported` is false). */
+  /**
+   * Why a version is not supported (set when `supported` is false), or why an untested newer
+   * one was accepted (`--allow-newer`, every line of a shape the tests have seen).
+   */
   reason?: string;
+  /**
+   * Set when the client that wrote the session is newer than every release tested: the newest
+   * tested. Refused unless `allowNewer`, and then only when every line is of a seen shape.
+   */
+  newerThan?: string;
   /**
    * What the file records of the session, for liveness (a running client is matched to it by
    * the id on its command line and by its working folder): each only when the file says it.

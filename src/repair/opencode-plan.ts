@@ -1,5 +1,6 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
 import type { FormatDetection, PlanContext, UnansweredCall } from './foreign-format.ts';
+import { TESTED_RELEASES } from './tested-releases.ts';
 import { isObject, shown } from './untrusted-value.ts';
 
 /*
@@ -27,7 +28,7 @@ import { isObject, shown } from './untrusted-value.ts';
  * @example
  * const tested = OPENCODE_TESTED.includes('1.18.33'); // true
  */
-export const OPENCODE_TESTED = ['1.18.33', '1.18.34'] as const;
+export const OPENCODE_TESTED: readonly string[] = TESTED_RELEASES.opencode;
 
 /**
  * The newest schema migration of the tested versions: a database migrated further was written
@@ -158,9 +159,7 @@ function planRows(rows: OpencodeRows, context: PlanContext): OpencodePlan {
     version: [...sessionVersions].sort().join(', '),
     supported: true,
   };
-  const untested = [...sessionVersions].filter(
-    (version) => !(OPENCODE_TESTED as readonly string[]).includes(version),
-  );
+  const untested = [...sessionVersions].filter((version) => !OPENCODE_TESTED.includes(version));
   if (untested.length > 0) {
     return {
       kind: 'refuse',

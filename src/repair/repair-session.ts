@@ -15,6 +15,7 @@ import { FOREIGN_FORMATS } from './foreign-formats.ts';
 import type { ProcessTable } from './process-table.ts';
 import { sessionLiveness } from './session-liveness.ts';
 import { sessionLines } from './session-lines.ts';
+import { unseenShape } from './unseen-shape.ts';
 
 /**
  * What {@link repairSession} is asked.
@@ -32,6 +33,12 @@ export interface RepairOptions {
    * (`forced`). The repair is still append-only and backed up.
    */
   force?: boolean;
+  /**
+   * Repair a session written by a client release newer than every release tested (refused
+   * otherwise, naming both), but only when every line it reads and writes is of a shape the
+   * real-client tests have seen (`SEEN_SHAPES`); a line of another shape is refused (`shape`).
+   */
+  allowNewer?: boolean;
   /** How long a file must have been left alone to count as not being written (default 5 s). */
   quietMs?: number;
   /**
@@ -180,13 +187,23 @@ export async function repairSession(
     }
     const read = await readSession(fileSystem, path, options.maxBytes ?? 256 * 1024 * 1024);
     if (typeof read === 'string') return refusal(path, 'too-large', read);
-    const detected = detectFormat(path, read, options.formats ?? FOREIGN_FORMATS);
+    const detected = detectFormat(path, read, options.formats ?? FOREIGN_FORMATS, options);
     if ('status' in detected) return detected;
     const { format, detection } = detected;
     const plan: RepairPlan = format.plan(read.lines, {
       now: clock(),
       randomBytes: options.randomBytes ?? ((count) => cryptoRandomBytes(count)),
     });
+    if (detection.newerThan !== undefined) {
+      const unseen = unseenShape(
+        detection.format,
+        read.lines,
+        plan.kind === 'repair' ? plan.append : [],
+      );
+      if (unseen !== null) {
+        return refusal(path, 'shape', `--allow-newer: ${unseen}`, detection);
+      }
+    }
     return await decide(path, read, plan, detection, options);
   } catch (error) {
     return refusal(path, 'io-error', describeError(error));
@@ -214,6 +231,7 @@ function detectFormat(
   path: string,
   read: ReadSession,
   formats: readonly ForeignFormat[],
+  options: RepairOptions,
 ): { format: ForeignFormat; detection: FormatDetection } | RepairOutcome {
   const found: { format: ForeignFormat; detection: FormatDetection }[] = [];
   for (const format of formats) {
@@ -234,6 +252,11 @@ function detectFormat(
       'mixed-format',
       `its lines read both as a ${found.map((each) => `${each.detection.format} ${each.detection.version}`).join(' and as a ')} session; a file of one client holding another's lines is not repaired (the repair would answer the wrong call)`,
     );
+  }
+  const newest = first.detection.newerThan;
+  if (newest !== undefined && options.allowNewer === true) {
+    const reason = `newer than ${newest}, the newest release tested; repaired because of --allow-newer, every line it reads and writes being of a shape the tests have seen`;
+    return { format: first.format, detection: { ...first.detection, supported: true, reason } };
   }
   if (!first.detection.supported) {
     return refusal(

@@ -7,11 +7,10 @@
  * of its own, so killing Claude Code's group is not enough: the whole tree is frozen (SIGSTOP,
  * so nothing forks or is re-parented meanwhile), then killed.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   anthropicPairingError,
   type ScriptedServer,
@@ -20,28 +19,50 @@ import {
 } from '../../src/testing/provider-servers.ts';
 import { finishWithin, type RunningChild, startDetached } from './support/client-run.ts';
 import { processTable, processTree } from './support/process-tree.ts';
+import { type InstalledRelease, installedReleases } from './support/releases.ts';
 
 // What the fixture recorder (test/fixtures/foreign/claude-code/record.ts) takes from here.
 export { waitFor } from './support/client-run.ts';
 export { killTree, processesMentioning } from './support/process-tree.ts';
 
-const PACKAGE = fileURLToPath(
-  new URL('./node_modules/@anthropic-ai/claude-code/', import.meta.url),
-);
+/**
+ * One installed Claude Code release and how to start it: 2.x installs a native `claude.exe`,
+ * 1.x is a node script (`cli.js`, run with this Node).
+ */
+export interface ClaudeRelease extends InstalledRelease {
+  command: string;
+  prefix: readonly string[];
+}
+
+function claudeRelease(installed: InstalledRelease): ClaudeRelease {
+  const native = join(installed.folder, 'bin', 'claude.exe');
+  return existsSync(native)
+    ? { ...installed, command: realpathSync(native), prefix: [] }
+    : { ...installed, command: process.execPath, prefix: [join(installed.folder, 'cli.js')] };
+}
+
+/** Every installed Claude Code release, oldest first (the pinned one and npm aliases). */
+export const CLAUDE_RELEASES: readonly ClaudeRelease[] = installedReleases(
+  join('@anthropic-ai', 'claude-code'),
+  'claude-code',
+).map(claudeRelease);
+
+/** The pinned Claude Code release. */
+export const CLAUDE_PINNED = CLAUDE_RELEASES.find((release) => release.pinned) as ClaudeRelease;
 
 /** The claude executable the pinned package installs (a native binary). */
-export const CLAUDE_BIN = realpathSync(join(PACKAGE, 'bin', 'claude.exe'));
+export const CLAUDE_BIN = CLAUDE_PINNED.command;
 
 /** The installed Claude Code version. */
-export const CLAUDE_VERSION = (
-  JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { version: string }
-).version;
+export const CLAUDE_VERSION = CLAUDE_PINNED.version;
 
 /** The model name passed to claude (the scripted server answers any). */
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
 
 /** A throwaway HOME for Claude Code, and the folder it works in. */
 export interface ClaudeHome {
+  /** The release this home runs (the pinned one unless given). */
+  release: ClaudeRelease;
   root: string;
   home: string;
   work: string;
@@ -49,7 +70,10 @@ export interface ClaudeHome {
 }
 
 /** A fresh HOME for Claude Code (its model server is named by {@link useModelServer}). */
-export async function makeClaudeHome(name = 'claude-client-'): Promise<ClaudeHome> {
+export async function makeClaudeHome(
+  name = 'claude-client-',
+  release: ClaudeRelease = CLAUDE_PINNED,
+): Promise<ClaudeHome> {
   const root = await mkdtemp(join(tmpdir(), name));
   const home = join(root, 'home');
   const work = join(root, 'work');
@@ -65,7 +89,7 @@ export async function makeClaudeHome(name = 'claude-client-'): Promise<ClaudeHom
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
   };
-  return { root, home, work, env };
+  return { release, root, home, work, env };
 }
 
 /** Make Claude Code talk to the scripted model server at `url` (`http://127.0.0.1:PORT`). */
@@ -97,7 +121,10 @@ export type RunningClaude = RunningChild;
 
 /** Start claude in `home.work` with `args`. */
 export function startClaude(home: ClaudeHome, args: readonly string[]): RunningClaude {
-  return startDetached(CLAUDE_BIN, args, { cwd: home.work, env: home.env });
+  return startDetached(home.release.command, [...home.release.prefix, ...args], {
+    cwd: home.work,
+    env: home.env,
+  });
 }
 
 /** Run claude to its end, killed (with its tree) if it takes longer than `timeoutMs`. */

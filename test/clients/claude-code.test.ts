@@ -6,9 +6,10 @@ import { basename, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import {
-  CLAUDE_BIN,
-  CLAUDE_VERSION,
+  CLAUDE_PINNED,
+  CLAUDE_RELEASES,
   type ClaudeHome,
+  type ClaudeRelease,
   longCommand,
   type ModelServer,
   makeClaudeHome,
@@ -23,6 +24,9 @@ import {
 } from './claude-code-driver.ts';
 import { readFileSafe, repairCli, waitFor } from './support/client-run.ts';
 import { alive, killTree, processesMentioning } from './support/process-tree.ts';
+import { recordRelease } from './support/releases.ts';
+import { assertRefusedWhileAlive } from './support/alive-refusal.ts';
+import { TESTED_RELEASES } from '../../src/repair/tested-releases.ts';
 
 /*
  * `llm-agent repair` against the REAL Claude Code (pinned in test/clients/package.json:
@@ -44,7 +48,8 @@ import { alive, killTree, processesMentioning } from './support/process-tree.ts'
 const START_TIMEOUT_MS = 90_000;
 const RESUME_TIMEOUT_MS = 120_000;
 
-const progress = (message: string) => console.log(`[claude-code ${CLAUDE_VERSION}] ${message}`);
+let current: ClaudeRelease = CLAUDE_PINNED;
+const progress = (message: string) => console.log(`[claude-code ${current.version}] ${message}`);
 
 const homes: ClaudeHome[] = [];
 const servers: ModelServer[] = [];
@@ -53,42 +58,61 @@ after(async () => {
   for (const home of homes) await rm(home.root, { recursive: true, force: true });
 });
 
-describe('repair of a Claude Code session cut off mid-tool, with the real client', () => {
-  test('one Bash call cut off by SIGKILL: the resumed request carries our result', {
-    timeout: 300_000,
-  }, async () => {
-    await scenario('one', 1);
-  });
-
-  test('two tool_use blocks of one message cut off by SIGKILL: both are answered', {
-    timeout: 300_000,
-  }, async () => {
-    await scenario('two', 2);
-  });
+test('every installed release is one repair was tested with, and the other way round', () => {
+  assert.deepEqual(
+    CLAUDE_RELEASES.map((release) => release.version),
+    TESTED_RELEASES['claude-code'],
+  );
 });
 
-let checked: Promise<void> | undefined;
-/** The pinned client runs here: a test fails (never skips) when it does not. */
-function clientRuns(): Promise<void> {
-  checked ??= (async () => {
-    assert.ok(existsSync(CLAUDE_BIN), `no Claude Code binary at ${CLAUDE_BIN}`);
-    const home = await makeClaudeHome('claude-version-');
-    homes.push(home);
-    const version = await runClaude(home, ['--version'], 60_000);
-    assert.equal(version.code, 0, `claude --version failed: ${version.output}`);
-    assert.match(
-      version.output,
-      new RegExp(`^${CLAUDE_VERSION.replaceAll('.', '\\.')} \\(Claude Code\\)`),
-    );
-    progress(`client: ${version.output.trim()}`);
-  })();
-  return checked;
+for (const tested of CLAUDE_RELEASES) {
+  describe(`Claude Code ${tested.version} cut off mid-tool, repaired, resumed (${tested.command})`, () => {
+    test('one Bash call cut off by SIGKILL: the resumed request carries our result', {
+      timeout: 300_000,
+    }, async () => {
+      current = tested;
+      await scenario('one', 1);
+    });
+
+    const two = tested.version.startsWith('1.')
+      ? 'two tool_use blocks of one message cut off by SIGKILL: refused (1.x resumes only the first)'
+      : 'two tool_use blocks of one message cut off by SIGKILL: both are answered';
+    test(two, {
+      timeout: 300_000,
+    }, async () => {
+      current = tested;
+      await scenario('two', 2);
+    });
+  });
+}
+
+const checked = new Map<ClaudeRelease, Promise<void>>();
+/** The release runs here: a test fails (never skips) when it does not. */
+function clientRuns(release: ClaudeRelease): Promise<void> {
+  let check = checked.get(release);
+  if (check === undefined) {
+    check = (async () => {
+      assert.ok(existsSync(release.command), `no Claude Code at ${release.command}`);
+      const home = await makeClaudeHome('claude-version-', release);
+      homes.push(home);
+      const version = await runClaude(home, ['--version'], 60_000);
+      assert.equal(version.code, 0, `claude --version failed: ${version.output}`);
+      assert.match(
+        version.output,
+        new RegExp(`^${release.version.replaceAll('.', '\\.')} \\(Claude Code\\)`),
+      );
+      progress(`client: ${version.output.trim()}`);
+    })();
+    checked.set(release, check);
+  }
+  return check;
 }
 
 /** Drive Claude Code into `count` long Bash calls of one message, kill it, repair, resume, check. */
 async function scenario(name: string, count: number): Promise<void> {
-  await clientRuns();
-  const home = await makeClaudeHome(`claude-client-${name}-`);
+  const release = current;
+  await clientRuns(release);
+  const home = await makeClaudeHome(`claude-client-${name}-`, release);
   homes.push(home);
   const sessionId = randomUUID();
   const ids = Array.from({ length: count }, (_, index) => `toolu_${name}_${index + 1}`);
@@ -138,6 +162,18 @@ async function scenario(name: string, count: number): Promise<void> {
     throw new Error(`${String(error)}\nclaude output:\n${claude.output()}`);
   }
   const session = found.file as string;
+  if (release.pinned && name === 'one') {
+    // Alive inside its tool (Claude Code keeps no file open and writes nothing meanwhile):
+    // refused without any flag, nothing written.
+    try {
+      const detail = await assertRefusedWhileAlive(session);
+      progress(`${name}: alive inside its tool: refused (${detail.slice(-90)})`);
+    } catch (error) {
+      killTree(pid);
+      await claude.exited;
+      throw error;
+    }
+  }
   progress(
     `${name}: a command runs (sleep 60 below pid ${pid}); SIGKILL to claude and every descendant`,
   );
@@ -185,6 +221,17 @@ async function scenario(name: string, count: number): Promise<void> {
     `${name}: fault proven: no marker, ${session} ends with unanswered ${ids.join(', ')} (${started.length} of them had started; Claude Code runs Bash calls that write one after another)`,
   );
 
+  if (release.version.startsWith('1.') && count > 1) {
+    // Claude Code 1.x resumes only the first of several answered calls of one message: refused.
+    const refusedOld = await repairCli([session, '--force', '--json']);
+    assert.equal(refusedOld.code, 4, `repair: ${refusedOld.stdout}${refusedOld.stderr}`);
+    const [shape] = JSON.parse(refusedOld.stdout) as { reason: string; detail: string }[];
+    assert.equal(shape?.reason, 'shape');
+    assert.match(shape?.detail ?? '', /Claude Code 1\.x sends only the first call/);
+    assert.ok((await readFile(session)).equals(original), 'the refusal wrote nothing');
+    progress(`${name}: refused (several calls of one message cut off in a 1.x session)`);
+    return;
+  }
   // 2. The repair: listed by --scan; refused while the file looks live; done with --force.
   // A scan gives a repair's verdict, quiet time included: the file as if left a minute ago.
   const quiet = new Date(Date.now() - 60_000);
@@ -217,7 +264,7 @@ async function scenario(name: string, count: number): Promise<void> {
   }[];
   assert.equal(outcome?.status, 'repaired');
   const { session: recorded, ...detection } = outcome.detection;
-  assert.deepEqual(detection, { format: 'claude-code', version: CLAUDE_VERSION, supported: true });
+  assert.deepEqual(detection, { format: 'claude-code', version: release.version, supported: true });
   // What liveness matches a running client against: the session's id and working folder.
   assert.equal(recorded?.id, basename(session, '.jsonl'));
   assert.equal(typeof recorded?.cwd, 'string');
@@ -247,6 +294,7 @@ async function scenario(name: string, count: number): Promise<void> {
   assertResumedRequest(server, ids);
   assert.equal(server.remaining(), 0, 'the script ran to its end');
   for (const marker of markers) assert.ok(!existsSync(marker), `${marker} was written on resume`);
+  recordRelease('claude-code', release.version, `repaired-resumed-${name}`, session);
   progress(
     `${name}: resumed; the request carried INTERRUPTED_MESSAGE (is_error) for ${ids.join(', ')}`,
   );
@@ -269,25 +317,37 @@ function assertResumedRequest(server: ModelServer, ids: readonly string[]): void
     const content = messages[index]?.content;
     return Array.isArray(content) ? (content as Block[]) : [];
   };
-  const owner = messages.findIndex(
-    (message, index) =>
-      message.role === 'assistant' && blocks(index).some((block) => block.id === ids[0]),
+  const summary = JSON.stringify(
+    messages.map((message, index) => [
+      message.role,
+      blocks(index).map((block) => `${block.type}:${block.id ?? block.tool_use_id ?? ''}`),
+    ]),
   );
-  assert.ok(owner >= 0, `the resumed request lacks the tool_use ${ids[0]}`);
-  assert.deepEqual(
-    blocks(owner)
-      .filter((block) => block.type === 'tool_use')
-      .map((block) => block.id),
-    ids,
-    'every cut-off tool_use is sent, in one assistant message',
-  );
-  assert.equal(messages[owner + 1]?.role, 'user');
-  const results = blocks(owner + 1).slice(0, ids.length);
-  assert.deepEqual(
-    results.map((block) => [block.type, block.tool_use_id, block.content, block.is_error]),
-    ids.map((id) => ['tool_result', id, INTERRUPTED_MESSAGE, true]),
-    'the next message opens with our results',
-  );
+  // Each cut-off tool_use is sent, and the next message opens with our results for the calls of
+  // its message (2.x sends the calls of one streamed message as one; 1.0.98 one per line).
+  for (let index = 0; index < messages.length; index += 1) {
+    const uses = blocks(index)
+      .filter((block) => block.type === 'tool_use' && ids.includes(block.id ?? ''))
+      .map((block) => block.id);
+    if (messages[index]?.role !== 'assistant' || uses.length === 0) continue;
+    assert.equal(messages[index + 1]?.role, 'user', summary);
+    assert.deepEqual(
+      blocks(index + 1)
+        .slice(0, uses.length)
+        .map((block) => [block.type, block.tool_use_id, block.content, block.is_error]),
+      uses.map((id) => ['tool_result', id, INTERRUPTED_MESSAGE, true]),
+      `the message after ${uses.join(', ')} opens with our results: ${summary}`,
+    );
+  }
+  for (const id of ids) {
+    assert.ok(
+      messages.some(
+        (message, index) =>
+          message.role === 'assistant' && blocks(index).some((block) => block.id === id),
+      ),
+      `the resumed request lacks the tool_use ${id}: ${summary}`,
+    );
+  }
   const all = JSON.stringify(messages);
   for (const id of ids) {
     assert.equal(all.split(`"tool_use_id":"${id}"`).length - 1, 1, `${id}: exactly one result`);

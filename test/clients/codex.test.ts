@@ -8,7 +8,10 @@ import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { type ResponsesServer, startResponsesServer } from '../../src/testing/index.ts';
 import { repairCli, run, startDetached, waitFor } from './support/client-run.ts';
 import { alive, killTree, processTable, processTree } from './support/process-tree.ts';
-import { CODEX_JS, codexConfigToml } from './support/codex-config.ts';
+import { codexConfigToml } from './support/codex-config.ts';
+import { assertRefusedWhileAlive } from './support/alive-refusal.ts';
+import { type InstalledRelease, installedReleases, recordRelease } from './support/releases.ts';
+import { TESTED_RELEASES } from '../../src/repair/tested-releases.ts';
 
 /*
  * `llm-agent repair` against the REAL Codex CLI (@openai/codex, pinned in test/clients/package.json), offline:
@@ -24,12 +27,22 @@ import { CODEX_JS, codexConfigToml } from './support/codex-config.ts';
  * Run by `npm run test:clients`. It fails, never skips, when Codex cannot run.
  */
 
-const CODEX_VERSION = '0.171.0';
+/** One installed Codex release and its entry point (run with this Node). */
+interface CodexRelease extends InstalledRelease {
+  js: string;
+}
+
+/** Every installed Codex release, oldest first: the pinned one and npm aliases (`codex-0-146`). */
+const CODEX_RELEASES: readonly CodexRelease[] = installedReleases(
+  join('@openai', 'codex'),
+  'codex',
+).map((release) => ({ ...release, js: join(release.folder, 'bin', 'codex.js') }));
 /** How long Codex may take to reach the running tool, and to resume. */
 const START_TIMEOUT_MS = 60_000;
 const RESUME_TIMEOUT_MS = 90_000;
 
-const progress = (message: string) => console.log(`[codex] ${message}`);
+let current = CODEX_RELEASES.find((release) => release.pinned) as CodexRelease;
+const progress = (message: string) => console.log(`[codex ${current.version}] ${message}`);
 
 let folder: string;
 before(async () => {
@@ -39,39 +52,58 @@ after(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-describe('repair of a Codex rollout cut off mid-tool, with the real client', () => {
-  test('one shell call cut off by SIGKILL: the resumed request carries our output', {
-    timeout: 240_000,
-  }, async () => {
-    await scenario('one', 1);
-  });
-
-  test('two parallel shell calls cut off by SIGKILL: both are answered', {
-    timeout: 240_000,
-  }, async () => {
-    await scenario('two', 2);
-  });
+test('every installed release is one repair was tested with, and the other way round', () => {
+  assert.deepEqual(
+    CODEX_RELEASES.map((release) => release.version),
+    TESTED_RELEASES.codex,
+  );
 });
 
-let checked: Promise<void> | undefined;
-/** The pinned client runs here: a test fails (never skips) when it does not. */
-function clientRuns(): Promise<void> {
-  checked ??= (async () => {
-    const version = await run(process.execPath, [CODEX_JS, '--version'], {
-      env: { PATH: process.env.PATH ?? '', HOME: folder },
-      timeoutMs: 30_000,
+for (const tested of CODEX_RELEASES) {
+  describe(`Codex ${tested.version} cut off mid-tool, repaired, resumed (${tested.js})`, () => {
+    test('one shell call cut off by SIGKILL: the resumed request carries our output', {
+      timeout: 240_000,
+    }, async () => {
+      current = tested;
+      await scenario('one', 1);
     });
-    assert.equal(version.code, 0, `codex --version failed: ${version.stderr}`);
-    assert.match(version.stdout, new RegExp(`codex-cli ${CODEX_VERSION.replaceAll('.', '\\.')}`));
-    progress(`client: ${version.stdout.trim()}`);
-  })();
-  return checked;
+
+    test('two parallel shell calls cut off by SIGKILL: both are answered', {
+      timeout: 240_000,
+    }, async () => {
+      current = tested;
+      await scenario('two', 2);
+    });
+  });
+}
+
+const checked = new Map<CodexRelease, Promise<void>>();
+/** The release runs here: a test fails (never skips) when it does not. */
+function clientRuns(release: CodexRelease): Promise<void> {
+  let check = checked.get(release);
+  if (check === undefined) {
+    check = (async () => {
+      const version = await run(process.execPath, [release.js, '--version'], {
+        env: { PATH: process.env.PATH ?? '', HOME: folder },
+        timeoutMs: 30_000,
+      });
+      assert.equal(version.code, 0, `codex --version failed: ${version.stderr}`);
+      assert.match(
+        version.stdout,
+        new RegExp(`codex-cli ${release.version.replaceAll('.', '\\.')}`),
+      );
+      progress(`client: ${version.stdout.trim()}`);
+    })();
+    checked.set(release, check);
+  }
+  return check;
 }
 
 /** Drive Codex into `count` parallel long shell calls, kill it, repair, resume, check. */
 async function scenario(name: string, count: number): Promise<void> {
-  await clientRuns();
-  const base = join(folder, name);
+  const release = current;
+  await clientRuns(release);
+  const base = join(folder, `${release.version}-${name}`);
   const home = join(base, 'home');
   const codexHome = join(base, 'codex-home');
   const work = join(base, 'work');
@@ -102,7 +134,7 @@ async function scenario(name: string, count: number): Promise<void> {
     progress(`${name}: starting codex exec (${count} long shell call${count === 1 ? '' : 's'})`);
     const codex = startDetached(
       process.execPath,
-      [CODEX_JS, 'exec', '--skip-git-repo-check', 'Run the commands.'],
+      [release.js, 'exec', '--skip-git-repo-check', 'Run the commands.'],
       { cwd: work, env },
     );
     const pid = codex.child.pid as number;
@@ -121,6 +153,17 @@ async function scenario(name: string, count: number): Promise<void> {
     } catch (error) {
       killTree(pid);
       throw new Error(`${String(error)}\ncodex stderr:\n${codex.stderr()}`);
+    }
+    if (release.pinned && name === 'one') {
+      // Alive inside its tool: refused without any flag, nothing written.
+      try {
+        const detail = await assertRefusedWhileAlive(rollout);
+        progress(`${name}: alive inside its tool: refused (${detail.slice(-90)})`);
+      } catch (error) {
+        killTree(pid);
+        await codex.exited;
+        throw error;
+      }
     }
     progress(`${name}: ${count} command(s) running; SIGKILL to codex and every descendant`);
     const killed = killTree(pid);
@@ -190,7 +233,7 @@ async function scenario(name: string, count: number): Promise<void> {
     progress(`${name}: codex exec resume ${String(sessionId)} continue`);
     const resumed = await run(
       process.execPath,
-      [CODEX_JS, 'exec', '--skip-git-repo-check', 'resume', String(sessionId), 'continue'],
+      [release.js, 'exec', '--skip-git-repo-check', 'resume', String(sessionId), 'continue'],
       { cwd: work, env, timeoutMs: RESUME_TIMEOUT_MS },
     );
     assert.equal(resumed.code, 0, `codex exec resume failed:\n${resumed.stderr}`);
@@ -199,6 +242,7 @@ async function scenario(name: string, count: number): Promise<void> {
     // Codex read every appended line (it warns about a line it cannot read or an ordinal gap).
     assert.doesNotMatch(resumed.stderr, /skipping (unknown rollout line|missing rollout ordinal)/);
     assert.equal(server.remaining(), 0, 'the script ran to its end');
+    recordRelease('codex', release.version, `repaired-resumed-${name}`, rollout);
     progress(`${name}: resumed; the request carried INTERRUPTED_MESSAGE for ${ids.join(', ')}`);
   } finally {
     await server.close();

@@ -7,34 +7,44 @@
  * so killing pi's group is not enough: the whole tree is frozen (SIGSTOP, so nothing forks or
  * is re-parented meanwhile), then killed.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { finishWithin, type RunningChild, startDetached } from './support/client-run.ts';
+import { type InstalledRelease, installedReleases } from './support/releases.ts';
 
 // What the fixture recorder (test/fixtures/foreign/pi/record.ts) takes from here.
 export { waitFor } from './support/client-run.ts';
 export { killTree, processesMentioning } from './support/process-tree.ts';
 
-const PACKAGE = fileURLToPath(
-  new URL('./node_modules/@mariozechner/pi-coding-agent/', import.meta.url),
-);
+/** One installed pi release and its CLI script (run with this Node). */
+export interface PiRelease extends InstalledRelease {
+  cli: string;
+}
+
+/** Every installed pi release, oldest first: the pinned one and npm aliases (`pi-coding-agent-0-37`). */
+export const PI_RELEASES: readonly PiRelease[] = installedReleases(
+  join('@mariozechner', 'pi-coding-agent'),
+  'pi-coding-agent',
+).map((release) => ({ ...release, cli: realpathSync(join(release.folder, 'dist', 'cli.js')) }));
+
+/** The pinned pi release. */
+export const PI_PINNED = PI_RELEASES.find((release) => release.pinned) as PiRelease;
 
 /** The pi CLI script the pinned package installs (run with this Node). */
-export const PI_CLI = realpathSync(join(PACKAGE, 'dist/cli.js'));
+export const PI_CLI = PI_PINNED.cli;
 
 /** The installed pi version. */
-export const PI_VERSION = (
-  JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { version: string }
-).version;
+export const PI_VERSION = PI_PINNED.version;
 
 /** The model the fake provider offers. */
 export const PI_MODEL = 'fake-model';
 
 /** A throwaway HOME for pi, and the folder it works in. */
 export interface PiHome {
+  /** The release this home runs (the pinned one unless given). */
+  release: PiRelease;
   root: string;
   home: string;
   work: string;
@@ -42,7 +52,10 @@ export interface PiHome {
 }
 
 /** A fresh HOME for pi (its model server is named by {@link serveModelsFrom}). */
-export async function makePiHome(name = 'pi-client-'): Promise<PiHome> {
+export async function makePiHome(
+  name = 'pi-client-',
+  release: PiRelease = PI_PINNED,
+): Promise<PiHome> {
   const root = await mkdtemp(join(tmpdir(), name));
   const home = join(root, 'home');
   const work = join(root, 'work');
@@ -55,7 +68,7 @@ export async function makePiHome(name = 'pi-client-'): Promise<PiHome> {
     LANG: 'C.UTF-8',
     TERM: 'dumb',
   };
-  return { root, home, work, env };
+  return { release, root, home, work, env };
 }
 
 /** Make pi's only provider, `fake`, the OpenAI Chat Completions server at `baseUrl` (…/v1). */
@@ -73,6 +86,8 @@ export async function serveModelsFrom(home: PiHome, baseUrl: string): Promise<vo
             name: 'Scripted model',
             reasoning: false,
             input: ['text'],
+            // Required by pi 0.37 (optional later).
+            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
             contextWindow: 128000,
             maxTokens: 4096,
           },
@@ -93,7 +108,10 @@ export type RunningPi = RunningChild;
 
 /** Start pi in `home.work` with `args`. */
 export function startPi(home: PiHome, args: readonly string[]): RunningPi {
-  return startDetached(process.execPath, [PI_CLI, ...args], { cwd: home.work, env: home.env });
+  return startDetached(process.execPath, [home.release.cli, ...args], {
+    cwd: home.work,
+    env: home.env,
+  });
 }
 
 /** Run pi to its end, killed (with its tree) if it takes longer than `timeoutMs`. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -9,9 +9,11 @@ import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
 import { type ScriptedServer, startChatServer } from '../../src/testing/provider-servers.ts';
 import {
   makePiHome,
-  PI_CLI,
+  PI_PINNED,
+  PI_RELEASES,
   PI_VERSION,
   type PiHome,
+  type PiRelease,
   piArgs,
   runPi,
   serveModelsFrom,
@@ -20,6 +22,9 @@ import {
 } from './pi-driver.ts';
 import { repairCli, waitFor } from './support/client-run.ts';
 import { killTree, processesMentioning, processTree } from './support/process-tree.ts';
+import { assertRefusedWhileAlive } from './support/alive-refusal.ts';
+import { recordRelease } from './support/releases.ts';
+import { TESTED_RELEASES } from '../../src/repair/tested-releases.ts';
 
 /*
  * The real pi coding agent (the pinned `@mariozechner/pi-coding-agent`), offline against a
@@ -31,7 +36,8 @@ import { killTree, processesMentioning, processTree } from './support/process-tr
  * accept the request. Nothing here is skipped: if pi cannot run, the test fails.
  */
 
-const progress = (text: string) => console.log(`[pi ${PI_VERSION}] ${text}`);
+let current: PiRelease = PI_PINNED;
+const progress = (text: string) => console.log(`[pi ${current.version}] ${text}`);
 
 const homes: PiHome[] = [];
 const servers: ScriptedServer[] = [];
@@ -73,7 +79,8 @@ async function cli(...args: string[]): Promise<{ code: number | null; outcomes: 
  * first, unrepaired, to show what pi sends today.
  */
 async function crashRepairResume(count: number, control: boolean): Promise<void> {
-  const home = await makePiHome();
+  const release = current;
+  const home = await makePiHome('pi-client-', release);
   homes.push(home);
   const marker = (n: number) => join(home.work, `marker-${n}`);
   const started = (n: number) => join(home.work, `started-${n}`);
@@ -94,14 +101,34 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
   progress(`starting pi: the model calls bash ${count}× (sleep 60; echo done > marker)`);
   const pi = startPi(home, piArgs('Run the long commands.'));
   try {
+    // pi 0.73 runs the calls of one message at once; older releases one after another, so
+    // only the first has started when all are in the session file.
     await waitFor(
-      () => numbers.every((n) => existsSync(started(n))),
+      () => {
+        if (!existsSync(started(1))) return false;
+        const [session] = sessionFiles(home);
+        const text = session === undefined ? '' : readFileSync(session, 'utf8');
+        return calls.every((call) => text.includes(`"id":"${call.id}"`));
+      },
       45_000,
-      `all ${count} command(s) to start (pi output: ${pi.output()})`,
+      `the first command to start with all ${count} call(s) in the session (pi output: ${pi.output()})`,
     );
   } catch (error) {
     killTree(pi.child.pid as number);
     throw error;
+  }
+  if (release.pinned && count === 1) {
+    // Alive inside its tool (pi keeps no file open and writes nothing meanwhile): refused
+    // without any flag, nothing written.
+    try {
+      const [session] = sessionFiles(home);
+      assert.ok(session !== undefined, 'pi wrote its session file before the tool ran');
+      const detail = await assertRefusedWhileAlive(session);
+      progress(`alive inside its tool: refused (${detail.slice(-90)})`);
+    } catch (error) {
+      killTree(pi.child.pid as number);
+      throw error;
+    }
   }
   const tree = processTree(pi.child.pid as number);
   progress(`the command(s) run; killing pi and its ${tree.length - 1} descendant(s) with SIGKILL`);
@@ -112,7 +139,11 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
   ]);
   assert.notEqual(exit, 'alive', 'pi survived SIGKILL');
   assert.equal((exit as { signal: string | null }).signal, 'SIGKILL');
-  assert.ok(killed.length >= 1 + 2 * count, `killed ${killed.length}: pi, bash and sleep per call`);
+  const running = numbers.filter((n) => existsSync(started(n))).length;
+  assert.ok(
+    killed.length >= 1 + 2 * running,
+    `killed ${killed.length}: pi, bash and sleep per call`,
+  );
   await waitFor(
     () => processesMentioning(home.work).length === 0,
     10_000,
@@ -194,6 +225,7 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
     calls.map((call) => call.id),
     'the answers come right after the calls',
   );
+  recordRelease('pi', release.version, `repaired-resumed-${count}`, file);
   progress('resumed: pi sent our INTERRUPTED_MESSAGE for every cut-off call; no 400');
 
   // pi went on from our entries; a second repair finds nothing to do.
@@ -204,19 +236,30 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
   progress('a second repair of the resumed session is clean');
 }
 
-describe(`pi ${PI_VERSION} killed mid-tool, repaired, resumed (${PI_CLI})`, () => {
-  test('pinned version', () => {
-    assert.equal(PI_VERSION, '0.73.1');
-  });
+test('every installed release is one repair was tested with, and the other way round', () => {
+  assert.equal(PI_VERSION, '0.73.1');
+  assert.deepEqual(
+    PI_RELEASES.map((release) => release.version),
+    TESTED_RELEASES.pi,
+  );
+});
 
-  test('one bash call cut off', { timeout: 180_000 }, async () => {
-    await crashRepairResume(1, true);
-  });
+for (const tested of PI_RELEASES) {
+  describe(`pi ${tested.version} killed mid-tool, repaired, resumed (${tested.cli})`, () => {
+    // The control (the broken session resumed unrepaired) shows what the pinned pi sends.
+    test('one bash call cut off', { timeout: 180_000 }, async () => {
+      current = tested;
+      await crashRepairResume(1, tested.pinned);
+    });
 
-  test('two parallel bash calls cut off', { timeout: 180_000 }, async () => {
-    await crashRepairResume(2, false);
+    test('two parallel bash calls cut off', { timeout: 180_000 }, async () => {
+      current = tested;
+      await crashRepairResume(2, false);
+    });
   });
+}
 
+describe(`pi ${PI_VERSION}, the pinned release, and an old session`, () => {
   test('a version-1 session pi wrote in 2025: repaired, pi 0.73.1 migrates it and sends our results', {
     timeout: 120_000,
   }, async () => {

@@ -110,25 +110,33 @@ describe('detect', () => {
     assert.equal(claudeCodeFormat.detect(linesOf(newer))?.supported, false);
   });
 
-  test('an untested version is recognised as Claude Code and refused, naming it', () => {
+  test('a version outside the tested range is recognised as Claude Code and refused, naming it', () => {
     const text = fixture('killed-one-call.jsonl');
-    for (const version of [
-      '2.0.76',
-      '2.2.0',
-      '1.0.98',
-      '3.0.0',
-      '2.1',
-      '2.1.197-beta',
-      'x\u001b[2J',
-    ]) {
-      const detection = claudeCodeFormat.detect(
+    const as = (version: string) =>
+      claudeCodeFormat.detect(
         linesOf(text.replaceAll('"version":"2.1.197"', `"version":${JSON.stringify(version)}`)),
       );
+    for (const version of ['1.0.97', '0.2.126', '2.1', '2.1.197-beta', 'x\u001b[2J']) {
+      const detection = as(version);
       assert.equal(detection?.format, 'claude-code', version);
       assert.equal(detection?.supported, false, version);
-      assert.match(detection?.reason ?? '', /2\.1\.x .*2\.1\.197/);
+      assert.equal(detection?.newerThan, undefined, version);
+      assert.match(detection?.reason ?? '', /1\.0\.98 to 2\.1\.332/);
       assert.equal(detection?.version.includes('\u001b'), false);
     }
+    // Newer than the newest tested: refused unless --allow-newer, naming both.
+    for (const version of ['2.1.333', '2.2.0', '3.0.0']) {
+      const detection = as(version);
+      assert.equal(detection?.supported, false, version);
+      assert.equal(detection?.newerThan, '2.1.332', version);
+      assert.match(
+        detection?.reason ?? '',
+        new RegExp(`${version.replaceAll('.', '\\.')}, newer than 2\\.1\\.332`),
+      );
+    }
+    // Inside the range: accepted.
+    for (const version of ['1.0.98', '2.0.76', '2.1.332'])
+      assert.equal(as(version)?.supported, true);
   });
 
   test("other files, and other clients' sessions, are not Claude Code's", () => {

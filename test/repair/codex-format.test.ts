@@ -109,18 +109,28 @@ describe('codexFormat.detect', () => {
     assert.equal(third?.format, 'codex');
     assert.equal(third?.version, '0.146.0');
     assert.equal(third?.supported, false);
-    for (const version of ['0.170.9', '0.172.0', '1.171.0', '0.171.0-alpha.1', '0.171']) {
+    assert.match(third?.reason ?? '', /history_mode "default"/);
+    for (const version of ['0.145.0', '0.171.0-alpha.1', '0.171']) {
       const detected = codexFormat.detect(
         linesOf(withMeta(fixture('killed-one-call.jsonl'), { cli_version: version })),
       );
       assert.equal(detected?.supported, false, version);
       assert.equal(detected?.version, version);
-      assert.match(detected?.reason ?? '', /0\.171/);
+      assert.match(detected?.reason ?? '', /0\.146\.0 to 0\.171\.0/);
     }
-    const patch = codexFormat.detect(
-      linesOf(withMeta(fixture('killed-one-call.jsonl'), { cli_version: '0.171.3' })),
-    );
-    assert.equal(patch?.supported, true);
+    for (const version of ['0.171.3', '0.172.0', '1.171.0']) {
+      const detected = codexFormat.detect(
+        linesOf(withMeta(fixture('killed-one-call.jsonl'), { cli_version: version })),
+      );
+      assert.equal(detected?.supported, false, version);
+      assert.equal(detected?.newerThan, '0.171.0', version);
+    }
+    for (const version of ['0.146.0', '0.170.9', '0.171.0']) {
+      const detected = codexFormat.detect(
+        linesOf(withMeta(fixture('killed-one-call.jsonl'), { cli_version: version })),
+      );
+      assert.equal(detected?.supported, true, version);
+    }
     const none = codexFormat.detect(
       linesOf(withMeta(fixture('killed-one-call.jsonl'), { cli_version: 171 })),
     );
