@@ -205,6 +205,13 @@ async function checkRound(
       if (winner !== undefined && Number(named[1]) !== winner.pid) {
         problems.push(`a loser named pid ${named[1]}, the reviver was ${winner.pid}`);
       }
+    } else if (
+      answer.code === 7 &&
+      text.includes('being revived by another process (not yet named)')
+    ) {
+      // The claim was taken and its holder's nametag not yet written when this loser looked:
+      // refused all the same, only without a pid to name (a wider window on a loaded machine).
+      kind = 'refused before the holder was named';
     } else if (answer.code === 7 && text.includes('changed after the plan was made')) {
       kind = 'refused: revived since its plan';
     } else if (answer.code === 0 && text.includes('Nothing to revive')) {
