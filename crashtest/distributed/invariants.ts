@@ -165,7 +165,11 @@ function checkRun(
   if (row.owner !== null) breaches.failed.push(`${run}: still held by ${row.owner}`);
   else if (row.status === 'finished') counts.finished += 1;
   else if (row.status === 'capped' && row.revivalsUsed >= maxRevivals) counts.capped += 1;
-  else breaches.failed.push(`${run}: left ${row.status} after ${row.revivalsUsed} revivals`);
+  else {
+    // A run parked `unreadable` says why (its row's detail, as `status --database` shows it).
+    const why = row.detail === null ? '' : ` (${row.detail.slice(0, 400)})`;
+    breaches.failed.push(`${run}: left ${row.status} after ${row.revivalsUsed} revivals${why}`);
+  }
   // No write after a takeover: the epochs never go back along the seqs.
   for (let index = 1; index < epochs.length; index += 1) {
     if ((epochs[index] as number) < (epochs[index - 1] as number)) {

@@ -148,7 +148,9 @@ export class PostgresStore implements TranscriptStore {
    * Take a run over only while it is still the work it was listed as by {@link work}: `dead`
    * (held, its lease expired), or unowned and `queued` or `approved`. Null when it is not any
    * more — another worker took it, or took it and finished — so a stale list never makes a
-   * worker carry a run on twice.
+   * worker carry a run on twice. A run taken whose records do not read is parked `unreadable`
+   * (with why) and a SessionError `unreadable` thrown; a read the database failed (a cut
+   * connection) throws `io`, and a queued or approved run goes back as it was listed.
    *
    * @example
    * const writer = await store.take('report-42', 'queued');

@@ -55,6 +55,13 @@ export async function takeRun(
     // would take it again at every lease. A person decides what becomes of it.
     if (SessionError.isInstance(error) && error.code === 'unreadable') {
       await parkUnreadableRun(context, run, Number(row.epoch), error.message);
+    } else if (kind !== 'dead') {
+      // The database failed while reading it (a cut connection): nothing of it ran, so it goes
+      // back to what it was, as it was. Should that fail too, its lease runs out and it is
+      // revived as a run whose worker died. A dead run stays held: its lease runs out again.
+      await context.pool
+        .query(SQL.GIVE_BACK(context.schema), [run, Number(row.epoch), kind])
+        .catch(() => undefined);
     }
     throw error;
   }
@@ -136,6 +143,10 @@ async function openedWriter(
   const epoch = Number(row.epoch);
   const lastSeq = Number(row.last_seq);
   const found = await readRun(context, run);
+  if (!found.ok && found.reason === 'io-error') {
+    // The database failed, not the run: never a reason to park it as unreadable.
+    throw new SessionError('io', path, found.detail);
+  }
   if (!found.ok || found.records.length !== lastSeq + 1) {
     const detail = found.ok
       ? `${path}: the run says its last seq is ${lastSeq} but holds ${found.records.length} records`

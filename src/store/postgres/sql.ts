@@ -85,6 +85,16 @@ UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, status = 'unreadable', 
 WHERE run_id = $1 AND epoch = $2
 RETURNING 1`,
 
+  /**
+   * Give a run just taken back, as it was listed (`queued` or `approved`), when it could not be
+   * read for a reason of the database's: unowned again, only while the taker's epoch is
+   * current. $1 run, $2 epoch, $3 status.
+   */
+  GIVE_BACK: (s: string): string => `
+UPDATE ${s}.runs SET owner = NULL, lease_expires = NULL, status = $3
+WHERE run_id = $1 AND epoch = $2
+RETURNING 1`,
+
   /** Set how an unowned run waits: $1 run, $2 status, $3 the status it must have now. */
   MARK: (s: string): string => `
 UPDATE ${s}.runs SET status = $2 WHERE run_id = $1 AND owner IS NULL AND status = $3
