@@ -1,5 +1,5 @@
 import { Session } from '../src/transcript/session.ts';
-import { SessionError } from '../src/transcript/session-error.ts';
+import { TranscriptError } from '../src/transcript/transcript-error.ts';
 
 /*
  * A live run, as far as the file is concerned: a process that holds one transcript's Session
@@ -35,7 +35,7 @@ async function handle(command: { op: string; path?: string; text?: string }) {
   } catch (error) {
     return {
       ok: false,
-      code: SessionError.isInstance(error) ? error.code : 'threw',
+      code: TranscriptError.isInstance(error) ? error.code : 'threw',
       message: String(error).split('\n')[0],
     };
   }

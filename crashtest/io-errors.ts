@@ -1,7 +1,7 @@
 import { Revival } from '../src/revival/index.ts';
 import { peek } from '../src/transcript/peek.ts';
 import { Session } from '../src/transcript/session.ts';
-import { SessionError } from '../src/transcript/session-error.ts';
+import { TranscriptError } from '../src/transcript/transcript-error.ts';
 import { fileSystemError } from '../src/testing/index.ts';
 import { newWorld } from './agents.ts';
 import { checkImage } from './crash-images.ts';
@@ -26,7 +26,7 @@ import {
 /*
  * SQLite's I/O-error loop: fail the Nth I/O call, for N = 1, 2, … until the work completes
  * without reaching call N, once (the next call works again) and forever (every call from the
- * Nth on fails). After each: whatever threw must be a clear error (a SessionError, or a run
+ * Nth on fails). After each: whatever threw must be a clear error (a TranscriptError, or a run
  * result naming the cause); nothing acknowledged before the fault is gone; and, with the fault
  * lifted, every transcript reads (a torn tail at most, never damage mid-file), reopens, and
  * revives to completion with the invariants intact.
@@ -50,7 +50,7 @@ export interface IoFigures extends BreachFigures {
   runs: number;
   /** Runs in which the fault fired (the rest completed before call N: the loop's end). */
   fired: number;
-  /** Runs that ended with a clear refusal (a failed run or a thrown SessionError). */
+  /** Runs that ended with a clear refusal (a failed run or a thrown TranscriptError). */
   refused: number;
   failures: string[];
 }
@@ -154,7 +154,7 @@ export async function runIoErrors(options: {
           try {
             errors = await work.act(start);
           } catch (error) {
-            if (SessionError.isInstance(error)) errors = [error.message];
+            if (TranscriptError.isInstance(error)) errors = [error.message];
             else
               breaches.throws.push(
                 `${where}: threw ${error instanceof Error ? error.stack : String(error)}`,

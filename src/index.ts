@@ -22,7 +22,7 @@ export {
   type SessionOpenOptions,
   type SessionOptions,
 } from './transcript/session.ts';
-export { SessionError, type SessionErrorCode } from './transcript/session-error.ts';
+export { TranscriptError, type TranscriptErrorCode } from './transcript/transcript-error.ts';
 export type { Idempotency, JsonValue, Message } from './transcript/records.ts';
 export { Loop } from './loop/loop.ts';
 export { RunAbortedError } from './loop/run-handle.ts';

@@ -9,7 +9,7 @@ import { type CheckedFile, openCheckedFile, readChunks } from '../transcript/che
 import { nodeFileSystem } from '../transcript/file-system.ts';
 import { isAgentId } from '../transcript/records.ts';
 import { scanTranscript } from '../transcript/scan-transcript.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { TranscriptError } from '../transcript/transcript-error.ts';
 import { type Command, parseCommandLine } from './command.ts';
 
 /** The largest file `import` reads: a larger one is refused before its first byte is read. */
@@ -156,7 +156,7 @@ async function checkedLength(
 
 /** A store's refusal as the command's error. */
 function storeRefusal(error: unknown, run: string): unknown {
-  if (!SessionError.isInstance(error)) return error;
+  if (!TranscriptError.isInstance(error)) return error;
   return new UserError(
     `import: ${error.code === 'exists' ? `a run named ${run} exists in the database (give another --id)` : terminalSafe(error.message)}`,
     error.code === 'exists' ? EXIT.usage : EXIT.unreadable,

@@ -6,7 +6,7 @@ import { type AgentRegistry, modelSpecOf } from '../subagents/agent-definition.t
 import { Composer } from '../subagents/composer.ts';
 import { ModelSpecError, resolveModelSpec } from '../subagents/model-spec.ts';
 import { isAgentId } from '../transcript/records.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { TranscriptError } from '../transcript/transcript-error.ts';
 import { type Command, parseCommandLine } from './command.ts';
 import { type CommandIo, hintCommand, writeLine } from '../runs/command-io.ts';
 import { databaseOptions, maskedNote } from '../render/database-hint.ts';
@@ -174,7 +174,7 @@ async function submitRun(
       request.prompt,
     );
   } catch (error) {
-    if (SessionError.isInstance(error) && error.code === 'exists') {
+    if (TranscriptError.isInstance(error) && error.code === 'exists') {
       throw new UserError(
         `run: a run named ${JSON.stringify(run)} exists in the database (choose another --id)`,
       );

@@ -8,7 +8,7 @@ import { planSpawn } from '../subagents/plan-spawn.ts';
 import { type SpawnInput, spawnAgentTool } from '../subagents/spawn-agent-tool.ts';
 import { taskWaitTool } from '../subagents/task-wait-tool.ts';
 import type { JsonValue, Message } from '../transcript/records.ts';
-import { SessionError, describeError } from '../transcript/session-error.ts';
+import { TranscriptError, describeError } from '../transcript/transcript-error.ts';
 import { childRunName } from './child-run-name.ts';
 import { RunFamily } from './run-family.ts';
 
@@ -142,10 +142,10 @@ export class ChildRuns {
     } catch (error) {
       // The id is derived from this very call: a run of that name is this call's child, made
       // before a crash lost the call's result — the same child, never a second one.
-      if (SessionError.isInstance(error) && error.code === 'ownership-lost') {
+      if (TranscriptError.isInstance(error) && error.code === 'ownership-lost') {
         return { isError: true, output: `Cannot start ${agentId}: ${error.message}` };
       }
-      if (SessionError.isInstance(error) && error.code === 'exists') {
+      if (TranscriptError.isInstance(error) && error.code === 'exists') {
         family.follow({ ...started, callId: context.callId });
         return {
           ...started,

@@ -1,4 +1,4 @@
-import { describeError, SessionError } from '../transcript/session-error.ts';
+import { describeError, TranscriptError } from '../transcript/transcript-error.ts';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
 import { toolDefinitionsOf } from '../loop/tool-set.ts';
@@ -213,7 +213,7 @@ export class Worker {
    */
   #notTaken(run: string, error: unknown, report: TickReport): void {
     const why = describeError(error);
-    if (SessionError.isInstance(error) && error.code === 'unreadable') {
+    if (TranscriptError.isInstance(error) && error.code === 'unreadable') {
       report.parked.push({ run, status: 'unreadable' });
       this.#log(`${run}: cannot be read (${why}); parked unreadable for a person`);
       return;

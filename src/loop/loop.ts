@@ -1,7 +1,7 @@
 import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
 import { asSchema, type LanguageModel } from 'ai';
 import { IDEMPOTENCIES, type Message } from '../transcript/records.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { TranscriptError } from '../transcript/transcript-error.ts';
 import { isBackendOptions, mergeSettings, settingsOf } from './model-call-settings.ts';
 import { RunChannel } from './run-handle.ts';
 import { type ResolvedLoopOptions, RunState } from './run-state.ts';
@@ -144,7 +144,7 @@ export class Loop {
         const conversation = await prepare();
         result = await run.execute(conversation, () => this.#declareTools());
       } catch (error) {
-        const what = SessionError.isInstance(error)
+        const what = TranscriptError.isInstance(error)
           ? 'the transcript could not be written'
           : 'the run stopped on an unexpected error';
         result = run.ended('failed', 'error', `${what}: ${text(error)}`);

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { link, lstat, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import { describeError } from '../transcript/session-error.ts';
+import { describeError } from '../transcript/transcript-error.ts';
 import { readProcessTable } from './process-table.ts';
 import {
   type OpencodePlan,

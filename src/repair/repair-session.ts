@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
-import { describeError } from '../transcript/session-error.ts';
+import { describeError } from '../transcript/transcript-error.ts';
 import type {
   ForeignFormat,
   ForeignLine,

@@ -5,7 +5,7 @@ import type {
   RunRevivedBody,
   TranscriptRecord,
 } from '../transcript/records.ts';
-import { describeError } from '../transcript/session-error.ts';
+import { describeError } from '../transcript/transcript-error.ts';
 import type { TailState } from '../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { assessTail } from './assess-tail.ts';

@@ -1,7 +1,7 @@
 import type { TranscriptStore } from '../store/transcript-store.ts';
 import type { ViewMessage } from '../transcript/conversation-view.ts';
 import type { RecordOf, RunRevivedBody } from '../transcript/records.ts';
-import { describeError, SessionError } from '../transcript/session-error.ts';
+import { describeError, TranscriptError } from '../transcript/transcript-error.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import type { NeverDispatchedCall, PendingJoin } from './inspection.ts';
 import type { Reconciliation } from './reconcile-calls.ts';
@@ -82,7 +82,7 @@ export async function reviveStoreRun(request: StoreRevival): Promise<StoreRevive
   try {
     writer = request.writer ?? (await store.open(run));
   } catch (error) {
-    if (SessionError.isInstance(error)) {
+    if (TranscriptError.isInstance(error)) {
       if (error.code === 'locked') return refused('running', error.message);
       if (error.code === 'unreadable') return refused('unreadable', error.message);
     }

@@ -10,7 +10,7 @@ import type {
 import { type LineInfo, scanRecords } from '../transcript/scan-transcript.ts';
 import { scanUncompacted } from '../transcript/scan-uncompacted.ts';
 import { Session, type SessionOpenOptions } from '../transcript/session.ts';
-import { describeError, SessionError } from '../transcript/session-error.ts';
+import { describeError, TranscriptError } from '../transcript/transcript-error.ts';
 import type { TailState } from '../transcript/tail-state.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
 import { ViewLineIndex } from '../transcript/view-line-index.ts';
@@ -279,7 +279,7 @@ async function reviveClaimed(
     if (options.clock !== undefined) sessionOptions.clock = options.clock;
     session = await Session.open(path, sessionOptions);
   } catch (error) {
-    if (SessionError.isInstance(error)) {
+    if (TranscriptError.isInstance(error)) {
       if (error.code === 'locked') return refused('running', error.message);
       if (error.code === 'unreadable') return refused('unreadable', error.message);
     }

@@ -1,6 +1,6 @@
 import { EXIT, type ExitCode } from '../render/exit-codes.ts';
 import { ModelSpecError } from '../subagents/model-spec.ts';
-import { SessionError } from '../transcript/session-error.ts';
+import { TranscriptError } from '../transcript/transcript-error.ts';
 
 /**
  * A mistake the user can fix (a missing file, a bad option): printed as one line, never with
@@ -27,7 +27,7 @@ export class UserError extends Error {
  * throw asUserError('runs/a.jsonl', error);
  */
 export function asUserError(path: string, error: unknown): unknown {
-  if (SessionError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
+  if (TranscriptError.isInstance(error)) return new UserError(error.message.split('\n')[0] ?? path);
   if (error instanceof ModelSpecError || error instanceof TypeError) {
     return new UserError(`${path}: ${error.message}`);
   }

@@ -24,7 +24,7 @@ export type StoreRead =
  * JSONL files on one machine, and the PostgreSQL store, for runs shared by many machines.
  *
  * - `create` starts a run (its `session-meta` as record 0) and returns its one writer;
- *   a run that exists is refused (`SessionError` `exists`).
+ *   a run that exists is refused (`TranscriptError` `exists`).
  * - `open` takes over an existing run to append to it — the file store's writer lock, the
  *   database's lease with a new fencing epoch — refused while another writer holds it
  *   (`locked`). A writer that was taken over loses its ownership and never writes again.

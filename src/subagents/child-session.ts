@@ -1,7 +1,7 @@
 import type { LoopMessage } from '../loop/types.ts';
 import type { Message } from '../transcript/records.ts';
 import { Session, type SessionOptions } from '../transcript/session.ts';
-import { describeError, SessionError } from '../transcript/session-error.ts';
+import { describeError, TranscriptError } from '../transcript/transcript-error.ts';
 import type { ChildRecord } from './family.ts';
 import { agentsFoldersOf, parentLinkPath } from './child-layout.ts';
 
@@ -64,7 +64,7 @@ export async function createChildSession(request: {
       { ...request.sessionOptions, realFolders: agentsFoldersOf(child.sessionPath) },
     );
   } catch (error) {
-    if (SessionError.isInstance(error) && (error.code === 'exists' || error.code === 'locked')) {
+    if (TranscriptError.isInstance(error) && (error.code === 'exists' || error.code === 'locked')) {
       return { ok: false, existing: true };
     }
     return {

@@ -112,7 +112,7 @@ export class Composer {
 
   /**
    * Start a root run: create its transcript (`session-meta`, then the task as its first user
-   * turn, durable) and run it. Throws a `SessionError` when the transcript cannot be created,
+   * turn, durable) and run it. Throws a `TranscriptError` when the transcript cannot be created,
    * a `ModelSpecError` for a definition's unusable model, a TypeError for an unknown type or
    * an unsafe id. The composer closes the session when the run ends.
    *

@@ -1,7 +1,7 @@
 import { isAgentId } from '../transcript/records.ts';
 import type { AgentDefinition, AgentRegistry } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
-import { describeError } from '../transcript/session-error.ts';
+import { describeError } from '../transcript/transcript-error.ts';
 
 /**
  * What a spawn may do, decided before anything is written.

@@ -4,7 +4,7 @@ import type { FileSystem } from '../transcript/file-system.ts';
 import { isAgentId, type JsonValue } from '../transcript/records.ts';
 import { childTranscriptPath, parentTranscriptPath } from './child-layout.ts';
 import { type ChildOutcome, outcomeOfRun } from './child-outcome.ts';
-import { describeError } from '../transcript/session-error.ts';
+import { describeError } from '../transcript/transcript-error.ts';
 import { outcomeFromTranscript } from './child-transcript.ts';
 import type { ComposerEvent } from './composer-types.ts';
 import { type ChildRecord, Family } from './family.ts';

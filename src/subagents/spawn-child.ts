@@ -13,7 +13,7 @@ import {
 import type { AgentIdFactory } from './agent-id.ts';
 import { childTranscriptPath } from './child-layout.ts';
 import { type ChildSessionResult, createChildSession } from './child-session.ts';
-import { describeError } from '../transcript/session-error.ts';
+import { describeError } from '../transcript/transcript-error.ts';
 import type { ChildRecord } from './family.ts';
 import { planSpawn } from './plan-spawn.ts';
 import type { RunTree } from './run-tree.ts';

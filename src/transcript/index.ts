@@ -65,7 +65,7 @@ export {
   type SessionOptions,
 } from './session.ts';
 export { needsPerson, type RunHalt } from './run-halt.ts';
-export { SessionError, type SessionErrorCode } from './session-error.ts';
+export { TranscriptError, type TranscriptErrorCode } from './transcript-error.ts';
 export type { TailState } from './tail-state.ts';
 export type { LockHolder } from './writer-lock.ts';
 export { conversationView, type ViewMessage } from './conversation-view.ts';

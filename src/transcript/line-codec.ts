@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { checksumProblemAt } from './line-checksum.ts';
 import type { ForeignRecord, RecordBody, RecordHeader, TranscriptRecord } from './records.ts';
-import { describeError } from './session-error.ts';
+import { describeError } from './transcript-error.ts';
 import { type RecordProblem, validateRecord } from './validate-record.ts';
 
 /*

@@ -1,12 +1,12 @@
 import type { FileSystem } from './file-system.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';
 import { scanRecords } from './scan-transcript.ts';
-import { SessionError } from './session-error.ts';
+import { TranscriptError } from './transcript-error.ts';
 
 /**
  * Stream a transcript's records in file order, in constant memory (beyond the longest line),
  * for transcripts larger than memory. A torn tail ends the stream quietly (it is a crash's
- * leftovers, not records); damage throws a {@link SessionError} `unreadable` naming the line —
+ * leftovers, not records); damage throws a {@link TranscriptError} `unreadable` naming the line —
  * after the records before it have been yielded. Use {@link peek} for an answer that never
  * throws.
  *
@@ -28,7 +28,7 @@ export async function* readRecords(
     }
     const result = step.value;
     if (!result.ok) {
-      throw new SessionError(
+      throw new TranscriptError(
         result.reason === 'io-error' ? 'io' : 'unreadable',
         path,
         result.detail,

@@ -1,7 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import type { FileSystem } from './file-system.ts';
 import type { TailRepair } from './records.ts';
-import { SessionError, sessionIo as io } from './session-error.ts';
+import { TranscriptError, sessionIo as io } from './transcript-error.ts';
 import { temporaryPathOf } from './temporary-path.ts';
 
 /** How much of a torn tail is held in memory at once, however long the tail. */
@@ -16,7 +16,7 @@ const CHUNK_BYTES = 1024 * 1024;
  * and redone: the next open finds the same torn tail and reuses the same sidecar. A name that
  * holds other bytes (an earlier repair at the same length, whose repair record was torn in
  * turn), or holds anything but a regular file (a symbolic link, a FIFO), is never written nor
- * followed: the next free `<name>.torn-<validBytes>-<n>` is used. Throws a {@link SessionError}
+ * followed: the next free `<name>.torn-<validBytes>-<n>` is used. Throws a {@link TranscriptError}
  * (`io`) naming the file and the step that failed.
  *
  * @example
@@ -154,7 +154,7 @@ async function writeSidecar(
           fileSystem.write(target, buffer.subarray(0, count)),
         );
         if (written !== count) {
-          throw new SessionError('io', path, `${path}: short write to the sidecar ${temporary}`);
+          throw new TranscriptError('io', path, `${path}: short write to the sidecar ${temporary}`);
         }
         offset += count;
       }

@@ -1,4 +1,4 @@
-import { describeError } from './session-error.ts';
+import { describeError } from './transcript-error.ts';
 import type { LineInfo, ScanResult } from './classify-tail.ts';
 import { type FileSystem, nodeFileSystem } from './file-system.ts';
 import { LineScanner, type ScannedRecord, type ScanStart } from './line-scanner.ts';

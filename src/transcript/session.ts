@@ -16,9 +16,9 @@ import { type LineInfo, type ScanStart, scanTranscript } from './scan-transcript
 import {
   describeError,
   sessionIo as io,
-  SessionError,
-  type SessionErrorCode,
-} from './session-error.ts';
+  TranscriptError,
+  type TranscriptErrorCode,
+} from './transcript-error.ts';
 import { emptyTailState, foldTailState, type TailState, tailStateToJson } from './tail-state.ts';
 import { WriterCore } from './writer-core.ts';
 import { acquireWriterLock, describeHolder, type WriterLock } from './writer-lock.ts';
@@ -175,7 +175,7 @@ export class Session {
    * Create a new transcript (mode 0600, its folder 0700) whose first record is its
    * `session-meta`, durable — with its folder entry — before this resolves. The file is
    * created exclusively (O_CREAT|O_EXCL, never through a symbolic link) and locked at once
-   * through that descriptor. Throws a {@link SessionError} (`exists`, `locked`, `unreadable`
+   * through that descriptor. Throws a {@link TranscriptError} (`exists`, `locked`, `unreadable`
    * for a folder of `realFolders` that is not a real folder, `io`).
    */
   static async create(
@@ -256,7 +256,7 @@ export class Session {
         if (lines > 0) repair.wholeLines = lines;
       } else if (!scan.ok) {
         const code = scan.reason === 'io-error' ? 'io' : 'unreadable';
-        throw new SessionError(
+        throw new TranscriptError(
           code,
           path,
           scan.detail,
@@ -331,7 +331,7 @@ export class Session {
   /**
    * Append one record. Its seq and time are assigned now, in call order; it resolves once the
    * line is written (under `none`: once it is buffered). Durability comes at {@link barrier}.
-   * Throws a {@link SessionError} (`poisoned`, `closed`) — and a TypeError, before touching
+   * Throws a {@link TranscriptError} (`poisoned`, `closed`) — and a TypeError, before touching
    * the file, for a body JSON cannot hold or a reader would refuse (a transcript this session
    * writes is always one its readers can read).
    */
@@ -459,9 +459,9 @@ export class Session {
     }
   }
 
-  #poison(reason: string, cause: unknown): SessionError {
+  #poison(reason: string, cause: unknown): TranscriptError {
     return this.#core.fail(
-      new SessionError(
+      new TranscriptError(
         'poisoned',
         this.path,
         `${this.path}: ${reason}; the session refuses further appends and must be reopened`,
@@ -523,9 +523,9 @@ async function unrecordedRepair(
 /** The most sidecars of one length a repair looks at (each was one interrupted repair). */
 const MAX_SIDECARS = 1000;
 
-function unreadableSidecar(path: string, sidecar: string, error: unknown): SessionError {
+function unreadableSidecar(path: string, sidecar: string, error: unknown): TranscriptError {
   const cause = (error as NodeJS.ErrnoException).code ?? String(error);
-  return new SessionError(
+  return new TranscriptError(
     'io',
     path,
     `${path}: cannot read ${sidecar}, the bytes an earlier repair cut off (${cause}); they may hold a tool's dispatch, so the transcript is not opened until that file can be read`,
@@ -546,7 +546,7 @@ async function takeLock(
     throw refusedOpen(path, error, create);
   }
   if (!result.ok) {
-    throw new SessionError(
+    throw new TranscriptError(
       'locked',
       path,
       `${path}: another writer holds this transcript (${describeHolder(result.holder)})`,
@@ -556,11 +556,11 @@ async function takeLock(
   return result.lock;
 }
 
-/** Why opening (or creating) the transcript itself failed, as a SessionError. */
-function refusedOpen(path: string, error: unknown, create: boolean): SessionError {
+/** Why opening (or creating) the transcript itself failed, as a TranscriptError. */
+function refusedOpen(path: string, error: unknown, create: boolean): TranscriptError {
   const code = (error as NodeJS.ErrnoException).code;
-  const refuse = (sessionCode: SessionErrorCode, detail: string) =>
-    new SessionError(sessionCode, path, `${path}: ${detail}`, { cause: error });
+  const refuse = (sessionCode: TranscriptErrorCode, detail: string) =>
+    new TranscriptError(sessionCode, path, `${path}: ${detail}`, { cause: error });
   if (create && code === 'EEXIST') return refuse('exists', 'a transcript already exists here');
   if (code === 'ELOOP') {
     return refuse(
@@ -589,15 +589,15 @@ async function proveOwnership(lock: WriterLock, path: string): Promise<void> {
 async function refuseOtherNames(fileSystem: FileSystem, fd: number, path: string): Promise<void> {
   const identity = await io(path, "check the transcript's identity", () => fileSystem.identity(fd));
   if (identity.links <= 1) return;
-  throw new SessionError(
+  throw new TranscriptError(
     'unreadable',
     path,
     `${path}: the transcript has ${identity.links} names (hard links); a transcript is only written under one, so that no write reaches a file outside the run tree through another name — remove the other links (or copy the file) and try again; nothing was written`,
   );
 }
 
-function ownershipLost(path: string, what: string): SessionError {
-  return new SessionError(
+function ownershipLost(path: string, what: string): TranscriptError {
+  return new TranscriptError(
     'ownership-lost',
     path,
     `${path}: the transcript ${what} since this session took it; the session stopped writing ` +
@@ -620,7 +620,7 @@ async function checkRealFolders(
     if (found === null) return;
     if (found.kind !== 'folder') {
       const what = found.kind === 'symlink' ? 'a symbolic link' : 'not a folder';
-      throw new SessionError(
+      throw new TranscriptError(
         'unreadable',
         path,
         `${path}: ${folder} is ${what}; a run tree's folders must be real folders, so nothing in the tree can redirect a write out of it`,

@@ -1,4 +1,4 @@
-import { describeError } from './session-error.ts';
+import { describeError } from './transcript-error.ts';
 import { hostname } from 'node:os';
 import type { FileIdentity, FileSystem } from './file-system.ts';
 import type { LockHolder } from './writer-lock.ts';

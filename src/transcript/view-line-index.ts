@@ -1,4 +1,4 @@
-import { describeError } from './session-error.ts';
+import { describeError } from './transcript-error.ts';
 import type { FileSystem } from './file-system.ts';
 import { decodeLine } from './line-codec.ts';
 import type { ForeignRecord, TranscriptRecord } from './records.ts';

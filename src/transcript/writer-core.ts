@@ -1,4 +1,4 @@
-import { SessionError } from './session-error.ts';
+import { TranscriptError } from './transcript-error.ts';
 import type { TailState } from './tail-state.ts';
 
 /**
@@ -23,7 +23,7 @@ export class WriterCore {
   readonly #checkpointBytes: number;
   readonly #what: string;
   #queue: Promise<unknown> = Promise.resolve();
-  #failure: SessionError | null = null;
+  #failure: TranscriptError | null = null;
   #closed = false;
   #closing: Promise<void> | undefined;
   #bytesSinceCheckpoint = 0;
@@ -38,7 +38,7 @@ export class WriterCore {
   }
 
   /** The failure the writer latched, or null. */
-  get failure(): SessionError | null {
+  get failure(): TranscriptError | null {
     return this.#failure;
   }
 
@@ -49,7 +49,7 @@ export class WriterCore {
   }
 
   /** Latch `error` as the writer's failure unless one is latched already; the latched one. */
-  fail(error: SessionError): SessionError {
+  fail(error: TranscriptError): TranscriptError {
     this.#failure ??= error;
     return this.#failure;
   }
@@ -58,7 +58,7 @@ export class WriterCore {
   assertUsable(): void {
     if (this.#failure !== null) throw this.#failure;
     if (this.#closed) {
-      throw new SessionError('closed', this.path, `${this.path}: the ${this.#what} is closed`);
+      throw new TranscriptError('closed', this.path, `${this.path}: the ${this.#what} is closed`);
     }
   }
 

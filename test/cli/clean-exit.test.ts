@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { main } from '../../src/cli/main.ts';
 import { createStyle } from '../../src/render/terminal-style.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import {
   runCli,
   temporaryFolder,
@@ -56,7 +56,7 @@ async function assertAllFree(folder: string): Promise<number> {
       const session = await Session.open(join(folder, name));
       await session.close();
     } catch (error) {
-      if (SessionError.isInstance(error)) assert.fail(`${name} is still held: ${error.message}`);
+      if (TranscriptError.isInstance(error)) assert.fail(`${name} is still held: ${error.message}`);
       throw error;
     }
   }

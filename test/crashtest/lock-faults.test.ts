@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RecordingFileSystem } from '../../crashtest/recording-file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { acquireWriterLock, nametagPathOf } from '../../src/transcript/writer-lock.ts';
 import { fileSystemError } from '../../src/testing/index.ts';
 
@@ -10,7 +10,7 @@ import { fileSystemError } from '../../src/testing/index.ts';
  * The writer lock under I/O errors: a nametag that cannot be written costs only the name (the
  * lock is the kernel's, on the transcript itself, and stays held — then released as usual),
  * leaves no temporary file behind, and a failed create whose release also fails still throws a
- * SessionError rather than a raw errno error.
+ * TranscriptError rather than a raw errno error.
  */
 
 const meta = { agentId: 'main', agentType: 'main', label: 'main', model: 'test:model' };
@@ -44,7 +44,7 @@ describe('writer lock under I/O errors', () => {
     });
   }
 
-  it('a failed create throws a SessionError even when releasing its lock fails too', async () => {
+  it('a failed create throws a TranscriptError even when releasing its lock fails too', async () => {
     const fileSystem = new RecordingFileSystem();
     let fired = 0;
     fileSystem.beforeCall = (operation, path) => {
@@ -57,7 +57,7 @@ describe('writer lock under I/O errors', () => {
       return undefined;
     };
     await assert.rejects(Session.create('/runs/a.jsonl', meta, { fileSystem }), (error) => {
-      assert.ok(SessionError.isInstance(error), `not a SessionError: ${String(error)}`);
+      assert.ok(TranscriptError.isInstance(error), `not a TranscriptError: ${String(error)}`);
       return true;
     });
     assert.equal(fired, 2, 'both faults fired');

@@ -8,7 +8,7 @@ import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { ScriptedModel } from '../../src/testing/index.ts';
 import { MemoryFileSystem } from '../../src/testing/index.ts';
 import { randomBytesFrom, seededRandom, testSeed } from '../support/seeded-random.ts';
@@ -152,7 +152,8 @@ async function salvageAndRun(fileSystem: MemoryFileSystem, executions: string[])
   } catch (error) {
     // Only one refusal is expected: damage that is not at the end (unreadable). Any other
     // error is a defect, not an outcome.
-    if (SessionError.isInstance(error) && error.code === 'unreadable') return 'refused: unreadable';
+    if (TranscriptError.isInstance(error) && error.code === 'unreadable')
+      return 'refused: unreadable';
     throw error;
   }
   try {

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { PostgresTranscriptWriter } from '../../src/store/postgres/postgres-writer.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { sessionMeta } from '../support/transcripts.ts';
 
@@ -44,7 +44,7 @@ test('submit: whole or nothing; a child only while its parent’s epoch is the s
     assert.deepEqual([row?.status, row?.owner, row?.parent, row?.depth], ['queued', null, 'p', 1]);
     await assert.rejects(
       store.submit('p.agents/a', sessionMeta('a'), 'again', { run: 'p', epoch }),
-      (error: unknown) => SessionError.isInstance(error) && error.code === 'exists',
+      (error: unknown) => TranscriptError.isInstance(error) && error.code === 'exists',
     );
     // The parent's worker pauses past its lease; another takes the run over (a new epoch).
     (parent as PostgresTranscriptWriter).abandon('paused');
@@ -60,7 +60,7 @@ test('submit: whole or nothing; a child only while its parent’s epoch is the s
     await assert.rejects(
       store.submit('p.agents/b', sessionMeta('b'), 'task b', { run: 'p', epoch }),
       (error: unknown) =>
-        SessionError.isInstance(error) &&
+        TranscriptError.isInstance(error) &&
         error.code === 'ownership-lost' &&
         /its parent p was taken over/.test(error.message),
     );

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 import { sessionMeta } from '../support/transcripts.ts';
 
@@ -63,7 +63,7 @@ test('take: a read cut off by the database is an io error, and the run goes back
     const taken = await taking;
     assert.equal(taken.ok, false, 'the take failed');
     const error = taken.ok ? undefined : taken.error;
-    assert.ok(SessionError.isInstance(error), `a SessionError, got ${String(error)}`);
+    assert.ok(TranscriptError.isInstance(error), `a TranscriptError, got ${String(error)}`);
     assert.equal(error.code, 'io', error.message);
     assert.match(error.message, /terminat/);
     const row = (await store.runs()).find((candidate) => candidate.run === 'r1');

@@ -11,7 +11,7 @@ import { ScriptedModel } from '../../src/testing/index.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { peek } from '../../src/transcript/peek.ts';
 import type { RecordBody, TranscriptRecord } from '../../src/transcript/records.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { isKnownRecord } from '../../src/transcript/validate-record.ts';
 import { inFlightCall } from '../revival/support/transcripts.ts';
 import { makeTempFolder, removeFolder, sessionMeta } from '../support/transcripts.ts';
@@ -56,15 +56,15 @@ function records(found: StoreRead): TranscriptRecord[] {
   return found.records.filter(isKnownRecord);
 }
 
-/** The SessionError `operation` throws or rejects with (a writer may refuse either way). */
-async function refusal(operation: () => Promise<unknown>): Promise<SessionError> {
+/** The TranscriptError `operation` throws or rejects with (a writer may refuse either way). */
+async function refusal(operation: () => Promise<unknown>): Promise<TranscriptError> {
   try {
     await operation();
   } catch (error) {
-    assert.ok(SessionError.isInstance(error), String(error));
+    assert.ok(TranscriptError.isInstance(error), String(error));
     return error;
   }
-  assert.fail('expected a SessionError');
+  assert.fail('expected a TranscriptError');
 }
 
 /** Register the contract's tests for one store. */
@@ -208,7 +208,7 @@ export function storeContract(harness: StoreHarness): void {
         [1],
       );
       await assert.rejects(writer.appendDurable(user('after')), (error: unknown) => {
-        assert.ok(SessionError.isInstance(error));
+        assert.ok(TranscriptError.isInstance(error));
         assert.equal(error.code, 'closed');
         return true;
       });
@@ -225,7 +225,7 @@ export function storeContract(harness: StoreHarness): void {
     assert.equal(won.length, 1, 'one winner');
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected') {
-        assert.ok(SessionError.isInstance(outcome.reason));
+        assert.ok(TranscriptError.isInstance(outcome.reason));
         assert.equal(outcome.reason.code, 'locked');
       }
     }
@@ -249,7 +249,7 @@ export function storeContract(harness: StoreHarness): void {
         await writer.append(user('from the zombie'));
       } catch (error) {
         appended = false;
-        assert.ok(SessionError.isInstance(error));
+        assert.ok(TranscriptError.isInstance(error));
       }
       const lost = await refusal(() => writer.barrier());
       assert.equal(lost.code, 'ownership-lost');

@@ -4,7 +4,7 @@ import type { FileSystem } from '../../src/transcript/file-system.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import type { ForeignRecord, TranscriptRecord } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import type { MemoryFileSystem } from '../../src/testing/index.ts';
 import type { BuiltTranscript } from './transcripts.ts';
 import { textMessage } from './transcripts.ts';
@@ -92,7 +92,7 @@ export async function expectUnreadable(
   damaged: Buffer,
   line: number,
   label: string,
-): Promise<SessionError> {
+): Promise<TranscriptError> {
   const before = fileSystem.listFiles();
   let caught: unknown;
   try {
@@ -101,7 +101,7 @@ export async function expectUnreadable(
   } catch (error) {
     caught = error;
   }
-  assert.ok(SessionError.isInstance(caught), `${label}: opened a damaged transcript`);
+  assert.ok(TranscriptError.isInstance(caught), `${label}: opened a damaged transcript`);
   assert.equal(caught.code, 'unreadable', `${label}: ${caught.message}`);
   assert.equal(caught.line, line, `${label}: ${caught.message}`);
   assert.ok(caught.message.startsWith(`${path}:${line}: `), `${label}: ${caught.message}`);

@@ -1,5 +1,5 @@
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 
 /*
  * A long-lived child process that drives Sessions on command over IPC, so that tests can race
@@ -76,7 +76,7 @@ async function handle(command: Command): Promise<Record<string, unknown>> {
         session = await Session.open(command.path ?? '', options);
         return { ok: true, pid: process.pid };
       } catch (error) {
-        if (!SessionError.isInstance(error)) throw error;
+        if (!TranscriptError.isInstance(error)) throw error;
         return {
           ok: false,
           code: error.code,

@@ -9,7 +9,7 @@ import { peek } from '../../src/transcript/peek.ts';
 import { readRecords } from '../../src/transcript/read-records.ts';
 import { isAgentId } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { tailStateFromJson } from '../../src/transcript/tail-state.ts';
 import { isKnownRecord, validateRecord } from '../../src/transcript/validate-record.ts';
 import { readAll } from '../support/repair-checks.ts';
@@ -160,7 +160,7 @@ test('torn-tail.jsonl: read as 4 records and a torn tail; a copy is repaired on 
   }
 });
 
-async function refusal(name: string): Promise<SessionError> {
+async function refusal(name: string): Promise<TranscriptError> {
   const folder = await makeTempFolder();
   try {
     const path = join(folder, name);
@@ -172,7 +172,7 @@ async function refusal(name: string): Promise<SessionError> {
     } catch (error) {
       caught = error;
     }
-    assert.ok(SessionError.isInstance(caught), `${name} opened`);
+    assert.ok(TranscriptError.isInstance(caught), `${name} opened`);
     assert.ok((await readFile(path)).equals(before), `${name} was changed`);
     // A refused open leaves no file behind: the lock is the transcript's own, its nametag removed.
     assert.deepEqual((await readdir(folder)).sort(), [name]);

@@ -18,7 +18,7 @@ import { agentsFoldersOf } from '../../src/subagents/child-layout.ts';
 import { createChildSession } from '../../src/subagents/child-session.ts';
 import { type FileSystem, nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { nametagPathOf } from '../../src/transcript/writer-lock.ts';
 import { abandonSession } from '../support/abandon-session.ts';
 import { startSessionWorker } from '../support/session-workers.ts';
@@ -42,7 +42,7 @@ async function withFolder(run: (folder: string) => Promise<void>): Promise<void>
 
 function sessionError(code: string, pattern?: RegExp) {
   return (error: unknown) => {
-    assert.ok(SessionError.isInstance(error), `not a SessionError: ${String(error)}`);
+    assert.ok(TranscriptError.isInstance(error), `not a TranscriptError: ${String(error)}`);
     assert.equal(error.code, code, error.message);
     if (pattern !== undefined) assert.match(error.message, pattern);
     return true;
@@ -236,7 +236,7 @@ describe('a writer owns its transcript by identity', () => {
         const opened = await worker.send({ op: 'open', path });
         assert.equal(opened.ok, true);
         await assert.rejects(Session.open(path), (error: unknown) => {
-          assert.ok(SessionError.isInstance(error) && error.code === 'locked');
+          assert.ok(TranscriptError.isInstance(error) && error.code === 'locked');
           assert.equal(error.holder?.pid, worker.pid, 'the holder is named');
           return true;
         });

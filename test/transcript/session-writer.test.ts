@@ -6,7 +6,7 @@ import { FaultyFileSystem, MemoryFileSystem } from '../../src/testing/index.ts';
 import { decodeLine } from '../../src/transcript/line-codec.ts';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { readAll } from '../support/repair-checks.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 import {
@@ -43,9 +43,9 @@ function lines(bytes: Buffer): Buffer[] {
   return parts;
 }
 
-function expectSessionError(code: SessionError['code']) {
+function expectSessionError(code: TranscriptError['code']) {
   return (error: unknown) => {
-    assert.ok(SessionError.isInstance(error), String(error));
+    assert.ok(TranscriptError.isInstance(error), String(error));
     assert.equal(error.code, code, error.message);
     return true;
   };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { abandonSession } from '../support/abandon-session.ts';
 import {
   makeTempFolder,
@@ -85,7 +85,7 @@ test('a sidecar that exists but cannot be read refuses the open, naming it', asy
     const { mkdir } = await import('node:fs/promises');
     await mkdir(`${path}.torn-${validBytes}`);
     await assert.rejects(Session.open(path), (error: unknown) => {
-      assert.ok(SessionError.isInstance(error));
+      assert.ok(TranscriptError.isInstance(error));
       assert.equal(error.code, 'io');
       assert.match(error.message, new RegExp(`cannot read .*run\\.jsonl\\.torn-${validBytes}`));
       return true;

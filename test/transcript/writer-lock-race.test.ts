@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Session } from '../../src/transcript/session.ts';
-import { SessionError } from '../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../src/transcript/transcript-error.ts';
 import { type SessionWorker, startSessionWorker } from '../support/session-workers.ts';
 import { makeTempFolder, removeFolder, sessionMeta } from '../support/transcripts.ts';
 
@@ -46,7 +46,7 @@ test('two or more processes opening one transcript at once: exactly one wins, ev
     const first = workers[0] as SessionWorker;
     assert.equal((await first.send({ op: 'open', path })).ok, true);
     await assert.rejects(Session.open(path), (error: unknown) => {
-      assert.ok(SessionError.isInstance(error));
+      assert.ok(TranscriptError.isInstance(error));
       assert.equal(error.code, 'locked');
       assert.equal(error.holder?.pid, first.pid);
       assert.match(error.message, /since \d{4}-\d\d-\d\dT/);

@@ -5,7 +5,7 @@ import { reconcileStoreRun } from '../../revival/reconcile-run.ts';
 import { reviveStoreRun } from '../../revival/revive-store-run.ts';
 import type { TranscriptStore } from '../../store/transcript-store.ts';
 import { conversationView } from '../../transcript/conversation-view.ts';
-import { SessionError } from '../../transcript/session-error.ts';
+import { TranscriptError } from '../../transcript/transcript-error.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import { RunRecorder } from '../ai-sdk/run-recorder.ts';
 import { DbosExecution, withExecution } from './dbos-execution.ts';
@@ -129,7 +129,7 @@ export class DbosRun {
         run: new DbosRun(new DbosExecution(new RunRecorder(writer, [])), run, false),
       };
     } catch (error) {
-      if (!SessionError.isInstance(error) || error.code !== 'exists') throw error;
+      if (!TranscriptError.isInstance(error) || error.code !== 'exists') throw error;
     }
     const writer = await takeOver(options, run);
     if (!('append' in writer)) return writer;
@@ -180,7 +180,7 @@ async function takeOver(
     try {
       return await options.store.open(run);
     } catch (error) {
-      if (!SessionError.isInstance(error)) {
+      if (!TranscriptError.isInstance(error)) {
         return { ok: false, reason: 'io-error', detail: String(error) };
       }
       if (error.code === 'unreadable')

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { decodeFramedLine } from '../../transcript/framed-line.ts';
 import { MAX_LINE_BYTES } from '../../transcript/line-codec.ts';
-import { SessionError } from '../../transcript/session-error.ts';
+import { TranscriptError } from '../../transcript/transcript-error.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../transcript/tail-state.ts';
 import { releasedStatus } from './postgres-writer.ts';
 import { SQL } from './sql.ts';
@@ -45,7 +45,7 @@ export async function importRun(
     await client.query('BEGIN');
     const created = await client.query(SQL.IMPORT_RUN(schema), [run]);
     if (created.rowCount === 0)
-      throw new SessionError('exists', path, `${path}: a run of that name exists`);
+      throw new TranscriptError('exists', path, `${path}: a run of that name exists`);
     const batches = new LineBatches(client, schema, path, run);
     for await (const chunk of chunks) await batches.feed(chunk);
     const state = await batches.finish();
@@ -117,7 +117,7 @@ class LineBatches {
       throw this.#refusal('the last line has no newline (a torn tail is not imported)');
     await this.#flush();
     if (this.records === 0)
-      throw new SessionError(
+      throw new TranscriptError(
         'unreadable',
         this.#path,
         `${this.#path}: nothing to import (no records)`,
@@ -151,8 +151,8 @@ class LineBatches {
   }
 
   /** Bad bytes at the line being read, named by its number. */
-  #refusal(reason: string): SessionError {
+  #refusal(reason: string): TranscriptError {
     const line = this.records + this.#lines.length + 1;
-    return new SessionError('unreadable', this.#path, `line ${line}: ${reason}`, { line });
+    return new TranscriptError('unreadable', this.#path, `line ${line}: ${reason}`, { line });
   }
 }

@@ -149,7 +149,7 @@ export class PostgresStore implements TranscriptStore {
    * (held, its lease expired), or unowned and `queued` or `approved`. Null when it is not any
    * more — another worker took it, or took it and finished — so a stale list never makes a
    * worker carry a run on twice. A run taken whose records do not read is parked `unreadable`
-   * (with why) and a SessionError `unreadable` thrown; a read the database failed (a cut
+   * (with why) and a TranscriptError `unreadable` thrown; a read the database failed (a cut
    * connection) throws `io`, and a queued or approved run goes back as it was listed.
    *
    * @example
@@ -179,7 +179,7 @@ export class PostgresStore implements TranscriptStore {
    * committed together with the run, unowned and `queued`. With `parent`, the run is that run's child (a
    * `spawn_agent`'s: its `session-meta` names the parent): one level deeper, and listed as work
    * before its parent — submitted only while the parent's epoch is `parent.epoch` (the
-   * parent's writer's), so a parent's worker fenced out cannot start a child (`ownership-lost`). A run of that name is refused (`SessionError` `exists`).
+   * parent's writer's), so a parent's worker fenced out cannot start a child (`ownership-lost`). A run of that name is refused (`TranscriptError` `exists`).
    *
    * @example
    * await store.submit('report-42', meta, 'Write the report.');

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { encodeLine, encodeReadableLine } from '../../transcript/line-codec.ts';
 import { type RecordBody, recordVersion, type TranscriptRecord } from '../../transcript/records.ts';
-import { SessionError } from '../../transcript/session-error.ts';
+import { TranscriptError } from '../../transcript/transcript-error.ts';
 import { foldTailState, type TailState, tailStateToJson } from '../../transcript/tail-state.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import { WriterCore } from '../../transcript/writer-core.ts';
@@ -107,7 +107,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
    */
   abandon(reason: string): void {
     this.#core.fail(
-      new SessionError(
+      new TranscriptError(
         'poisoned',
         this.path,
         `${this.path}: abandoned (${reason}); its lease runs out`,
@@ -269,7 +269,7 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
       return await operation();
     } catch (error) {
       throw this.#core.fail(
-        new SessionError(
+        new TranscriptError(
           'poisoned',
           this.path,
           `${this.path}: the database refused a write (${error instanceof Error ? error.message : String(error)}); open the run again to go on`,
@@ -279,10 +279,10 @@ export class PostgresTranscriptWriter implements TranscriptWriter {
     }
   }
 
-  #lost(): SessionError {
+  #lost(): TranscriptError {
     clearInterval(this.#heartbeat);
     return this.#core.fail(
-      new SessionError(
+      new TranscriptError(
         'ownership-lost',
         this.path,
         `${this.path}: another writer took this run over (its epoch is no longer ${this.#epoch}); this writer stopped and writes nothing more`,

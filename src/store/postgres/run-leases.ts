@@ -1,4 +1,4 @@
-import { SessionError } from '../../transcript/session-error.ts';
+import { TranscriptError } from '../../transcript/transcript-error.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
 import { foldRunLines, readRun } from './run-records.ts';
 import { SQL } from './sql.ts';
@@ -53,7 +53,7 @@ export async function takeRun(
   } catch (error) {
     // Taken, but it cannot be read: left held, its lease would run out and every worker
     // would take it again at every lease. A person decides what becomes of it.
-    if (SessionError.isInstance(error) && error.code === 'unreadable') {
+    if (TranscriptError.isInstance(error) && error.code === 'unreadable') {
       await parkUnreadableRun(context, run, Number(row.epoch), error.message);
     } else if (kind !== 'dead') {
       // The database failed while reading it (a cut connection): nothing of it ran, so it goes
@@ -133,8 +133,8 @@ async function openedWriter(
       [run],
     );
     const held = holder.rows[0];
-    if (held === undefined) throw new SessionError('unreadable', path, `${path}: no such run`);
-    throw new SessionError(
+    if (held === undefined) throw new TranscriptError('unreadable', path, `${path}: no such run`);
+    throw new TranscriptError(
       'locked',
       path,
       `${path}: another writer holds this run (${held.owner ?? 'unknown'}, lease until ${held.lease_expires?.toISOString() ?? '?'})`,
@@ -145,13 +145,13 @@ async function openedWriter(
   const found = await readRun(context, run);
   if (!found.ok && found.reason === 'io-error') {
     // The database failed, not the run: never a reason to park it as unreadable.
-    throw new SessionError('io', path, found.detail);
+    throw new TranscriptError('io', path, found.detail);
   }
   if (!found.ok || found.records.length !== lastSeq + 1) {
     const detail = found.ok
       ? `${path}: the run says its last seq is ${lastSeq} but holds ${found.records.length} records`
       : found.detail;
-    throw new SessionError('unreadable', path, detail);
+    throw new TranscriptError('unreadable', path, detail);
   }
   return writerFor(context, run, epoch, lastSeq, foldRunLines(found));
 }

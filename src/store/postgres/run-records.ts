@@ -5,7 +5,7 @@ import {
   type TranscriptRecord,
 } from '../../transcript/records.ts';
 import type { SessionMeta } from '../../transcript/session.ts';
-import { describeError, SessionError } from '../../transcript/session-error.ts';
+import { describeError, TranscriptError } from '../../transcript/transcript-error.ts';
 import { emptyTailState, foldTailState, type TailState } from '../../transcript/tail-state.ts';
 import type { StoreRead } from '../transcript-store.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
@@ -70,7 +70,7 @@ export async function createRun(
       return true;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw new SessionError(
+      throw new TranscriptError(
         'io',
         path,
         `${path}: cannot create the run (${describeError(error)})`,
@@ -80,7 +80,7 @@ export async function createRun(
       );
     }
   });
-  if (!created) throw new SessionError('exists', path, `${path}: a run of that name exists`);
+  if (!created) throw new TranscriptError('exists', path, `${path}: a run of that name exists`);
   return writerFor(context, run, 1, 0, state);
 }
 
@@ -194,19 +194,24 @@ export async function submitRun(
     ]);
     inserted = result.rowCount ?? 0;
   } catch (error) {
-    throw new SessionError('io', path, `${path}: cannot submit the run (${describeError(error)})`, {
-      cause: error,
-    });
+    throw new TranscriptError(
+      'io',
+      path,
+      `${path}: cannot submit the run (${describeError(error)})`,
+      {
+        cause: error,
+      },
+    );
   }
   if (inserted === 0) {
     const exists = await context.pool.query(SQL.RUN_EXISTS(context.schema), [run]);
     if (exists.rowCount === 0 && parent !== undefined) {
-      throw new SessionError(
+      throw new TranscriptError(
         'ownership-lost',
         path,
         `${path}: not submitted: its parent ${parent.run} was taken over (its epoch is no longer ${parent.epoch})`,
       );
     }
-    throw new SessionError('exists', path, `${path}: a run of that name exists`);
+    throw new TranscriptError('exists', path, `${path}: a run of that name exists`);
   }
 }

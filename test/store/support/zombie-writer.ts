@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
-import { SessionError } from '../../../src/transcript/session-error.ts';
+import { TranscriptError } from '../../../src/transcript/transcript-error.ts';
 
 /*
  * A worker for the zombie test: it creates the run `main` with a short lease, says `ready`,
@@ -39,7 +39,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     });
     await writer.barrier();
   } catch (error) {
-    outcome = SessionError.isInstance(error) ? error.code : `error ${String(error)}`;
+    outcome = TranscriptError.isInstance(error) ? error.code : `error ${String(error)}`;
   }
   process.stdout.write(`outcome ${outcome}\n`);
   await writer.close();

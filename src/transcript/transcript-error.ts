@@ -17,12 +17,12 @@ export { describeError } from './describe-error.ts';
  * - `io`: the file system refused an operation (see `cause`).
  *
  * @example
- * if (SessionError.isInstance(error)) {
- *   const code: SessionErrorCode = error.code;
+ * if (TranscriptError.isInstance(error)) {
+ *   const code: TranscriptErrorCode = error.code;
  *   if (code === 'locked') console.error(`held by pid ${error.holder?.pid}`);
  * }
  */
-export type SessionErrorCode =
+export type TranscriptErrorCode =
   | 'locked'
   | 'exists'
   | 'unreadable'
@@ -41,18 +41,18 @@ const MARKER: unique symbol = Symbol.for('llm-agent.SessionError');
  * try {
  *   await Session.open('run.jsonl');
  * } catch (error) {
- *   if (SessionError.isInstance(error) && error.code === 'locked') console.error(error.message);
+ *   if (TranscriptError.isInstance(error) && error.code === 'locked') console.error(error.message);
  * }
  */
-export class SessionError extends Error {
-  readonly code: SessionErrorCode;
+export class TranscriptError extends Error {
+  readonly code: TranscriptErrorCode;
   readonly path: string;
   readonly line: number | undefined;
   readonly holder: LockHolder | undefined;
   readonly [MARKER] = true;
 
   constructor(
-    code: SessionErrorCode,
+    code: TranscriptErrorCode,
     path: string,
     message: string,
     details: { line?: number; holder?: LockHolder; cause?: unknown } = {},
@@ -65,8 +65,8 @@ export class SessionError extends Error {
     this.holder = details.holder;
   }
 
-  /** True for a SessionError, even one from another copy of this package. */
-  static isInstance(error: unknown): error is SessionError {
+  /** True for a TranscriptError, even one from another copy of this package. */
+  static isInstance(error: unknown): error is TranscriptError {
     return (
       typeof error === 'object' &&
       error !== null &&
@@ -76,8 +76,8 @@ export class SessionError extends Error {
 }
 
 /**
- * Run one file-system step of a session, turning its failure into a {@link SessionError}
- * (`io`) that names the file, the step and the cause. A SessionError passes through as it is.
+ * Run one file-system step of a session, turning its failure into a {@link TranscriptError}
+ * (`io`) that names the file, the step and the cause. A TranscriptError passes through as it is.
  *
  * @example
  * const fd = await sessionIo(path, 'open for appending', () => fileSystem.open(path, 'append'));
@@ -90,8 +90,8 @@ export async function sessionIo<T>(
   try {
     return await operation();
   } catch (error) {
-    if (SessionError.isInstance(error)) throw error;
-    throw new SessionError('io', path, `${path}: cannot ${what} (${describeError(error)})`, {
+    if (TranscriptError.isInstance(error)) throw error;
+    throw new TranscriptError('io', path, `${path}: cannot ${what} (${describeError(error)})`, {
       cause: error,
     });
   }
