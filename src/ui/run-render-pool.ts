@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { Worker } from 'node:worker_threads';
 import type { RenderAnswer, RenderJob } from './render-job.ts';
+import { WorkerQueue } from './worker-queue.ts';
 
 /**
  * A queue of render jobs in front of one worker thread.
@@ -17,9 +17,10 @@ import type { RenderAnswer, RenderJob } from './render-job.ts';
  * await pool.close();
  */
 export class RunRenderPool {
-  #worker: Worker | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
-  #closed = false;
+  readonly #queue = new WorkerQueue<RenderJob, RenderAnswer, string | undefined>(
+    'run-render-worker',
+    (answer) => answer.text,
+  );
   /** Jobs queued or under way, by their JSON: the same job asked for again shares its answer. */
   #pending = new Map<string, Promise<string | undefined>>();
 
@@ -31,8 +32,7 @@ export class RunRenderPool {
     const key = JSON.stringify(job);
     const pending = this.#pending.get(key);
     if (pending !== undefined) return pending;
-    const result = this.#queue.then(() => this.#send(job));
-    this.#queue = result.catch(() => undefined);
+    const result = this.#queue.send(job);
     this.#pending.set(key, result);
     const forget = (): void => {
       this.#pending.delete(key);
@@ -43,46 +43,11 @@ export class RunRenderPool {
 
   /** Starts the worker now, so that the first job does not wait for it to start. */
   warm(): void {
-    if (!this.#closed) this.#start();
+    this.#queue.warm();
   }
 
   /** Ends the worker; jobs after this fail. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    await this.#worker?.terminate();
-    this.#worker = undefined;
-  }
-
-  #send(job: RenderJob): Promise<string | undefined> {
-    if (this.#closed) return Promise.reject(new Error('the server is stopping'));
-    const worker = this.#start();
-    return new Promise((done, fail) => {
-      const onError = (error: Error): void => {
-        worker.off('message', onMessage);
-        // A worker that died (out of memory) is replaced at the next job.
-        if (this.#worker === worker) this.#worker = undefined;
-        fail(error);
-      };
-      const onMessage = (answer: RenderAnswer): void => {
-        worker.off('error', onError);
-        if (answer.ok) done(answer.text);
-        else fail(new Error(answer.error));
-      };
-      worker.once('message', onMessage);
-      worker.once('error', onError);
-      worker.postMessage(job);
-    });
-  }
-
-  #start(): Worker {
-    if (this.#worker === undefined) {
-      const file = import.meta.url.endsWith('.ts')
-        ? 'run-render-worker.ts'
-        : 'run-render-worker.js';
-      this.#worker = new Worker(new URL(file, import.meta.url));
-      // The server may end while the worker waits for a job.
-      this.#worker.unref();
-    }
-    return this.#worker;
+  close(): Promise<void> {
+    return this.#queue.close();
   }
 }

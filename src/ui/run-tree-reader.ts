@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { Worker } from 'node:worker_threads';
 import type { TreeAnswer, TreeJob } from './run-tree-worker.ts';
 import type { UiTree } from './ui-source.ts';
+import { WorkerQueue } from './worker-queue.ts';
 
 /**
  * Reads run trees in a worker thread, one at a time.
@@ -20,52 +20,18 @@ import type { UiTree } from './ui-source.ts';
  * await reader.close();
  */
 export class RunTreeReader {
-  #worker: Worker | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
-  #closed = false;
+  readonly #queue = new WorkerQueue<TreeJob, TreeAnswer, UiTree>(
+    'run-tree-worker',
+    (answer) => answer.tree,
+  );
 
   /** The tree the job asks for; a read that fails rejects with its reason. */
   read(job: TreeJob): Promise<UiTree> {
-    const result = this.#queue.then(() => this.#send(job));
-    this.#queue = result.catch(() => undefined);
-    return result;
+    return this.#queue.send(job);
   }
 
   /** Ends the worker; reads after this fail. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    await this.#worker?.terminate();
-    this.#worker = undefined;
-  }
-
-  #send(job: TreeJob): Promise<UiTree> {
-    if (this.#closed) return Promise.reject(new Error('the server is stopping'));
-    const worker = this.#start();
-    return new Promise((done, fail) => {
-      const onError = (error: Error): void => {
-        worker.off('message', onMessage);
-        // A worker that died (out of memory) is replaced at the next read.
-        if (this.#worker === worker) this.#worker = undefined;
-        fail(error);
-      };
-      const onMessage = (answer: TreeAnswer): void => {
-        worker.off('error', onError);
-        if (answer.ok) done(answer.tree);
-        else fail(new Error(answer.error));
-      };
-      worker.once('message', onMessage);
-      worker.once('error', onError);
-      worker.postMessage(job);
-    });
-  }
-
-  #start(): Worker {
-    if (this.#worker === undefined) {
-      const file = import.meta.url.endsWith('.ts') ? 'run-tree-worker.ts' : 'run-tree-worker.js';
-      this.#worker = new Worker(new URL(file, import.meta.url));
-      // The server may end while the worker waits for a read.
-      this.#worker.unref();
-    }
-    return this.#worker;
+  close(): Promise<void> {
+    return this.#queue.close();
   }
 }
