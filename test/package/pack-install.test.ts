@@ -279,32 +279,41 @@ console.log(JSON.stringify([
     ]);
   });
 
-  test('a .ts agents module on a Node that cannot run TypeScript: one line naming the Node needed', async (t) => {
+  test('a .ts agents module on a Node that cannot run TypeScript: one line naming the Node needed', async () => {
     await writeFile(join(project, 'probe.ts'), 'export const typed: number = 1;\n');
     await writeFile(
       join(project, 'agents.ts'),
       "export default { main: { description: 'd', system: 's', model: 'openai:gpt-5' as string } };\n",
     );
-    // An older Node on this machine (the system's, not the pinned one), if there is one.
-    let old: string | undefined;
-    for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+    // An older Node on this machine (the system's, not the pinned one), and else the pinned
+    // one with type stripping turned off: the same ERR_UNKNOWN_FILE_EXTENSION either way.
+    const candidates: string[][] = [
+      ['/usr/bin/node'],
+      ['/usr/local/bin/node'],
+      [process.execPath, '--no-experimental-strip-types'],
+    ];
+    let node: string[] | undefined;
+    for (const candidate of candidates) {
+      const [command = '', ...flags] = candidate;
       const probe = await sh(
-        candidate,
-        ['--input-type=module', '-e', "await import('./probe.ts')"],
+        command,
+        [...flags, '--input-type=module', '-e', "await import('./probe.ts')"],
         project,
       );
       // Proof that this Node really cannot load a .ts file.
       if (probe.code !== 0 && /ERR_UNKNOWN_FILE_EXTENSION/.test(probe.stderr)) {
-        old = candidate;
+        node = candidate;
         break;
       }
     }
-    if (old === undefined) {
-      t.skip('no Node without type stripping on this machine');
-      return;
-    }
+    assert.ok(node !== undefined, 'no Node here refused a .ts file, not even with stripping off');
+    const [command = '', ...flags] = node;
     const bin = join(project, 'node_modules', 'llm-agent-revival', 'dist', 'cli', 'main.js');
-    const ran = await sh(old, [bin, 'run', '--agents', 'agents.ts', 'hello'], project);
+    const ran = await sh(
+      command,
+      [...flags, bin, 'run', '--agents', 'agents.ts', 'hello'],
+      project,
+    );
     assert.equal(ran.code, 2, `${ran.stdout}\n${ran.stderr}`);
     const lines = ran.stderr.split('\n').filter((line) => line !== '');
     assert.equal(lines.length, 1, ran.stderr);

@@ -6,12 +6,13 @@ import type { LanguageModel } from 'ai';
 import { Loop } from '../../src/loop/loop.ts';
 import { conversationView } from '../../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
-import { echoTool, freshSession, type LogEntry, recordsOf } from './support/harness.ts';
+import { echoTool, freshSession, type LogEntry, recordsOf } from '../loop/support/harness.ts';
 
 /*
- * A smoke test against a real provider: one run that must call a tool and then answer. It runs
- * only when a key is in the environment (ANTHROPIC_API_KEY or OPENAI_API_KEY; the model can be
- * chosen with LLM_AGENT_LIVE_MODEL) and otherwise reports itself skipped, with the reason.
+ * A smoke test against a real provider: one run that must call a tool and then answer. It is
+ * not part of `npm test` (which is offline): `npm run test:live` runs it, with a key in the
+ * environment (ANTHROPIC_API_KEY or OPENAI_API_KEY; the model can be chosen with
+ * LLM_AGENT_LIVE_MODEL). Without a key it fails, naming what is missing — it never skips.
  */
 
 function liveBackend(): { model: LanguageModel; name: string } | string {
@@ -29,10 +30,7 @@ function liveBackend(): { model: LanguageModel; name: string } | string {
 
 test('live provider: a run calls a tool, reads its result, and answers', async (t) => {
   const backend = liveBackend();
-  if (typeof backend === 'string') {
-    t.skip(backend);
-    return;
-  }
+  if (typeof backend === 'string') assert.fail(`npm run test:live needs a key: ${backend}`);
   t.diagnostic(`model ${backend.name}`);
   const log: LogEntry[] = [];
   const fixture = await freshSession();
