@@ -4,6 +4,7 @@ import { cp, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { GEMINI_INTERRUPTED_TURN } from '../../src/repair/gemini-format.ts';
+import { TESTED_RELEASES } from '../../src/repair/tested-releases.ts';
 import {
   GEMINI_RELEASES,
   GEMINI_VERSION,
@@ -237,11 +238,11 @@ for (const tested of GEMINI_RELEASES) {
 }
 
 describe(`Gemini CLI ${GEMINI_VERSION}, the pinned release, alive`, () => {
-  test('pinned version, and an older release of the same session format beside it', () => {
+  test('pinned version, and older releases of the same session format beside it', () => {
     assert.equal(GEMINI_VERSION, '0.61.0');
     assert.deepEqual(
       GEMINI_RELEASES.map((release) => release.version),
-      ['0.58.0', '0.61.0'],
+      [...TESTED_RELEASES['gemini-cli']],
     );
   });
 
