@@ -16,6 +16,7 @@ import {
   sessionFiles,
   startGemini,
 } from './gemini-driver.ts';
+import { assertDryRunAndScanLive } from './support/alive-refusal.ts';
 import { repairCli, waitFor } from './support/client-run.ts';
 import { type GeminiServer, startGeminiServer } from './support/gemini-server.ts';
 import { killTree, processesMentioning, processTree } from './support/process-tree.ts';
@@ -259,6 +260,7 @@ describe(`Gemini CLI ${GEMINI_VERSION}, the pinned release, alive`, () => {
       const live = await cli(file);
       assert.equal(live.code, 7, JSON.stringify(live.outcomes));
       assert.equal(live.outcomes[0]?.reason, 'live');
+      await assertDryRunAndScanLive(file);
       assert.ok((await readFile(file)).equals(before), 'the refusal wrote nothing');
       assert.deepEqual(
         readdirSync(dirname(file)).filter((name) => name.includes('.bak-')),

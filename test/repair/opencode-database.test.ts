@@ -13,6 +13,7 @@ import {
 } from '../../src/repair/opencode-plan.ts';
 import { repairFile } from '../../src/repair/repair-file.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import { runCli } from '../cli/support/cli-fixtures.ts';
 
 /*
  * The opencode repair (src/repair/opencode-database.ts, opencode-plan.ts) on a database the real
@@ -151,11 +152,43 @@ describe('opencode database', () => {
         new RegExp(`pid ${child.pid} `),
       );
       assert.match(outcome.status === 'refused' ? outcome.detail : '', /stop opencode first/);
+      // A dry run, and so --scan, gives the verdict a repair would: live, not "planned".
+      const dry = await repairFile(path, { dryRun: true, clock: () => NOW });
+      assert.equal(dry.status === 'refused' && dry.reason, 'live', JSON.stringify(dry));
+      const scan = await runCli(['repair', '--scan', '--json', join(path, '..')], {
+        cwd: join(path, '..'),
+      });
+      assert.equal(scan.code, 0, scan.stderr);
+      const [listed] = (JSON.parse(scan.stdout) as { sessions: Record<string, unknown>[] })
+        .sessions;
+      assert.equal(listed?.reason, 'live', scan.stdout);
+      // --force goes on, saying what it risks.
+      const forcedDry = await repairFile(path, { dryRun: true, force: true, clock: () => NOW });
+      assert.equal(forcedDry.status, 'planned');
+      assert.match(
+        forcedDry.status === 'planned' ? (forcedDry.forced ?? '') : '',
+        new RegExp(`--force\\) while pid ${child.pid} .*may overwrite the repair`),
+      );
     } finally {
       child.kill('SIGKILL');
     }
     assert.ok((await readFile(path)).equals(before));
     assert.deepEqual(await readdir(join(path, '..')), ['opencode.db']);
+  });
+
+  test('open in another process, with --force: repaired, saying what it risked', async () => {
+    const path = await copyOfFixture();
+    const child = await holder(path, false);
+    try {
+      const outcome = await repairOpencodeDatabase(path, { force: true, clock: () => NOW });
+      assert.equal(outcome.status, 'repaired', JSON.stringify(outcome));
+      assert.match(
+        outcome.status === 'repaired' ? (outcome.forced ?? '') : '',
+        new RegExp(`Repaired anyway \\(--force\\) while pid ${child.pid} `),
+      );
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   test('another connection holding the write lock: refused even with force, nothing written', async () => {
