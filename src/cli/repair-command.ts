@@ -3,6 +3,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { readProcessTable } from '../repair/process-table.ts';
 import { repairFile } from '../repair/repair-file.ts';
+import { TESTED_RELEASES } from '../repair/tested-releases.ts';
 import type { RepairOutcome } from '../repair/repair-session.ts';
 import { type Command, parseCommandLine } from './command.ts';
 import { EXIT } from '../render/exit-codes.ts';
@@ -22,6 +23,13 @@ const DEFAULT_FOLDERS = [
 ];
 /** A scan stops after this many files: a courtesy listing, bounded in time. */
 const MAX_SCANNED = 20_000;
+
+/** The tested releases of a client that records its version, as its help names them. */
+function range(format: 'claude-code' | 'codex' | 'opencode'): string {
+  const names = { 'claude-code': 'Claude Code', codex: 'Codex', opencode: 'opencode' };
+  const tested = TESTED_RELEASES[format];
+  return `${names[format]} ${tested[0]} to ${tested.at(-1)}`;
+}
 
 /**
  * `llm-agent repair`: make other agents' sessions that a crash cut off mid-tool resumable,
@@ -44,15 +52,19 @@ sends those answers to the model.
 A session file is only appended to: its bytes stay a prefix of what it becomes, and a
 byte-exact backup (FILE.bak-TIME) is written first. An opencode database (opencode.db) is
 changed in one transaction after a consistent backup (FILE.bak-TIME, SQLite's backup API),
-and only while no process has it open. A torn last line is copied to FILE.torn-OFFSET and left in
-place. Refused, writing nothing: a format or version this version of llm-agent was not
-tested with (Claude Code 1.0.98 to 2.1.332 and Codex 0.146.0 to 0.171.0 are; a newer
-release only with --allow-newer), a file holding lines of two clients, and a session its client may still own —
-a running process of that client whose command line names the session, whose working
-folder is the session's, or that holds a file in the session's folder; a file open in any
-process; a file changed in the last 5 seconds — unless --force. A session that needs
-nothing is left alone; one its client already resumed without a repair is reported with
-what the model was told.
+and only while no process has it open. A torn last line is copied to FILE.torn-OFFSET and
+left in place.
+
+Refused, writing nothing: a format or version this version of llm-agent was not tested
+with (tested: ${range('claude-code')}, ${range('codex')},
+${range('opencode')}; a newer Claude Code or Codex release only with
+--allow-newer), a file holding lines of two clients, and a session its client may still
+own — a running process of that client whose command line names the session, whose
+working folder is the session's, or that holds a file in the session's folder; a file open
+in any process; a file changed in the last 5 seconds. Stop the client, or wait for its tool
+to finish, then repair again; --force repairs anyway, at the risk of answering a call that
+is still running. A session that needs nothing is left alone; one its client already
+resumed without a repair is reported with what the model was told.
 
 --scan lists the sessions below each DIR (default: ~/.claude/projects, ~/.codex/sessions,
 ~/.pi/agent/sessions, ~/.gemini/tmp, ~/.local/share/opencode) that a repair would change,
@@ -72,12 +84,15 @@ Options:
 
 Exit codes:
   0  every FILE repaired or needing nothing (--scan: nothing broken)
-  1  an I/O error; a repair another process appended into (the output says what to check)
-  2  a bad option, or a --scan DIR that does not exist
+  1  an I/O error; a repair another process appended into (the output says what to check);
+     an internal error
+  2  a bad option, or a --scan DIR that does not exist (without DIR: none of the default
+     folders exists)
   3  (--scan, --dry-run) sessions need repair
-  4  a FILE was refused (unknown or mixed format, untested version, a shape it cannot
-     repair honestly, with --allow-newer a line of a shape the tests never saw) or was
-     already resumed without a repair
+  4  a FILE was refused (missing or not a regular file, unknown or mixed format, untested
+     version, a shape it cannot repair honestly,
+     with --allow-newer a line of a shape the tests never saw) or was already resumed
+     without a repair
   7  a FILE looks live (its client may still own it): stop the client or wait for its
      tool, then repair again
 `,
@@ -111,6 +126,17 @@ Exit codes:
           if (!kind.isDirectory() && !kind.isSymbolicLink()) {
             throw new UserError(`repair --scan: ${folder}: not a folder`);
           }
+        }
+      } else {
+        // A default folder of a client the user does not have is skipped; none at all would
+        // make "0 sessions" a claim about folders that were never there.
+        const present = await Promise.all(
+          folders.map(async (folder) => (await lstat(folder).catch(() => null)) !== null),
+        );
+        if (!present.includes(true)) {
+          throw new UserError(
+            `repair --scan: none of the default folders exists (${folders.join(', ')}): name the folder to scan`,
+          );
         }
       }
       const { files, cut } = await sessionFiles(folders);

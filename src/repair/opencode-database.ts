@@ -4,7 +4,7 @@ import { link, lstat, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { describeError } from '../transcript/transcript-error.ts';
-import { readProcessTable } from './process-table.ts';
+import { type ProcessTable, readProcessTable } from './process-table.ts';
 import {
   type OpencodePlan,
   type OpencodeRows,
@@ -46,9 +46,10 @@ export async function isSqliteFile(path: string): Promise<boolean> {
  * `message.part.updated.1` event, all in one transaction. First a consistent copy of the
  * database (SQLite's backup API, which reads committed pages, WAL included) is written to
  * `opencode.db.bak-<time>`, created exclusively. Refused, writing nothing: a database open in
- * another process (opencode keeps its database open while it runs) or locked by a writer
- * unless `force`, a schema or opencode version the repair was not tested with, a part of a
- * shape it does not know. Needs Node's `node:sqlite` with `backup` (Node 22.16 or later); on
+ * another process (opencode keeps its database open while it runs) unless `force` (the
+ * outcome's `forced` then says what it risks), one locked by a writer, a schema or opencode
+ * version the repair was not tested with, a part of a shape it does not know. A dry run gives
+ * the verdict a repair would. Needs Node's `node:sqlite` with `backup` (Node 22.16 or later); on
  * an older Node it refuses, saying so. Never throws.
  *
  * @example
@@ -79,15 +80,20 @@ export async function repairOpencodeDatabase(
       `repairing an opencode database needs node:sqlite with backup() (Node 22.16 or later); this is Node ${process.versions.node}`,
     );
   }
-  if (options.force !== true && options.dryRun !== true) {
-    const holders = await databaseHolders(path);
-    if (holders !== null) {
-      return refused(
-        'live',
-        `${holders}; stop opencode first (--force repairs it anyway, and opencode may then overwrite the repair or stop on it)`,
-      );
-    }
+  // Checked for a dry run too (and so for --scan): it must give the verdict a repair would.
+  const holders = await databaseHolders(path, options.processTable ?? readProcessTable);
+  if (holders !== null && options.force !== true) {
+    return refused(
+      'live',
+      `${holders}; stop opencode first (or wait for its tool to finish) and repair again; --force repairs it anyway, and opencode may then overwrite the repair or stop on it`,
+    );
   }
+  const forced =
+    holders === null
+      ? {}
+      : {
+          forced: `Repaired anyway (--force) while ${holders}: if opencode still runs, it may overwrite the repair or stop on it, and a call still running may finish after our answer`,
+        };
   let db: DatabaseSync | undefined;
   try {
     db = new sqlite.DatabaseSync(path, { readOnly: options.dryRun === true, timeout: 0 });
@@ -96,7 +102,10 @@ export async function repairOpencodeDatabase(
       now,
       randomBytes: options.randomBytes ?? ((count: number) => cryptoRandomBytes(count)),
     };
-    if (options.dryRun === true) return dryRun(path, planOpencode(readRows(db), context), refused);
+    if (options.dryRun === true) {
+      const planned = dryRun(path, planOpencode(readRows(db), context), refused);
+      return planned.status === 'planned' ? { ...planned, ...forced } : planned;
+    }
     try {
       db.exec('BEGIN IMMEDIATE');
     } catch (error) {
@@ -122,6 +131,7 @@ export async function repairOpencodeDatabase(
         appended: plan.updates.length,
         backup,
         skipped: [],
+        ...forced,
       };
     } finally {
       if (!committed) db.exec('ROLLBACK');
@@ -174,13 +184,16 @@ function dryRun(
 }
 
 /** Which processes have the database or its WAL files open, or null when none (or no /proc). */
-async function databaseHolders(path: string): Promise<string | null> {
+async function databaseHolders(
+  path: string,
+  processTable: () => Promise<ProcessTable>,
+): Promise<string | null> {
   const targets: { name: string; dev: number; ino: number }[] = [];
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     const found = await stat(file).catch(() => null);
     if (found !== null) targets.push({ name: basename(file), dev: found.dev, ino: found.ino });
   }
-  const table = await readProcessTable();
+  const table = await processTable();
   const holders: string[] = [];
   for (const entry of table.processes) {
     const held = targets.filter((target) =>

@@ -1,6 +1,6 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
 import type { FormatDetection, PlanContext, UnansweredCall } from './foreign-format.ts';
-import { TESTED_RELEASES } from './tested-releases.ts';
+import { releaseVerdict, TESTED_RELEASES } from './tested-releases.ts';
 import { isObject, shown } from './untrusted-value.ts';
 
 /*
@@ -23,7 +23,13 @@ import { isObject, shown } from './untrusted-value.ts';
  */
 
 /**
- * The opencode versions whose databases the real-client test repaired and resumed.
+ * The opencode versions whose databases the real-client test repaired and resumed, oldest
+ * first: a session written by a release between the first and the last is accepted. The first
+ * is the oldest the registry serves that keeps sessions as the others do. 1.17.11, the release
+ * before it, has the same schema but also writes each session into `session_message`
+ * (opencode's next session model, which the repair refuses); releases before that stop at an
+ * older migration, and the first start of 1.17.11 or later empties what they logged
+ * (migrations `reset_v2_session_state` and `simplify_session_input`).
  *
  * @example
  * const tested = OPENCODE_TESTED.includes('1.18.33'); // true
@@ -31,8 +37,10 @@ import { isObject, shown } from './untrusted-value.ts';
 export const OPENCODE_TESTED: readonly string[] = TESTED_RELEASES.opencode;
 
 /**
- * The newest schema migration of the tested versions: a database migrated further was written
- * by an opencode this repair has not seen, whose tables may mean something else.
+ * The newest schema migration of the tested versions (all of them have it): a database
+ * migrated further was written by an opencode this repair has not seen, whose tables may mean
+ * something else; one not migrated as far was last opened by an opencode older than the
+ * tested ones, whose event log was another.
  *
  * @example
  * const newer = '20270101000000_next' > OPENCODE_NEWEST_MIGRATION; // true: refused
@@ -122,13 +130,17 @@ function planRows(rows: OpencodeRows, context: PlanContext): OpencodePlan {
     version: `database ${newest || 'without migrations'}`,
     supported: true,
   };
-  if (newest === '' || newest > OPENCODE_NEWEST_MIGRATION) {
+  if (newest !== OPENCODE_NEWEST_MIGRATION) {
+    const than =
+      newest === '' || newest < OPENCODE_NEWEST_MIGRATION
+        ? 'opened last by an opencode older than those repair was tested with'
+        : 'migrated by an opencode newer than those repair was tested with';
     return {
       kind: 'refuse',
       detection: {
         ...databaseDetection,
         supported: false,
-        reason: `its newest schema migration is ${shown(newest)}; repair was tested with opencode ${OPENCODE_TESTED.join(', ')}, whose newest is ${OPENCODE_NEWEST_MIGRATION}`,
+        reason: `its newest schema migration is ${shown(newest)}: ${than} (${testedRange()}, whose newest is ${OPENCODE_NEWEST_MIGRATION})`,
       },
       detail: 'a database schema this version of repair was not tested with',
     };
@@ -159,15 +171,11 @@ function planRows(rows: OpencodeRows, context: PlanContext): OpencodePlan {
     version: [...sessionVersions].sort().join(', '),
     supported: true,
   };
-  const untested = [...sessionVersions].filter((version) => !OPENCODE_TESTED.includes(version));
-  if (untested.length > 0) {
+  const untested = untestedVersions(sessionVersions);
+  if (untested !== null) {
     return {
       kind: 'refuse',
-      detection: {
-        ...detection,
-        supported: false,
-        reason: `sessions written by opencode ${untested.map((version) => shown(version)).join(', ')}; repair was tested with ${OPENCODE_TESTED.join(', ')}`,
-      },
+      detection: { ...detection, supported: false, reason: untested },
       detail: 'an opencode version this version of repair was not tested with',
     };
   }
@@ -184,6 +192,39 @@ function planRows(rows: OpencodeRows, context: PlanContext): OpencodePlan {
     }
   }
   return planUpdates(stuck as StuckPart[], rows, detection, context);
+}
+
+/** The releases tested, as a range: `opencode 1.17.11 to 1.18.34`. */
+function testedRange(): string {
+  return `opencode ${OPENCODE_TESTED[0]} to ${OPENCODE_TESTED.at(-1)}`;
+}
+
+/**
+ * Why sessions of these opencode versions are not repaired, or null when every one is a
+ * release between the oldest and the newest tested. A newer release is refused too: opencode's
+ * rows have no seen shapes to hold it to (`--allow-newer` is for Claude Code and Codex).
+ */
+function untestedVersions(versions: ReadonlySet<string>): string | null {
+  const older: string[] = [];
+  const newer: string[] = [];
+  for (const version of versions) {
+    const verdict = releaseVerdict('opencode', version);
+    if (verdict.kind === 'newer') newer.push(shown(version));
+    else if (verdict.kind !== 'tested') older.push(shown(version));
+  }
+  const reasons = [
+    ...(older.length > 0
+      ? [
+          `sessions written by opencode ${older.join(', ')}, older than ${OPENCODE_TESTED[0]} or not a release`,
+        ]
+      : []),
+    ...(newer.length > 0
+      ? [`sessions written by opencode ${newer.join(', ')}, newer than ${OPENCODE_TESTED.at(-1)}`]
+      : []),
+  ];
+  return reasons.length === 0
+    ? null
+    : `${reasons.join('; ')}: repair was tested with ${testedRange()}`;
 }
 
 /** A tool part left pending or running, parsed. */

@@ -17,8 +17,8 @@ export const TESTED_RELEASES: Readonly<Record<ForeignFormatName, readonly string
   'claude-code': ['1.0.98', '2.1.197', '2.1.332'],
   codex: ['0.146.0', '0.158.0', '0.171.0'],
   pi: ['0.37.2', '0.55.4', '0.73.1'],
-  opencode: ['1.18.33', '1.18.34'],
-  'gemini-cli': ['0.58.0', '0.61.0'],
+  opencode: ['1.17.18', '1.18.18', '1.18.33', '1.18.34'],
+  'gemini-cli': ['0.58.0', '0.59.0', '0.61.0'],
 };
 
 /**

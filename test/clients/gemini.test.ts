@@ -4,6 +4,7 @@ import { cp, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { GEMINI_INTERRUPTED_TURN } from '../../src/repair/gemini-format.ts';
+import { TESTED_RELEASES } from '../../src/repair/tested-releases.ts';
 import {
   GEMINI_RELEASES,
   GEMINI_VERSION,
@@ -15,6 +16,7 @@ import {
   sessionFiles,
   startGemini,
 } from './gemini-driver.ts';
+import { assertDryRunAndScanLive } from './support/alive-refusal.ts';
 import { repairCli, waitFor } from './support/client-run.ts';
 import { type GeminiServer, startGeminiServer } from './support/gemini-server.ts';
 import { killTree, processesMentioning, processTree } from './support/process-tree.ts';
@@ -237,11 +239,11 @@ for (const tested of GEMINI_RELEASES) {
 }
 
 describe(`Gemini CLI ${GEMINI_VERSION}, the pinned release, alive`, () => {
-  test('pinned version, and an older release of the same session format beside it', () => {
+  test('pinned version, and older releases of the same session format beside it', () => {
     assert.equal(GEMINI_VERSION, '0.61.0');
     assert.deepEqual(
       GEMINI_RELEASES.map((release) => release.version),
-      ['0.58.0', '0.61.0'],
+      [...TESTED_RELEASES['gemini-cli']],
     );
   });
 
@@ -258,6 +260,7 @@ describe(`Gemini CLI ${GEMINI_VERSION}, the pinned release, alive`, () => {
       const live = await cli(file);
       assert.equal(live.code, 7, JSON.stringify(live.outcomes));
       assert.equal(live.outcomes[0]?.reason, 'live');
+      await assertDryRunAndScanLive(file);
       assert.ok((await readFile(file)).equals(before), 'the refusal wrote nothing');
       assert.deepEqual(
         readdirSync(dirname(file)).filter((name) => name.includes('.bak-')),

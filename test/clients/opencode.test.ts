@@ -18,6 +18,7 @@ import {
   startOpencode,
   titleAside,
 } from './opencode-driver.ts';
+import { assertDryRunAndScanLive } from './support/alive-refusal.ts';
 import { repairCli, waitFor } from './support/client-run.ts';
 import { killTree, processesMentioning, processTree } from './support/process-tree.ts';
 
@@ -223,6 +224,7 @@ async function crashRepairResume(count: number, control: boolean): Promise<void>
     assert.equal(live.code, 7, JSON.stringify(live.outcomes));
     assert.equal(live.outcomes[0]?.reason, 'live');
     assert.match(String(live.outcomes[0]?.detail), /pid \d+ .*opencode\.db/);
+    await assertDryRunAndScanLive(home.database);
     assert.deepEqual(repairTraces(home.database), none, 'the refusal wrote nothing');
     assert.deepEqual(
       (await import('node:fs'))

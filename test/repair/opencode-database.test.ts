@@ -6,9 +6,14 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { repairOpencodeDatabase } from '../../src/repair/opencode-database.ts';
-import { OPENCODE_NEWEST_MIGRATION, planOpencode } from '../../src/repair/opencode-plan.ts';
+import {
+  OPENCODE_NEWEST_MIGRATION,
+  OPENCODE_TESTED,
+  planOpencode,
+} from '../../src/repair/opencode-plan.ts';
 import { repairFile } from '../../src/repair/repair-file.ts';
 import { INTERRUPTED_MESSAGE } from '../../src/revival/texts.ts';
+import { runCli } from '../cli/support/cli-fixtures.ts';
 
 /*
  * The opencode repair (src/repair/opencode-database.ts, opencode-plan.ts) on a database the real
@@ -147,11 +152,43 @@ describe('opencode database', () => {
         new RegExp(`pid ${child.pid} `),
       );
       assert.match(outcome.status === 'refused' ? outcome.detail : '', /stop opencode first/);
+      // A dry run, and so --scan, gives the verdict a repair would: live, not "planned".
+      const dry = await repairFile(path, { dryRun: true, clock: () => NOW });
+      assert.equal(dry.status === 'refused' && dry.reason, 'live', JSON.stringify(dry));
+      const scan = await runCli(['repair', '--scan', '--json', join(path, '..')], {
+        cwd: join(path, '..'),
+      });
+      assert.equal(scan.code, 0, scan.stderr);
+      const [listed] = (JSON.parse(scan.stdout) as { sessions: Record<string, unknown>[] })
+        .sessions;
+      assert.equal(listed?.reason, 'live', scan.stdout);
+      // --force goes on, saying what it risks.
+      const forcedDry = await repairFile(path, { dryRun: true, force: true, clock: () => NOW });
+      assert.equal(forcedDry.status, 'planned');
+      assert.match(
+        forcedDry.status === 'planned' ? (forcedDry.forced ?? '') : '',
+        new RegExp(`--force\\) while pid ${child.pid} .*may overwrite the repair`),
+      );
     } finally {
       child.kill('SIGKILL');
     }
     assert.ok((await readFile(path)).equals(before));
     assert.deepEqual(await readdir(join(path, '..')), ['opencode.db']);
+  });
+
+  test('open in another process, with --force: repaired, saying what it risked', async () => {
+    const path = await copyOfFixture();
+    const child = await holder(path, false);
+    try {
+      const outcome = await repairOpencodeDatabase(path, { force: true, clock: () => NOW });
+      assert.equal(outcome.status, 'repaired', JSON.stringify(outcome));
+      assert.match(
+        outcome.status === 'repaired' ? (outcome.forced ?? '') : '',
+        new RegExp(`Repaired anyway \\(--force\\) while pid ${child.pid} `),
+      );
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   test('another connection holding the write lock: refused even with force, nothing written', async () => {
@@ -191,6 +228,46 @@ describe('opencode database', () => {
     const outcome = await repairOpencodeDatabase(path, { clock: () => NOW });
     assert.equal(outcome.status === 'refused' && outcome.reason, 'unsupported-version');
     assert.match(JSON.stringify(outcome), /1\.99\.0/);
+  });
+
+  test('the tested range: a release between the oldest and the newest tested is repaired; outside, refused naming the range', async () => {
+    const [oldest, newest] = [OPENCODE_TESTED[0], OPENCODE_TESTED.at(-1)];
+    assert.deepEqual([oldest, newest], ['1.17.18', '1.18.34']);
+    // 1.18.25 was not run, but lies inside the range the tested releases span.
+    for (const version of ['1.17.18', '1.18.25', '1.18.34']) {
+      const path = await copyOfFixture((db) =>
+        db.prepare('UPDATE session SET version = ?').run(version),
+      );
+      const outcome = await repairOpencodeDatabase(path, { clock: () => NOW });
+      assert.equal(outcome.status, 'repaired', `${version}: ${JSON.stringify(outcome)}`);
+    }
+    for (const [version, words] of [
+      ['1.17.11', /"1\.17\.11", older than 1\.17\.18 .*opencode 1\.17\.18 to 1\.18\.34$/],
+      ['1.18.35', /"1\.18\.35", newer than 1\.18\.34.*opencode 1\.17\.18 to 1\.18\.34$/],
+      ['1.18.34-beta.1', /"1\.18\.34-beta\.1", older than 1\.17\.18 or not a release/],
+    ] as const) {
+      const path = await copyOfFixture((db) =>
+        db.prepare('UPDATE session SET version = ?').run(version),
+      );
+      // --allow-newer is for Claude Code and Codex: an opencode database has no seen shapes.
+      const outcome = await repairFile(path, { clock: () => NOW, allowNewer: true });
+      assert.equal(outcome.status === 'refused' && outcome.reason, 'unsupported-version');
+      assert.match(String(outcome.detection?.reason), words);
+      assert.equal(toolStates(path)[0]?.status, 'running', 'nothing written');
+    }
+  });
+
+  test('a schema not migrated as far as the tested releases is refused: an older opencode kept another event log', async () => {
+    const path = await copyOfFixture((db) =>
+      db.prepare('DELETE FROM migration WHERE id = ?').run(OPENCODE_NEWEST_MIGRATION),
+    );
+    const outcome = await repairOpencodeDatabase(path, { clock: () => NOW });
+    assert.equal(outcome.status === 'refused' && outcome.reason, 'unsupported-version');
+    assert.match(
+      String(outcome.detection?.reason),
+      /opened last by an opencode older than those repair was tested with/,
+    );
+    assert.equal(toolStates(path)[0]?.status, 'running');
   });
 
   test('a stuck part the repair does not know is refused; the plan never throws', () => {

@@ -115,6 +115,23 @@ test('repair --scan of a folder that does not exist is an error, not "0 sessions
   assert.equal(missing.stdout, '');
 });
 
+test('repair --scan without a DIR, when none of the default folders exists, is an error too', async () => {
+  const empty = await mkdtemp(join(tmpdir(), 'llm-agent-repair-scan-empty-'));
+  const none = await runCli(['repair', '--scan'], { cwd: home, env: { HOME: empty } });
+  assert.equal(none.code, 2, none.stdout);
+  assert.match(
+    none.stderr,
+    /none of the default folders exists \(.*\.claude\/projects, .*\): name the folder to scan/,
+  );
+  assert.equal(none.stdout, '');
+  // One default folder is enough: the others are skipped (a client the user does not have).
+  await mkdir(join(empty, '.codex', 'sessions'), { recursive: true });
+  const one = await runCli(['repair', '--scan'], { cwd: home, env: { HOME: empty } });
+  assert.equal(one.code, 0, one.stderr);
+  assert.match(one.stdout, /0 sessions of 0 files: 0 broken\./);
+  await rm(empty, { recursive: true, force: true });
+});
+
 test('repair --scan gives each refusal its reason in text, and a just-changed session the verdict a repair gives', async () => {
   const tree = await mkdtemp(join(tmpdir(), 'llm-agent-repair-scan-why-'));
   try {
