@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { ForeignLine } from './foreign-format.ts';
+
+/** One positional read of the session into `buffer` at `position`; the bytes read (0 at end). */
+export type ReadAt = (buffer: Buffer, position: number) => number;
+
+/** How much of the file one read takes: the memory of a pass is this plus the longest line. */
+const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * A session file's lines, read from the file every time they are iterated, in chunks of
+ * 256 KiB: split on `\n` only, each parsed as JSON when it is (a line that is not keeps
+ * `value` undefined), up to `end` (where a torn last line starts, or the size). Nothing of the
+ * file is held between passes: a pass holds one chunk and the line being made, so what a
+ * repair holds is a few times its longest line, plus what a format keeps.
+ *
+ * Every pass that reads the file to its end hashes the `size` bytes it read; a pass that sees
+ * other bytes than the first (the file changed while it was planned from) or reads short sets
+ * `changed`. `settle()` gives the digest every pass agreed on, which the commit checks the file
+ * against instead of holding the bytes.
+ *
+ * @example
+ * const lines = new StreamedLines((buffer, at) => readSync(fd, buffer, 0, buffer.length, at), size, size);
+ * for (const line of lines) console.log(line.number, line.value);
+ */
+export class StreamedLines implements Iterable<ForeignLine> {
+  readonly size: number;
+  readonly end: number;
+  /** True once a pass saw bytes other than the first full pass, or fewer than `size`. */
+  changed = false;
+  #digest: string | undefined;
+  readonly #readAt: ReadAt;
+  readonly #chunkBytes: number;
+
+  constructor(readAt: ReadAt, size: number, end: number, chunkBytes = CHUNK_BYTES) {
+    this.#readAt = readAt;
+    this.size = size;
+    this.end = Math.min(end, size);
+    this.#chunkBytes = Math.max(1, chunkBytes);
+  }
+
+  *[Symbol.iterator](): Iterator<ForeignLine> {
+    const hash = createHash('sha256');
+    const chunk = Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, this.size)));
+    // The start of a line that spans chunks, copied (the chunk is read into again).
+    let pending: Buffer[] = [];
+    let number = 0;
+    for (let position = 0; position < this.size; ) {
+      const got = this.#readAt(chunk.subarray(0, Math.min(chunk.length, this.size - position)), position);
+      if (got <= 0) {
+        this.changed = true;
+        return;
+      }
+      const data = chunk.subarray(0, got);
+      hash.update(data);
+      const usable = Math.max(0, Math.min(got, this.end - position));
+      for (let from = 0; from < usable; ) {
+        const newline = data.indexOf(0x0a, from);
+        if (newline === -1 || newline >= usable) {
+          pending.push(Buffer.from(data.subarray(from, usable)));
+          break;
+        }
+        const text = textOf(pending, data.subarray(from, newline));
+        pending = [];
+        number += 1;
+        yield { number, text, value: parsed(text) };
+        from = newline + 1;
+      }
+      position += got;
+    }
+    if (pending.length > 0) {
+      // A last record without its newline (a torn one ends before `end`, and is never here).
+      const text = textOf(pending, Buffer.alloc(0));
+      pending = [];
+      number += 1;
+      yield { number, text, value: parsed(text) };
+    }
+    const digest = hash.digest('hex');
+    if (this.#digest === undefined) this.#digest = digest;
+    else if (digest !== this.#digest) this.changed = true;
+  }
+
+  /**
+   * The SHA-256 of the `size` bytes every full pass read, making one (without parsing) when
+   * none has run yet; null when the passes did not all see the same bytes.
+   */
+  settle(): string | null {
+    if (this.#digest === undefined && !this.changed) {
+      const hash = createHash('sha256');
+      const chunk = Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, this.size)));
+      for (let position = 0; position < this.size; ) {
+        const got = this.#readAt(chunk.subarray(0, Math.min(chunk.length, this.size - position)), position);
+        if (got <= 0) return null;
+        hash.update(chunk.subarray(0, got));
+        position += got;
+      }
+      this.#digest = hash.digest('hex');
+    }
+    return this.changed ? null : (this.#digest ?? null);
+  }
+}
+
+/**
+ * Where a session's data ends: a last line without its newline is torn — never data, its
+ * offset in `tornAt`, the SHA-256 of its bytes in `tornDigest` — unless it parses as a whole
+ * JSON object (`unterminated`): a process can die between writing a record and its newline,
+ * and the clients read that record. Read backwards from the end, holding only that last line.
+ *
+ * @example
+ * const tail = sessionTail(readAt, size); // { tornAt: 1840, unterminated: false, tornDigest: '…' }
+ */
+export function sessionTail(
+  readAt: ReadAt,
+  size: number,
+  chunkBytes = CHUNK_BYTES,
+): { tornAt: number | null; unterminated: boolean; tornDigest?: string } {
+  const pieces: Buffer[] = [];
+  let start = size;
+  let lastNewline = -1;
+  while (start > 0 && lastNewline === -1) {
+    const from = Math.max(0, start - Math.max(1, chunkBytes));
+    const piece = Buffer.allocUnsafe(start - from);
+    for (let filled = 0; filled < piece.length; ) {
+      const got = readAt(piece.subarray(filled), from + filled);
+      if (got <= 0) throw new Error(`the file ended at ${from + filled} bytes, not ${size}`);
+      filled += got;
+    }
+    const found = piece.lastIndexOf(0x0a);
+    if (found === -1) {
+      pieces.unshift(piece);
+    } else {
+      lastNewline = from + found;
+      pieces.unshift(piece.subarray(found + 1));
+    }
+    start = from;
+  }
+  if (lastNewline === size - 1) return { tornAt: null, unterminated: false };
+  const tail = Buffer.concat(pieces);
+  const value = parsed(tail.toString('utf8'));
+  if (typeof value === 'object' && value !== null) return { tornAt: null, unterminated: true };
+  return {
+    tornAt: lastNewline + 1,
+    unterminated: false,
+    tornDigest: createHash('sha256').update(tail).digest('hex'),
+  };
+}
+
+function textOf(pending: readonly Buffer[], last: Buffer): string {
+  if (pending.length === 0) return last.toString('utf8');
+  return Buffer.concat([...pending, last]).toString('utf8');
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
