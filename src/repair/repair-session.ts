@@ -205,7 +205,6 @@ export async function repairSession(
   options: RepairOptions = {},
 ): Promise<RepairOutcome> {
   const fileSystem = options.fileSystem ?? nodeFileSystem;
-  const clock = options.clock ?? (() => new Date());
   try {
     const before = await fileSystem.identityOf(path);
     if (before === null) return refusal(path, 'missing', 'no such file');

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { ForeignFormat, ForeignLine } from '../../src/repair/foreign-format.ts';
+import { type ForeignFormat, firstLine } from '../../src/repair/foreign-format.ts';
 import { readProcessTable } from '../../src/repair/process-table.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { FaultyFileSystem } from '../../src/testing/index.ts';
@@ -29,14 +29,15 @@ import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 
 const toyFormat: ForeignFormat = {
   name: 'pi',
-  detect(lines: readonly ForeignLine[]) {
-    const first = lines[0]?.value as { toy?: unknown } | undefined;
+  detect(lines) {
+    const first = firstLine(lines)?.value as { toy?: unknown } | undefined;
     if (typeof first?.toy !== 'number') return null;
     return first.toy === 1
       ? { format: 'pi', version: `toy ${first.toy}`, supported: true }
       : { format: 'pi', version: `toy ${first.toy}`, supported: false, reason: 'untested' };
   },
-  plan(lines) {
+  plan(session) {
+    const lines = [...session];
     const calls = lines.flatMap((line) => {
       const value = line.value as { call?: string } | undefined;
       return typeof value?.call === 'string' ? [{ callId: value.call, line: line.number }] : [];
@@ -337,7 +338,9 @@ describe('repairSession (the shell, on a toy format)', () => {
     const other: ForeignFormat = {
       name: 'claude-code',
       detect: (lines) =>
-        lines.some((line) => (line.value as { envelope?: unknown } | undefined)?.envelope === true)
+        [...lines].some(
+          (line) => (line.value as { envelope?: unknown } | undefined)?.envelope === true,
+        )
           ? { format: 'claude-code', version: '2.1.197', supported: true }
           : null,
       plan: () => ({ kind: 'repair', calls: [], append: ['{"wrong":true}'] }),
