@@ -295,7 +295,9 @@ function readRollout(lines: SessionLines): Rollout {
 }
 
 function countersOf(rollout: Rollout, value: Record<string, unknown>): void {
-  if (isObject((value.payload as Record<string, unknown>).internal_chat_message_metadata_passthrough)) {
+  if (
+    isObject((value.payload as Record<string, unknown>).internal_chat_message_metadata_passthrough)
+  ) {
     rollout.passthrough = true;
   }
   const metadata = value.metadata;

@@ -42,11 +42,14 @@ export class StreamedLines implements Iterable<ForeignLine> {
   *[Symbol.iterator](): Iterator<ForeignLine> {
     const hash = createHash('sha256');
     const chunk = Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, this.size)));
-    // The start of a line that spans chunks, copied (the chunk is read into again).
-    let pending: Buffer[] = [];
+    // A line that spans chunks, copied as it is read (the chunk is read into again).
+    const pending = new LineBuffer();
     let number = 0;
     for (let position = 0; position < this.size; ) {
-      const got = this.#readAt(chunk.subarray(0, Math.min(chunk.length, this.size - position)), position);
+      const got = this.#readAt(
+        chunk.subarray(0, Math.min(chunk.length, this.size - position)),
+        position,
+      );
       if (got <= 0) {
         this.changed = true;
         return;
@@ -57,11 +60,10 @@ export class StreamedLines implements Iterable<ForeignLine> {
       for (let from = 0; from < usable; ) {
         const newline = data.indexOf(0x0a, from);
         if (newline === -1 || newline >= usable) {
-          pending.push(Buffer.from(data.subarray(from, usable)));
+          pending.add(data.subarray(from, usable));
           break;
         }
-        const text = textOf(pending, data.subarray(from, newline));
-        pending = [];
+        const text = pending.text(data.subarray(from, newline));
         number += 1;
         yield { number, text, value: parsed(text) };
         from = newline + 1;
@@ -70,8 +72,7 @@ export class StreamedLines implements Iterable<ForeignLine> {
     }
     if (pending.length > 0) {
       // A last record without its newline (a torn one ends before `end`, and is never here).
-      const text = textOf(pending, Buffer.alloc(0));
-      pending = [];
+      const text = pending.text(Buffer.alloc(0));
       number += 1;
       yield { number, text, value: parsed(text) };
     }
@@ -89,7 +90,10 @@ export class StreamedLines implements Iterable<ForeignLine> {
       const hash = createHash('sha256');
       const chunk = Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, this.size)));
       for (let position = 0; position < this.size; ) {
-        const got = this.#readAt(chunk.subarray(0, Math.min(chunk.length, this.size - position)), position);
+        const got = this.#readAt(
+          chunk.subarray(0, Math.min(chunk.length, this.size - position)),
+          position,
+        );
         if (got <= 0) return null;
         hash.update(chunk.subarray(0, got));
         position += got;
@@ -145,9 +149,35 @@ export function sessionTail(
   };
 }
 
-function textOf(pending: readonly Buffer[], last: Buffer): string {
-  if (pending.length === 0) return last.toString('utf8');
-  return Buffer.concat([...pending, last]).toString('utf8');
+/**
+ * The part of a line read so far, in one buffer grown as it fills (by half again: a line of
+ * N bytes is held in at most 1.5 N while it is read, and let go as its text is made).
+ */
+class LineBuffer {
+  #bytes: Buffer = Buffer.alloc(0);
+  length = 0;
+
+  add(piece: Buffer): void {
+    if (this.length + piece.length > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(
+        Math.max(this.length + piece.length, Math.ceil(this.#bytes.length * 1.5)),
+      );
+      this.#bytes.copy(grown, 0, 0, this.length);
+      this.#bytes = grown;
+    }
+    piece.copy(this.#bytes, this.length);
+    this.length += piece.length;
+  }
+
+  /** The line's text: what was added, then `last`; the buffer is let go. */
+  text(last: Buffer): string {
+    if (this.length === 0) return last.toString('utf8');
+    this.add(last);
+    const text = this.#bytes.toString('utf8', 0, this.length);
+    this.#bytes = Buffer.alloc(0);
+    this.length = 0;
+    return text;
+  }
 }
 
 function parsed(text: string): unknown {
