@@ -76,6 +76,8 @@ const SIDECHAIN = 4;
 const RESULTS_ONLY = 8;
 /** A user line with a `promptId`. */
 const PROMPTED = 16;
+/** On the path Claude Code resumes (set by {@link pathFrom}). */
+const ON_PATH = 32;
 
 function bitsOf(value: Record<string, unknown>): number {
   let bits = value.isSidechain === true ? SIDECHAIN : 0;
@@ -201,9 +203,7 @@ function planClaudeCode(lines: SessionLines, context: PlanContext): RepairPlan {
   if (named !== null) return named;
   const cutOff = lastCalls(lines, loaded, path, broken, sidechain);
   if (cutOff.kind !== 'calls')
-    return cutOff.kind === 'plan'
-      ? cutOff.plan
-      : dropped(lines, loaded, path, sidechain, cutOff.detail);
+    return cutOff.kind === 'plan' ? cutOff.plan : dropped(lines, loaded, sidechain, cutOff.detail);
   const { assistant, unanswered, sources, last } = cutOff;
   // After the message, the path may hold its other lines, results, attachments and system
   // lines; a user turn means the conversation went on without the results.
@@ -558,17 +558,15 @@ function resultsAfter(
 function dropped(
   lines: SessionLines,
   loaded: Loaded,
-  path: readonly Message[],
   sidechain: boolean,
   detail: string,
 ): RepairPlan {
-  const onPath = new Set(path.map((message) => message.uuid));
   const made: UnansweredCall[] = [];
   for (const line of lines) {
     const value = line.value;
     if (!isObject(value) || typeof value.uuid !== 'string' || value.type !== 'assistant') continue;
     const message = loaded.messages.get(value.uuid);
-    if (message?.line !== line.number || onPath.has(message.uuid)) continue;
+    if (message?.line !== line.number || (message.bits & ON_PATH) !== 0) continue;
     if ((value.isSidechain === true) !== sidechain || !isObject(value.message)) continue;
     const calls = toolCalls([{ value, line: line.number, uuid: value.uuid }]);
     if (!Array.isArray(calls)) continue;
@@ -663,15 +661,15 @@ function pathFrom(
   leaf: Message,
 ): { path: Message[]; broken?: string } {
   const path: Message[] = [];
-  const seen = new Set<string>();
   let broken: string | undefined;
   let current: Message | undefined = leaf;
   while (current !== undefined) {
-    if (seen.has(current.uuid)) {
+    // Marked on the message itself (a set of uuids would take some 60 bytes a message).
+    if ((current.bits & ON_PATH) !== 0) {
       broken = `line ${current.line}: the parentUuid chain loops; Claude Code would resume part of it`;
       break;
     }
-    seen.add(current.uuid);
+    current.bits |= ON_PATH;
     path.push(current);
     if (current.parent === null) break;
     const parent = messages.get(current.parent);

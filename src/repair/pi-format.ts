@@ -405,13 +405,14 @@ function resultMessage(call: UnansweredCall, time: number): Record<string, unkno
  */
 function pathTo(index: Index, leaf: number): number[] | string {
   const path: number[] = [];
-  const visited = new Set<number>();
+  // One byte an entry marks the walk (a set of numbers would take some 60).
+  const visited = new Uint8Array(index.lines.length);
   let current: number | undefined = leaf;
   while (current !== undefined) {
-    if (visited.has(current)) {
+    if (visited[current] === 1) {
       return `line ${index.lines[current]}: the parentId chain loops; pi itself cannot load this session`;
     }
-    visited.add(current);
+    visited[current] = 1;
     path.push(current);
     const parentId: unknown = index.parents[current];
     current = parentId ? index.byId.get(parentId) : undefined;

@@ -22,6 +22,12 @@ import { fileURLToPath } from 'node:url';
  * a bound of the file's size, 36 MB and 96 MB, would have let either through, so the test fails
  * on that code. `--dry-run`, `--scan` and the repair itself (which also writes the backup,
  * copied in chunks) each are held to it.
+ *
+ * Claude Code and pi (v2, v3) follow a tree of ids, and the repair with them: per message line
+ * (or pi entry) it keeps the ids, the line number and a kind, about 130 bytes measured, stated
+ * as at most 200 (docs/repair.md "Memory"). The last tests hold that with the heap alone: 16 MB
+ * plus 200 bytes a line. The code before, which kept every message's JSON, died there (heap out
+ * of memory, at 56 MB for 200 000 Claude Code messages and at 76 MB for 300 000 pi entries).
  */
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -41,11 +47,14 @@ after(async () => {
 });
 
 /** Run the CLI in a child with a capped heap; its exit code, output and peak RSS in bytes. */
-function run(args: string[]): Promise<{ code: number; stdout: string; peakRss: number }> {
+function run(
+  args: string[],
+  heapMb = HEAP_MB,
+): Promise<{ code: number; stdout: string; peakRss: number }> {
   return new Promise((resolve, reject) => {
     execFile(
       NODE,
-      [`--max-old-space-size=${HEAP_MB}`, '--import', REPORT, CLI, 'repair', ...args],
+      [`--max-old-space-size=${heapMb}`, '--import', REPORT, CLI, 'repair', ...args],
       { maxBuffer: 4 * 1024 * 1024, timeout: 240_000, env: { ...process.env, NO_COLOR: '1' } },
       (error, stdout, stderr) => {
         const peak = /peak-rss-kib=(\d+)/.exec(stderr);
@@ -127,4 +136,59 @@ test('96 MB in twelve lines of 8 MB: --dry-run, --scan and repair grow by a few 
   const huge = `${JSON.stringify({ type: 'x', data: 'a'.repeat(8 * MB) })}\n`;
   const path = await session('huge', huge.repeat(12));
   await heldToBound(path, Buffer.byteLength(huge), base);
+});
+
+/** A file of these lines, an hour old (not live), in a folder of its own. */
+async function sessionOf(name: string, lines: Iterable<string>): Promise<string> {
+  const sub = join(folder, name);
+  await mkdir(sub);
+  const path = join(sub, 'session.jsonl');
+  await writeFile(path, [...lines].join(''));
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  await utimes(path, hourAgo, hourAgo);
+  return path;
+}
+
+function* claudeMessages(count: number): Generator<string> {
+  let parentUuid: string | null = null;
+  for (let index = 0; index < count; index += 1) {
+    const uuid = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+    const role = index % 2 === 0 ? 'user' : 'assistant';
+    yield `${JSON.stringify({
+      parentUuid,
+      isSidechain: false,
+      type: role,
+      message: { role, content: 'hi' },
+      uuid,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      sessionId: '7c0d3c2e-8a11-4b5e-9f00-000000000001',
+      version: '2.1.197',
+      cwd: '/tmp/work',
+    })}\n`;
+    parentUuid = uuid;
+  }
+}
+
+function* piEntries(count: number): Generator<string> {
+  yield '{"type":"session","version":3,"id":"01a23f58-61ea-76e8-810d-d8922849b6f4","timestamp":"2026-12-04T04:38:06.570Z","cwd":"/tmp/work"}\n';
+  let parentId: string | null = null;
+  for (let index = 0; index < count; index += 1) {
+    const id = index.toString(16).padStart(8, '0');
+    yield `${JSON.stringify({ type: 'label', id, parentId, timestamp: '2026-12-04T04:38:06.578Z' })}\n`;
+    parentId = id;
+  }
+}
+
+test('200 000 Claude Code messages and 300 000 pi entries: planned within a heap of 16 MB and 200 bytes a line', async () => {
+  for (const [name, count, lines, answer] of [
+    ['claude-messages', 200_000, claudeMessages(200_000), /line 200000\) calls no tool/],
+    ['pi-entries', 300_000, piEntries(300_000), /no assistant message on the current branch/],
+  ] as const) {
+    const path = await sessionOf(name, lines);
+    const heapMb = Math.ceil(16 + (200 * count) / (1024 * 1024));
+    const outcome = await run(['--dry-run', path], heapMb);
+    console.log(`${name}: ${count} lines planned within a heap of ${heapMb} MB`);
+    // It read them all and walked the whole tree: the verdict is about the last line.
+    assert.match(outcome.stdout, answer, `${name} (heap ${heapMb} MB): ${outcome.stdout}`);
+  }
 });
