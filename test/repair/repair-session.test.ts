@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import {
   appendFile,
   mkdtemp,
@@ -250,6 +251,32 @@ describe('repairSession (the shell, on a toy format)', () => {
     );
     assert.equal(outcome.sidecar, undefined, 'nothing torn to keep aside');
     assert.equal(await readFile(path, 'utf8'), `${original}\n{"result":"b","interrupted":true}\n`);
+  });
+
+  test('a file that changes between two passes of the plan (same size) is refused, nothing written', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const rewritten = '{"toy":1}\n{"call":"z"}\n';
+    const path = await session(original);
+    let rewrote = false;
+    // A format that reads the file twice; the client rewrites it in place in between.
+    const twoPasses: ForeignFormat = {
+      ...toyFormat,
+      plan(lines, context) {
+        const first = [...lines].length;
+        writeFileSync(path, rewritten);
+        rewrote = true;
+        assert.equal([...lines].length, first, 'the second pass reads as many lines');
+        return toyFormat.plan(lines, context);
+      },
+    };
+    const outcome = await repairSession(path, { formats: [twoPasses] });
+    assert.ok(rewrote, 'the file really changed between the passes');
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'live');
+    assert.match(outcome.detail, /changed while it was read/);
+    assert.equal(await readFile(path, 'utf8'), rewritten);
+    const left = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
+    assert.deepEqual(left, [], 'no backup, no sidecar');
   });
 
   test('a file changed after it was read (same size) is not appended to, and nothing is written', async () => {
