@@ -179,7 +179,13 @@ interface Planned {
   digest: string;
 }
 
-/** How many skipped line numbers an outcome names (the count says how many there were). */
+/**
+ * How many skipped line numbers an outcome names (`skippedCount` says how many there were):
+ * a file of a million lines that are not JSON is not answered with a million numbers.
+ *
+ * @example
+ * const named = outcome.status === 'clean' ? outcome.skipped.length : 0; // at most SKIPPED_NAMED
+ */
 export const SKIPPED_NAMED = 1000;
 
 /**

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { ForeignLine } from './foreign-format.ts';
 
-/** One positional read of the session into `buffer` at `position`; the bytes read (0 at end). */
+/**
+ * One positional read of the session into `buffer` at `position`; the bytes read (0 at end).
+ *
+ * @example
+ * const readAt: ReadAt = (buffer, position) => readSync(fd, buffer, 0, buffer.length, position);
+ */
 export type ReadAt = (buffer: Buffer, position: number) => number;
 
 /** How much of the file one read takes: the memory of a pass is this plus the longest line. */
@@ -39,6 +44,7 @@ export class StreamedLines implements Iterable<ForeignLine> {
     this.#chunkBytes = Math.max(1, chunkBytes);
   }
 
+  /** One pass over the file from its start: its lines, read in chunks, each made when reached. */
   *[Symbol.iterator](): Iterator<ForeignLine> {
     const hash = createHash('sha256');
     const chunk = Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, this.size)));
