@@ -136,7 +136,8 @@ function hasEnvelope(value: unknown): value is Record<string, unknown> {
 
 function detectClaudeCode(lines: SessionLines): FormatDetection | null {
   let found = false;
-  const versions: string[] = [];
+  // Each version once, in the order last written (a file alternating two holds two).
+  const versions = new Set<string>();
   const session: { id?: string; cwd?: string } = {};
   for (const line of lines) {
     const value = line.value;
@@ -147,17 +148,13 @@ function detectClaudeCode(lines: SessionLines): FormatDetection | null {
     }
     if (isObject(value) && typeof value.version === 'string' && typeof value.uuid === 'string') {
       const version = shownVersion(value.version);
-      if (versions.at(-1) !== version) {
-        // Each version is held once (a file alternating two holds two), the last at the end.
-        const seen = versions.indexOf(version);
-        if (seen !== -1) versions.splice(seen, 1);
-        versions.push(version);
-      }
+      versions.delete(version);
+      versions.add(version);
     }
   }
-  if (!found || versions.length === 0) return null;
+  if (!found || versions.size === 0) return null;
   // A session resumed by another release holds lines of both: each must be in the range.
-  return releaseDetection('claude-code', versions, session);
+  return releaseDetection('claude-code', [...versions], session);
 }
 
 /** The file as Claude Code's loader reads it, without the lines' text. */

@@ -136,17 +136,19 @@ function detectCodex(lines: SessionLines): FormatDetection | null {
     if (typeof meta.id === 'string') session.id = meta.id;
     if (typeof meta.cwd === 'string') session.cwd = meta.cwd;
     // A rollout resumed by another release may say so in a later session_meta: each counts.
-    const versions = [shownVersionOf(version)];
+    // Each once, in the order last written (a rollout alternating two holds two).
+    const versions = new Set([shownVersionOf(version)]);
     for (const line of lines) {
       const value = line.value;
       if (line.number === 1) continue;
       if (!isObject(value) || value.type !== 'session_meta' || !isObject(value.payload)) continue;
       const later = value.payload.cli_version;
-      if (typeof later === 'string' && shownVersionOf(later) !== versions.at(-1)) {
-        versions.push(shownVersionOf(later));
+      if (typeof later === 'string') {
+        versions.delete(shownVersionOf(later));
+        versions.add(shownVersionOf(later));
       }
     }
-    return releaseDetection('codex', versions, session);
+    return releaseDetection('codex', [...versions], session);
   }
   if (isPreEnvelopeMeta(first)) {
     const version = typeof first.cli_version === 'string' ? first.cli_version : 'unknown';
