@@ -48,8 +48,10 @@ export class StreamedLines implements Iterable<ForeignLine> {
   *[Symbol.iterator](): Iterator<ForeignLine> {
     const hash = createHash('sha256');
     const chunk = Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, this.size)));
-    // A line that spans chunks, copied as it is read (the chunk is read into again).
-    const pending = new LineBuffer();
+    // Where a line that runs past its chunk starts: it is read again whole, into a buffer of
+    // its own size, once its end is found (never gathered piece by piece, which would hold it
+    // more than once).
+    let spanning: number | null = null;
     let number = 0;
     for (let position = 0; position < this.size; ) {
       const got = this.#readAt(
@@ -66,25 +68,45 @@ export class StreamedLines implements Iterable<ForeignLine> {
       for (let from = 0; from < usable; ) {
         const newline = data.indexOf(0x0a, from);
         if (newline === -1 || newline >= usable) {
-          pending.add(data.subarray(from, usable));
+          spanning ??= position + from;
           break;
         }
-        const text = pending.text(data.subarray(from, newline));
+        const text =
+          spanning === null
+            ? data.toString('utf8', from, newline)
+            : this.#textBetween(spanning, position + newline);
+        spanning = null;
+        if (text === null) return;
         number += 1;
         yield { number, text, value: parsed(text) };
         from = newline + 1;
       }
       position += got;
     }
-    if (pending.length > 0) {
+    if (spanning !== null) {
       // A last record without its newline (a torn one ends before `end`, and is never here).
-      const text = pending.text(Buffer.alloc(0));
+      const text = this.#textBetween(spanning, this.end);
+      if (text === null) return;
       number += 1;
       yield { number, text, value: parsed(text) };
     }
     const digest = hash.digest('hex');
     if (this.#digest === undefined) this.#digest = digest;
     else if (digest !== this.#digest) this.changed = true;
+  }
+
+  /** The text of the bytes from `start` to `end`, read again; null (changed) if the file is short. */
+  #textBetween(start: number, end: number): string | null {
+    const bytes = Buffer.allocUnsafe(end - start);
+    for (let filled = 0; filled < bytes.length; ) {
+      const got = this.#readAt(bytes.subarray(filled), start + filled);
+      if (got <= 0) {
+        this.changed = true;
+        return null;
+      }
+      filled += got;
+    }
+    return bytes.toString('utf8');
   }
 
   /**
@@ -153,37 +175,6 @@ export function sessionTail(
     unterminated: false,
     tornDigest: createHash('sha256').update(tail).digest('hex'),
   };
-}
-
-/**
- * The part of a line read so far, in one buffer grown as it fills (by half again: a line of
- * N bytes is held in at most 1.5 N while it is read, and let go as its text is made).
- */
-class LineBuffer {
-  #bytes: Buffer = Buffer.alloc(0);
-  length = 0;
-
-  add(piece: Buffer): void {
-    if (this.length + piece.length > this.#bytes.length) {
-      const grown = Buffer.allocUnsafe(
-        Math.max(this.length + piece.length, Math.ceil(this.#bytes.length * 1.5)),
-      );
-      this.#bytes.copy(grown, 0, 0, this.length);
-      this.#bytes = grown;
-    }
-    piece.copy(this.#bytes, this.length);
-    this.length += piece.length;
-  }
-
-  /** The line's text: what was added, then `last`; the buffer is let go. */
-  text(last: Buffer): string {
-    if (this.length === 0) return last.toString('utf8');
-    this.add(last);
-    const text = this.#bytes.toString('utf8', 0, this.length);
-    this.#bytes = Buffer.alloc(0);
-    this.length = 0;
-    return text;
-  }
 }
 
 function parsed(text: string): unknown {

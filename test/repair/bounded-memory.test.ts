@@ -13,12 +13,12 @@ import { fileURLToPath } from 'node:url';
  * line, and made each line when read: 36 MB of tiny lines took 140 MB more than a repair of a
  * small session, 96 MB in twelve lines of 8 MB took 170 MB more.)
  *
- * Each command runs in a fresh process, with its V8 heap capped at 48 MB (six times the 8 MB
+ * Each command runs in a fresh process, with its V8 heap capped at 32 MB (four times the 8 MB
  * line: a repair that held more live JSON than that would die), which reports its peak RSS at
  * exit (test/repair/support/report-peak-rss.ts). Its growth over the same command on a small
  * session (the process loading the TypeScript sources) must stay within 8 times the longest
- * line plus 16 MB: the numbers measured are about 4 MB for the tiny lines and about 61 MB for
- * the huge ones (7.6 times the line), while the code before this bound took 140 MB and 170 MB —
+ * line plus 16 MB: the numbers measured are 2 to 10 MB for the tiny lines and 60 to 63 MB for
+ * the huge ones (under 8 times the line), while the code before this bound took 149 MB and 173 MB —
  * a bound of the file's size, 36 MB and 96 MB, would have let either through, so the test fails
  * on that code. `--dry-run`, `--scan` and the repair itself (which also writes the backup,
  * copied in chunks) each are held to it.
@@ -35,7 +35,7 @@ const NODE = join(REPO, 'node_modules/.bin/node');
 const CLI = join(REPO, 'src/cli/main.ts');
 const REPORT = join(REPO, 'test/repair/support/report-peak-rss.ts');
 const MB = 1000 * 1000;
-const HEAP_MB = 48;
+const HEAP_MB = 32;
 const CLAUDE = join(REPO, 'test/fixtures/foreign/claude-code/killed-one-call.jsonl');
 
 let folder: string;
