@@ -22,7 +22,9 @@ const CHUNK_BYTES = 256 * 1024;
  * Every pass that reads the file to its end hashes the `size` bytes it read; a pass that sees
  * other bytes than the first (the file changed while it was planned from) or reads short sets
  * `changed`. `settle()` gives the digest every pass agreed on, which the commit checks the file
- * against instead of holding the bytes.
+ * against instead of holding the bytes. A line longer than a chunk is hashed as the pass scans
+ * it and made from a second read once its end is found: a rewrite in place undone between the
+ * two would go unseen (the clients append, past the `size` bytes a pass reads).
  *
  * @example
  * const lines = new StreamedLines((buffer, at) => readSync(fd, buffer, 0, buffer.length, at), size, size);
