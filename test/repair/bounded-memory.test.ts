@@ -24,10 +24,12 @@ import { fileURLToPath } from 'node:url';
  * copied in chunks) each are held to it.
  *
  * Claude Code and pi (v2, v3) follow a tree of ids, and the repair with them: per message line
- * (or pi entry) it keeps the ids, the line number and a kind, about 130 bytes measured, stated
- * as at most 200 (docs/repair.md "Memory"). The last tests hold that with the heap alone: 16 MB
- * plus 200 bytes a line. The code before, which kept every message's JSON, died there (heap out
- * of memory, at 56 MB for 200 000 Claude Code messages and at 76 MB for 300 000 pi entries).
+ * (or pi entry) it keeps the ids, the line number and a kind; Gemini CLI's records replace one
+ * another by id, and the repair keeps the id and a number per message: about 130 bytes
+ * measured, stated as at most 200 (docs/repair.md "Memory"). The last test holds that with the
+ * heap alone: 16 MB plus 200 bytes a line. The code before, which kept every message's JSON,
+ * died there (heap out of memory, at 56 MB for 200 000 Claude Code messages and at 76 MB for
+ * 300 000 pi entries).
  */
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -179,10 +181,20 @@ function* piEntries(count: number): Generator<string> {
   }
 }
 
-test('200 000 Claude Code messages and 300 000 pi entries: planned within a heap of 16 MB and 200 bytes a line', async () => {
+function* geminiMessages(count: number): Generator<string> {
+  yield `${JSON.stringify({ sessionId: 's', projectHash: 'p', startTime: '2026-01-01T00:00:00Z', lastUpdated: '2026-01-01T00:00:00Z', kind: 'main' })}\n`;
+  for (let index = 0; index < count; index += 1) {
+    const id = `9a3b1c2d-0000-4000-8000-${String(index).padStart(12, '0')}`;
+    const type = index % 2 === 0 ? 'user' : 'gemini';
+    yield `${JSON.stringify({ id, timestamp: '2026-01-01T00:00:00Z', type, content: 'hi' })}\n`;
+  }
+}
+
+test('200 000 Claude Code messages, 300 000 pi entries, 300 000 Gemini CLI messages: planned within a heap of 16 MB and 200 bytes a line', async () => {
   for (const [name, count, lines, answer] of [
     ['claude-messages', 200_000, claudeMessages(200_000), /line 200000\) calls no tool/],
     ['pi-entries', 300_000, piEntries(300_000), /no assistant message on the current branch/],
+    ['gemini-messages', 300_000, geminiMessages(300_000), /the last turn was not cut off/],
   ] as const) {
     const path = await sessionOf(name, lines);
     const heapMb = Math.ceil(16 + (200 * count) / (1024 * 1024));
