@@ -49,7 +49,7 @@ const tinyLines: Attack = {
   name: 'repair-tiny-lines-memory',
   family: 'repair',
   awaits: 'repair',
-  what: 'a Claude Code session padded with 18 MB of tiny lines: repair --dry-run and --scan stay bounded: the bytes once and a number a line, each line made only when read (it held every line: 1.4 GB)',
+  what: 'a Claude Code session padded with 18 MB of tiny lines: repair --dry-run and --scan stay bounded by a few times the longest line, streaming the file pass after pass (it held every line: 1.4 GB; then the file and 8 bytes a line)',
   alone: true,
   timeoutMs: 300_000,
   async run(context) {
@@ -75,7 +75,10 @@ const tinyLines: Attack = {
       timeoutMs: 120_000,
       rssLimitMb: 1500,
     });
-    const bound = 250;
+    // The process itself (the TypeScript sources loaded) is about 100 MB; a repair streams the
+    // file and holds a few times its longest line (2 KB here), so it stays near that. The code
+    // that held the file once and 8 bytes a line peaked near 200 MB for 18 MB.
+    const bound = 140;
     return verdict(
       !dry.overMemory && !scan.overMemory && dry.peakRssMb <= bound && scan.peakRssMb <= bound,
       `${megabytes} MB of ${padding.length / tiny.length} tiny lines: --dry-run ${ending(dry)}; --scan ${ending(scan)} (bound ${bound} MB)`,

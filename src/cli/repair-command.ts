@@ -206,7 +206,7 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
       if (outcome.sidecar !== undefined) {
         lines.push(`  torn last line copied to ${terminalSafe(shown(outcome.sidecar, cwd))}`);
       }
-      lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
+      lines.push(...skippedNote(outcome.skipped, outcome.skippedCount, outcome.detection.format));
       if (outcome.forced !== undefined) lines.push(`  warning: ${terminalSafe(outcome.forced)}`);
       if (outcome.interleaved !== undefined) {
         lines.push(`  warning: ${terminalSafe(outcome.interleaved)}`);
@@ -222,7 +222,7 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
           `  a torn last line (${outcome.tornBytes} bytes) would be copied to a sidecar, then a newline appended`,
         );
       }
-      lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
+      lines.push(...skippedNote(outcome.skipped, outcome.skippedCount, outcome.detection.format));
       if (outcome.forced !== undefined) lines.push(`  warning: ${terminalSafe(outcome.forced)}`);
       lines.push(
         `  would append ${outcome.append.length} line${outcome.append.length === 1 ? '' : 's'} like these (fresh ids and the time are made when it writes):`,
@@ -234,7 +234,7 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
       return `${[
         `not repaired ${name}${format}: already resumed without a repair — ${terminalSafe(outcome.told)}`,
         `  ${terminalSafe(outcome.detail)}`,
-        ...skippedNote(outcome.skipped, outcome.detection.format),
+        ...skippedNote(outcome.skipped, outcome.skippedCount, outcome.detection.format),
       ].join('\n')}\n`;
     case 'clean': {
       const lines = [`nothing to repair in ${name}${format}: ${terminalSafe(outcome.detail)}`];
@@ -243,7 +243,7 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
           `  a torn last line (${outcome.tornBytes} bytes) was not read: a call it held cannot be seen`,
         );
       }
-      lines.push(...skippedNote(outcome.skipped, outcome.detection.format));
+      lines.push(...skippedNote(outcome.skipped, outcome.skippedCount, outcome.detection.format));
       return `${lines.join('\n')}\n`;
     }
     case 'refused':
@@ -252,12 +252,17 @@ function outcomeText(outcome: RepairOutcome, cwd: string): string {
 }
 
 /** The lines that are not JSON, named: the repair reads past them, as the client does. */
-function skippedNote(skipped: readonly number[], client: string): string[] {
+function skippedNote(
+  skipped: readonly number[],
+  count: number | undefined,
+  client: string,
+): string[] {
   if (skipped.length === 0) return [];
+  const total = count ?? skipped.length;
   const shownLines = skipped.slice(0, 10).join(', ');
-  const more = skipped.length > 10 ? ` and ${skipped.length - 10} more` : '';
+  const more = total > 10 ? ` and ${total - 10} more` : '';
   return [
-    `  note: line${skipped.length === 1 ? '' : 's'} ${shownLines}${more} ${skipped.length === 1 ? 'is' : 'are'} not JSON: skipped, as ${client} skips ${skipped.length === 1 ? 'it' : 'them'}; a result written there cannot be seen`,
+    `  note: line${total === 1 ? '' : 's'} ${shownLines}${more} ${total === 1 ? 'is' : 'are'} not JSON: skipped, as ${client} skips ${total === 1 ? 'it' : 'them'}; a result written there cannot be seen`,
   ];
 }
 

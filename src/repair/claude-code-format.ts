@@ -1,10 +1,10 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
 import {
   type ForeignFormat,
-  type ForeignLine,
   type FormatDetection,
   type PlanContext,
   type RepairPlan,
+  type SessionLines,
   type UnansweredCall,
   neverThrowingFormat,
 } from './foreign-format.ts';
@@ -56,13 +56,47 @@ const TRAILING_FIELDS = [
 /** How many fresh uuids may collide with the file's before the plan gives up. */
 const MAX_UUID_TRIES = 64;
 
-/** A message line and where it is. */
+/**
+ * A message line as the plan keeps it, without its text: its uuid, its parent after `progress`
+ * lines are folded out (null at a root; a parent's uuid held once), its line and what kind of
+ * line it is. The few lines the plan needs whole are read again.
+ */
 interface Message {
+  uuid: string;
+  parent: string | null;
+  line: number;
+  bits: number;
+}
+
+/** {@link Message.bits}: the line's type, whether it is a sidechain's, and what a user line carries. */
+const ASSISTANT = 1;
+const USER = 2;
+const SIDECHAIN = 4;
+/** A user line that only carries tool results. */
+const RESULTS_ONLY = 8;
+/** A user line with a `promptId`. */
+const PROMPTED = 16;
+/** On the path Claude Code resumes (set by {@link pathFrom}). */
+const ON_PATH = 32;
+
+function bitsOf(value: Record<string, unknown>): number {
+  let bits = value.isSidechain === true ? SIDECHAIN : 0;
+  if (value.type === 'assistant') bits |= ASSISTANT;
+  if (value.type === 'user') {
+    bits |= USER;
+    if (isResultLine(value)) bits |= RESULTS_ONLY;
+    if (typeof value.promptId === 'string') bits |= PROMPTED;
+  }
+  return bits;
+}
+
+const isAssistant = (message: Message) => (message.bits & ASSISTANT) !== 0;
+
+/** A line read again whole: its value and its number. */
+interface Whole {
   value: Record<string, unknown>;
   line: number;
   uuid: string;
-  /** The parent after `progress` lines are folded out (null at a root). */
-  parent: string | null;
 }
 
 /**
@@ -100,9 +134,10 @@ function hasEnvelope(value: unknown): value is Record<string, unknown> {
   );
 }
 
-function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null {
+function detectClaudeCode(lines: SessionLines): FormatDetection | null {
   let found = false;
-  const versions: string[] = [];
+  // Each version once, in the order last written (a file alternating two holds two).
+  const versions = new Set<string>();
   const session: { id?: string; cwd?: string } = {};
   for (const line of lines) {
     const value = line.value;
@@ -113,18 +148,20 @@ function detectClaudeCode(lines: readonly ForeignLine[]): FormatDetection | null
     }
     if (isObject(value) && typeof value.version === 'string' && typeof value.uuid === 'string') {
       const version = shownVersion(value.version);
-      if (versions.at(-1) !== version) versions.push(version);
+      versions.delete(version);
+      versions.add(version);
     }
   }
-  if (!found || versions.length === 0) return null;
+  if (!found || versions.size === 0) return null;
   // A session resumed by another release holds lines of both: each must be in the range.
-  return releaseDetection('claude-code', versions, session);
+  return releaseDetection('claude-code', [...versions], session);
 }
 
-/** The file as Claude Code's loader reads it. */
+/** The file as Claude Code's loader reads it, without the lines' text. */
 interface Loaded {
   messages: Map<string, Message>;
-  used: Set<string>;
+  /** `progress` lines, folded out of the chain: their uuid to the parent they stand for. */
+  folded: Map<string, string | null>;
   /** The newest message of the main conversation. */
   newest: Message | undefined;
   /** The newest sidechain message (a subagent's transcript is all sidechain). */
@@ -138,7 +175,7 @@ interface Loaded {
 const DROPPED =
   'Claude Code dropped the calls silently when it resumed: the model was never told of them';
 
-function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
+function planClaudeCode(lines: SessionLines, context: PlanContext): RepairPlan {
   const detected = detectClaudeCode(lines);
   // A newer release is planned for; repairSession decides (allowNewer, seen shapes).
   if (detected === null || (!detected.supported && detected.newerThan === undefined)) {
@@ -163,14 +200,12 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
   if (named !== null) return named;
   const cutOff = lastCalls(lines, loaded, path, broken, sidechain);
   if (cutOff.kind !== 'calls')
-    return cutOff.kind === 'plan'
-      ? cutOff.plan
-      : dropped(lines, loaded, path, sidechain, cutOff.detail);
+    return cutOff.kind === 'plan' ? cutOff.plan : dropped(lines, loaded, sidechain, cutOff.detail);
   const { assistant, unanswered, sources, last } = cutOff;
   // After the message, the path may hold its other lines, results, attachments and system
   // lines; a user turn means the conversation went on without the results.
   for (const message of path.slice(last + 1)) {
-    if (message.value.type !== 'user' || isResultLine(message.value)) continue;
+    if ((message.bits & USER) === 0 || (message.bits & RESULTS_ONLY) !== 0) continue;
     return {
       kind: 'resumed',
       calls: unanswered,
@@ -182,19 +217,20 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
   if (multiple !== null) return multiple;
   const time = context.now.getTime();
   if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
+  const uuids = freshUuids(lines, loaded, unanswered.length, context);
+  if (uuids === null) {
+    return {
+      kind: 'refuse',
+      detail: 'no fresh uuid: the random source keeps repeating uuids of the file',
+    };
+  }
   const append: string[] = [];
-  const fields = { timestamp: context.now.toISOString(), promptId: promptOf(path.slice(0, last)) };
+  const prompt = promptOf(lines, path.slice(0, last));
+  const fields = { timestamp: context.now.toISOString(), promptId: prompt };
   let parentUuid = leaf.uuid;
-  for (const call of unanswered) {
-    const uuid = freshUuid(loaded.used, context);
-    if (uuid === null) {
-      return {
-        kind: 'refuse',
-        detail: 'no fresh uuid: the random source keeps repeating uuids of the file',
-      };
-    }
-    loaded.used.add(uuid);
-    const source = sources.get(call.callId) as Message;
+  for (const [index, call] of unanswered.entries()) {
+    const uuid = uuids[index] as string;
+    const source = sources.get(call.callId) as Whole;
     append.push(JSON.stringify(resultLine(source, call, { ...fields, parentUuid, uuid })));
     parentUuid = uuid;
   }
@@ -208,7 +244,7 @@ function planClaudeCode(lines: readonly ForeignLine[], context: PlanContext): Re
  */
 function oneCallOnly(
   unanswered: readonly UnansweredCall[],
-  sources: ReadonlyMap<string, Message>,
+  sources: ReadonlyMap<string, Whole>,
 ): RepairPlan | null {
   if (unanswered.length < 2) return null;
   const versions = unanswered.map((call) => sources.get(call.callId)?.value.version);
@@ -223,19 +259,20 @@ function oneCallOnly(
 /**
  * Read the file as Claude Code's loader does: messages by uuid (last wins), `progress` lines
  * folded out of the chain, the newest non-sidechain message as the leaf, `last-prompt` lines
- * naming the leaf a session was left at.
+ * naming the leaf a session was left at. One pass, keeping of each message line only its
+ * {@link Message}.
  */
-function loadMessages(lines: readonly ForeignLine[]): Loaded | RepairPlan {
+function loadMessages(lines: SessionLines): Loaded | RepairPlan {
   const loaded: Loaded = {
     messages: new Map(),
-    used: new Set(),
+    folded: new Map(),
     newest: undefined,
     newestSidechain: undefined,
     named: undefined,
     namedExplicitly: false,
     cleared: false,
   };
-  const folded = new Map<string, string | null>();
+  const { folded } = loaded;
   for (const line of lines) {
     if (line.value === undefined) continue; // not JSON: Claude Code skips it
     const value = line.value;
@@ -245,10 +282,9 @@ function loadMessages(lines: readonly ForeignLine[]): Loaded | RepairPlan {
         detail: `line ${line.number} is JSON but not an object; Claude Code itself cannot load this session`,
       };
     }
-    if (typeof value.uuid === 'string') loaded.used.add(value.uuid);
     const parentField = value.parentUuid;
     if (value.type === 'progress' && typeof value.uuid === 'string') {
-      const parent = typeof parentField === 'string' ? parentField : null;
+      const parent = typeof parentField === 'string' ? held(loaded, parentField) : null;
       folded.set(
         value.uuid,
         parent !== null && folded.has(parent) ? (folded.get(parent) ?? null) : parent,
@@ -256,7 +292,7 @@ function loadMessages(lines: readonly ForeignLine[]): Loaded | RepairPlan {
       continue;
     }
     if (typeof value.type === 'string' && MESSAGE_TYPES.has(value.type)) {
-      const refused = loadMessage(loaded, folded, line.number, value);
+      const refused = loadMessage(loaded, line.number, value);
       if (refused !== null) return refused;
       continue;
     }
@@ -265,10 +301,14 @@ function loadMessages(lines: readonly ForeignLine[]): Loaded | RepairPlan {
   return loaded;
 }
 
+/** The copy of a uuid already held (a message's), so a parent's uuid is held once. */
+function held(loaded: Loaded, uuid: string): string {
+  return loaded.messages.get(uuid)?.uuid ?? uuid;
+}
+
 /** One message line into the loader's state, or why Claude Code could not load it. */
 function loadMessage(
   loaded: Loaded,
-  folded: ReadonlyMap<string, string | null>,
   number: number,
   value: Record<string, unknown>,
 ): RepairPlan | null {
@@ -285,9 +325,10 @@ function loadMessage(
       detail: `line ${number}: a parentUuid that is neither a uuid nor null`,
     };
   }
-  let parent = typeof parentField === 'string' && parentField !== '' ? parentField : null;
-  if (parent !== null && folded.has(parent)) parent = folded.get(parent) ?? null;
-  const message: Message = { value, line: number, uuid: value.uuid, parent };
+  let parent =
+    typeof parentField === 'string' && parentField !== '' ? held(loaded, parentField) : null;
+  if (parent !== null && loaded.folded.has(parent)) parent = loaded.folded.get(parent) ?? null;
+  const message: Message = { uuid: value.uuid, parent, line: number, bits: bitsOf(value) };
   loaded.messages.set(value.uuid, message);
   if (value.isSidechain === true) {
     loaded.newestSidechain = message;
@@ -343,7 +384,7 @@ type CutOff =
       /** Its index on the path. */
       last: number;
       unanswered: UnansweredCall[];
-      sources: Map<string, Message>;
+      sources: Map<string, Whole>;
     }
   | { kind: 'plan'; plan: RepairPlan }
   /** Nothing cut off on the path: `detail` says why (the file may still hold dropped calls). */
@@ -351,13 +392,13 @@ type CutOff =
 
 /** The calls of the last assistant message on the path that have no result anywhere after it. */
 function lastCalls(
-  lines: readonly ForeignLine[],
+  lines: SessionLines,
   loaded: Loaded,
   path: readonly Message[],
   broken: string | undefined,
   sidechain: boolean,
 ): CutOff {
-  const last = path.findLastIndex((message) => message.value.type === 'assistant');
+  const last = path.findLastIndex(isAssistant);
   if (last === -1) {
     // Above a break Claude Code guesses; only what lies below one is certain.
     if (broken !== undefined) return { kind: 'plan', plan: { kind: 'refuse', detail: broken } };
@@ -367,7 +408,8 @@ function lastCalls(
     };
   }
   const assistant = path[last] as Message;
-  if (!isObject(assistant.value.message)) {
+  const whole = wholeLines(lines, loaded, (line) => line === assistant.line).get(assistant.line);
+  if (whole === undefined || !isObject(whole.value.message)) {
     return {
       kind: 'plan',
       plan: {
@@ -376,7 +418,7 @@ function lastCalls(
       },
     };
   }
-  const group = messageLines(loaded, assistant, sidechain);
+  const group = messageLines(lines, loaded, whole, sidechain);
   const made = toolCalls(group);
   if (!Array.isArray(made)) return { kind: 'plan', plan: made };
   if (made.length === 0) {
@@ -387,7 +429,8 @@ function lastCalls(
   }
   const sources = new Map(made.map((call) => [call.callId, call.source]));
   const calls = made.map(({ callId, toolName, line }) => ({ callId, toolName, line }));
-  const answered = resultsAfter(lines, (group[0] as Message).line, sidechain);
+  const asked = new Set(calls.map((call) => call.callId));
+  const answered = resultsAfter(lines, (group[0] as Whole).line, sidechain, asked);
   const unanswered = calls.filter((call) => !answered.has(call.callId));
   if (unanswered.length === 0) {
     return {
@@ -399,30 +442,56 @@ function lastCalls(
 }
 
 /**
+ * The message lines (each the winning line of its uuid) that `wanted` asks for, read again
+ * whole: one pass, keeping only those.
+ */
+function wholeLines(
+  lines: SessionLines,
+  loaded: Loaded,
+  wanted: (line: number, value: Record<string, unknown>) => boolean,
+): Map<number, Whole> {
+  const found = new Map<number, Whole>();
+  for (const line of lines) {
+    const value = line.value;
+    if (!isObject(value) || typeof value.uuid !== 'string') continue;
+    if (loaded.messages.get(value.uuid)?.line !== line.number) continue;
+    if (wanted(line.number, value)) {
+      found.set(line.number, { value, line: line.number, uuid: value.uuid });
+    }
+  }
+  return found;
+}
+
+/**
  * Every line of an assistant message (a crash can cut the group after any block): the same
  * `message.id`, of the same conversation (main or sidechain), in file order.
  */
-function messageLines(loaded: Loaded, assistant: Message, sidechain: boolean): Message[] {
+function messageLines(
+  lines: SessionLines,
+  loaded: Loaded,
+  assistant: Whole,
+  sidechain: boolean,
+): Whole[] {
   const messageId = (assistant.value.message as Record<string, unknown>).id;
   if (typeof messageId !== 'string' || messageId === '') return [assistant];
-  const group = [...loaded.messages.values()]
-    .filter(
-      (message) =>
-        message.value.type === 'assistant' &&
-        (message.value.isSidechain === true) === sidechain &&
-        isObject(message.value.message) &&
-        message.value.message.id === messageId,
-    )
-    .sort((a, b) => a.line - b.line);
-  if (!group.includes(assistant)) group.push(assistant);
-  return group;
+  const group = [
+    ...wholeLines(
+      lines,
+      loaded,
+      (_, value) =>
+        value.type === 'assistant' &&
+        (value.isSidechain === true) === sidechain &&
+        isObject(value.message) &&
+        value.message.id === messageId,
+    ).values(),
+  ];
+  if (!group.some((line) => line.line === assistant.line)) group.push(assistant);
+  return group.sort((a, b) => a.line - b.line);
 }
 
 /** The tool calls of a message's lines, each once, or why they cannot be read. */
-function toolCalls(
-  group: readonly Message[],
-): (UnansweredCall & { source: Message })[] | RepairPlan {
-  const calls: (UnansweredCall & { source: Message })[] = [];
+function toolCalls(group: readonly Whole[]): (UnansweredCall & { source: Whole })[] | RepairPlan {
+  const calls: (UnansweredCall & { source: Whole })[] = [];
   for (const message of group) {
     const content = (message.value.message as Record<string, unknown>).content;
     if (typeof content === 'string') continue;
@@ -447,11 +516,15 @@ function toolCalls(
   return calls;
 }
 
-/** The call ids answered by a `tool_result` after line `after`, in the same conversation. */
+/**
+ * Which of the `asked` call ids a `tool_result` after line `after` answers, in the same
+ * conversation (one pass; results of other calls are not kept).
+ */
 function resultsAfter(
-  lines: readonly ForeignLine[],
+  lines: SessionLines,
   after: number,
   sidechain: boolean,
+  asked: ReadonlySet<string>,
 ): Set<string> {
   const answered = new Set<string>();
   for (const line of lines) {
@@ -463,7 +536,8 @@ function resultsAfter(
       if (
         isObject(block) &&
         block.type === 'tool_result' &&
-        typeof block.tool_use_id === 'string'
+        typeof block.tool_use_id === 'string' &&
+        asked.has(block.tool_use_id)
       ) {
         answered.add(block.tool_use_id);
       }
@@ -475,29 +549,31 @@ function resultsAfter(
 /**
  * Nothing is cut off on the path Claude Code resumes — but a call without a result left off
  * that path (on the branch it resumed around, or before a compaction) means the session was
- * resumed without a repair, and the call dropped: said so, not "clean".
+ * resumed without a repair, and the call dropped: said so, not "clean". Two passes: the calls
+ * of the assistant messages off the path, then their results.
  */
 function dropped(
-  lines: readonly ForeignLine[],
+  lines: SessionLines,
   loaded: Loaded,
-  path: readonly Message[],
   sidechain: boolean,
   detail: string,
 ): RepairPlan {
-  const onPath = new Set(path.map((message) => message.uuid));
-  const answered = resultsAfter(lines, 0, sidechain);
-  const calls: UnansweredCall[] = [];
-  for (const message of loaded.messages.values()) {
-    if (onPath.has(message.uuid) || message.value.type !== 'assistant') continue;
-    if ((message.value.isSidechain === true) !== sidechain || !isObject(message.value.message)) {
-      continue;
-    }
-    const made = toolCalls([message]);
-    if (!Array.isArray(made)) continue;
-    for (const { callId, toolName, line } of made) {
-      if (!answered.has(callId)) calls.push({ callId, toolName, line });
-    }
+  const made: UnansweredCall[] = [];
+  for (const line of lines) {
+    const value = line.value;
+    if (!isObject(value) || typeof value.uuid !== 'string' || value.type !== 'assistant') continue;
+    const message = loaded.messages.get(value.uuid);
+    if (message?.line !== line.number || (message.bits & ON_PATH) !== 0) continue;
+    if ((value.isSidechain === true) !== sidechain || !isObject(value.message)) continue;
+    const calls = toolCalls([{ value, line: line.number, uuid: value.uuid }]);
+    if (!Array.isArray(calls)) continue;
+    for (const { callId, toolName, line: at } of calls) made.push({ callId, toolName, line: at });
   }
+  const answered =
+    made.length === 0
+      ? new Set<string>()
+      : resultsAfter(lines, 0, sidechain, new Set(made.map((call) => call.callId)));
+  const calls = made.filter((call) => !answered.has(call.callId));
   if (calls.length === 0) return { kind: 'clean', detail };
   calls.sort((a, b) => a.line - b.line);
   return {
@@ -513,7 +589,7 @@ function dropped(
  * envelope of the call's own line, `parentUuid` chaining it, `toolUseResult: "Error: …"`.
  */
 function resultLine(
-  source: Message,
+  source: Whole,
   call: UnansweredCall,
   fields: { parentUuid: string; uuid: string; timestamp: string; promptId: string | undefined },
 ): Record<string, unknown> {
@@ -557,11 +633,17 @@ function isResultLine(value: Record<string, unknown>): boolean {
   );
 }
 
-/** The `promptId` of the user turn the message answers (the latest one on the path before it). */
-function promptOf(before: readonly Message[]): string | undefined {
-  for (let index = before.length - 1; index >= 0; index -= 1) {
-    const value = (before[index] as Message).value;
-    if (value.type === 'user' && typeof value.promptId === 'string') return value.promptId;
+/**
+ * The `promptId` of the user turn the message answers (the latest one on the path before it),
+ * read again from its line.
+ */
+function promptOf(lines: SessionLines, before: readonly Message[]): string | undefined {
+  const prompted = before.findLast((message) => (message.bits & PROMPTED) !== 0);
+  if (prompted === undefined) return undefined;
+  for (const line of lines) {
+    if (line.number !== prompted.line) continue;
+    const value = line.value;
+    return isObject(value) && typeof value.promptId === 'string' ? value.promptId : undefined;
   }
   return undefined;
 }
@@ -576,15 +658,15 @@ function pathFrom(
   leaf: Message,
 ): { path: Message[]; broken?: string } {
   const path: Message[] = [];
-  const seen = new Set<string>();
   let broken: string | undefined;
   let current: Message | undefined = leaf;
   while (current !== undefined) {
-    if (seen.has(current.uuid)) {
+    // Marked on the message itself (a set of uuids would take some 60 bytes a message).
+    if ((current.bits & ON_PATH) !== 0) {
       broken = `line ${current.line}: the parentUuid chain loops; Claude Code would resume part of it`;
       break;
     }
-    seen.add(current.uuid);
+    current.bits |= ON_PATH;
     path.push(current);
     if (current.parent === null) break;
     const parent = messages.get(current.parent);
@@ -597,18 +679,49 @@ function pathFrom(
   return broken === undefined ? { path } : { path, broken };
 }
 
-/** A uuid v4 (RFC 9562) from the context's random bytes, not used by any line of the file. */
-function freshUuid(used: ReadonlySet<string>, context: PlanContext): string | null {
-  for (let attempt = 0; attempt < MAX_UUID_TRIES; attempt += 1) {
-    const source = context.randomBytes(16);
-    const bytes = Array.from({ length: 16 }, (_, index) => source[index] ?? 0);
-    bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
-    bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
-    const hex = bytes.map((byte) => byte.toString(16).padStart(2, '0')).join('');
-    const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-    if (!used.has(uuid)) return uuid;
+/**
+ * `count` uuids v4 (RFC 9562) from the context's random bytes, none used by any line of the
+ * file nor by another of them: checked against the messages and `progress` lines held, then by
+ * a pass over the file for any other line's `uuid`. Null when the random source keeps
+ * repeating them.
+ */
+function freshUuids(
+  lines: SessionLines,
+  loaded: Loaded,
+  count: number,
+  context: PlanContext,
+): string[] | null {
+  const refused = new Set<string>();
+  const taken = (uuid: string) =>
+    loaded.messages.has(uuid) || loaded.folded.has(uuid) || refused.has(uuid);
+  const uuids: string[] = [];
+  let tries = 0;
+  for (;;) {
+    while (uuids.length < count) {
+      const uuid = randomUuid(context);
+      tries += 1;
+      if (!taken(uuid) && !uuids.includes(uuid)) uuids.push(uuid);
+      else if (tries >= MAX_UUID_TRIES * count) return null;
+    }
+    const fresh = new Set(uuids);
+    for (const line of lines) {
+      const uuid = isObject(line.value) ? line.value.uuid : undefined;
+      if (typeof uuid === 'string' && fresh.has(uuid)) refused.add(uuid);
+    }
+    if (refused.size === 0 || uuids.every((uuid) => !refused.has(uuid))) return uuids;
+    for (let index = uuids.length - 1; index >= 0; index -= 1) {
+      if (refused.has(uuids[index] as string)) uuids.splice(index, 1);
+    }
   }
-  return null;
+}
+
+function randomUuid(context: PlanContext): string {
+  const source = context.randomBytes(16);
+  const bytes = Array.from({ length: 16 }, (_, index) => source[index] ?? 0);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A version string from the file, safe to show: control characters escaped, cut short. */

@@ -1,10 +1,11 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
 import {
   type ForeignFormat,
-  type ForeignLine,
   type FormatDetection,
+  firstLine,
   type PlanContext,
   type RepairPlan,
+  type SessionLines,
   type UnansweredCall,
   neverThrowingFormat,
 } from './foreign-format.ts';
@@ -107,8 +108,8 @@ export const codexFormat: ForeignFormat = neverThrowingFormat(
   planCodex,
 );
 
-function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
-  const first = lines[0]?.value;
+function detectCodex(lines: SessionLines): FormatDetection | null {
+  const first = firstLine(lines)?.value;
   if (!isObject(first)) return null;
   if (first.type === 'session_meta' && isObject(first.payload)) {
     if (typeof first.timestamp !== 'string') return null;
@@ -135,16 +136,19 @@ function detectCodex(lines: readonly ForeignLine[]): FormatDetection | null {
     if (typeof meta.id === 'string') session.id = meta.id;
     if (typeof meta.cwd === 'string') session.cwd = meta.cwd;
     // A rollout resumed by another release may say so in a later session_meta: each counts.
-    const versions = [shownVersionOf(version)];
-    for (const line of lines.slice(1)) {
+    // Each once, in the order last written (a rollout alternating two holds two).
+    const versions = new Set([shownVersionOf(version)]);
+    for (const line of lines) {
       const value = line.value;
+      if (line.number === 1) continue;
       if (!isObject(value) || value.type !== 'session_meta' || !isObject(value.payload)) continue;
       const later = value.payload.cli_version;
-      if (typeof later === 'string' && shownVersionOf(later) !== versions.at(-1)) {
-        versions.push(shownVersionOf(later));
+      if (typeof later === 'string') {
+        versions.delete(shownVersionOf(later));
+        versions.add(shownVersionOf(later));
       }
     }
-    return releaseDetection('codex', versions, session);
+    return releaseDetection('codex', [...versions], session);
   }
   if (isPreEnvelopeMeta(first)) {
     const version = typeof first.cli_version === 'string' ? first.cli_version : 'unknown';
@@ -185,31 +189,35 @@ function looksLikeRolloutLine(value: Record<string, unknown>): boolean {
   );
 }
 
-/** What the rollout holds that the plan needs: its items, and the counters it continues. */
+/**
+ * What the rollout holds that the plan needs, from one pass: the counters it continues, and
+ * the calls since the last compaction still waiting for an output where the pass ended (each
+ * taken back when its output comes: only the calls waiting at one point are held).
+ */
 interface Rollout {
-  items: Item[];
   maxOrdinal: number | undefined;
   maxSequence: number | undefined;
   sampledThrough: number | undefined;
   passthrough: boolean;
+  /** The line of the last `compacted` item (0: none): only what follows is sent. */
+  compactedAt: number;
+  /** Calls since the last compaction without an output after them, by call id, the first of an id. */
+  waiting: Map<string, Call>;
+  /** Calls of a kind repair does not know, without an output after them, by call id. */
+  unknown: Map<string, { type: string; callId: string; line: number }>;
+  /** How many calls (each call id once while it waits) since the last compaction. */
+  callCount: number;
 }
 
-function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
+function planCodex(lines: SessionLines, context: PlanContext): RepairPlan {
   const detected = detectCodex(lines);
   // A newer release is planned for; repairSession decides (allowNewer, seen shapes).
   if (detected === null || (!detected.supported && detected.newerThan === undefined)) {
     return { kind: 'refuse', detail: 'not a Codex rollout of a version repair knows' };
   }
   const rollout = readRollout(lines);
-  const { items } = rollout;
-  // Only what comes after the last compaction is still sent to the model.
-  let start = 0;
-  items.forEach((item, index) => {
-    if (item.type === 'compacted') start = index + 1;
-  });
-  const since = start === 0 ? '' : ' since the last compaction';
-  const live = items.slice(start);
-  const { calls, open, strange } = callsOf(live);
+  const since = rollout.compactedAt === 0 ? '' : ' since the last compaction';
+  const { open, strange } = settleCalls(lines, rollout);
   if (strange !== undefined) {
     return {
       kind: 'refuse',
@@ -217,20 +225,21 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
     };
   }
   if (open.length === 0) {
+    const calls = rollout.callCount;
     return {
       kind: 'clean',
       detail:
-        calls.length === 0
+        calls === 0
           ? `no tool call${since}: nothing to answer`
-          : `every tool call${since} has its output (${calls.length} call${calls.length === 1 ? '' : 's'})`,
+          : `every tool call${since} has its output (${calls} call${calls === 1 ? '' : 's'})`,
     };
   }
   const first = open[0] as Call;
-  const resumed = resumedAfter(live, open, first);
+  const { resumed, turn } = afterFirst(lines, rollout, open, first);
   if (resumed !== null) return resumed;
   const time = context.now.getTime();
   if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
-  const append = answerLines(rollout, open, interruptedTurn(items, first), context);
+  const append = answerLines(rollout, open, turn, context);
   const answeredCalls: UnansweredCall[] = open.map((call) => ({
     callId: call.callId,
     toolName: call.toolName,
@@ -239,14 +248,32 @@ function planCodex(lines: readonly ForeignLine[], context: PlanContext): RepairP
   return { kind: 'repair', calls: answeredCalls, append };
 }
 
-/** Every line Codex itself would read (an object in the envelope; it skips the others). */
-function readRollout(lines: readonly ForeignLine[]): Rollout {
+/** Each line Codex itself reads (an object in the envelope; it skips the others). */
+function* itemsOf(lines: SessionLines): Generator<Item> {
+  for (const line of lines) {
+    const value = line.value;
+    if (!isObject(value) || typeof value.type !== 'string' || !isObject(value.payload)) continue;
+    yield { line: line.number, type: value.type, payload: value.payload };
+  }
+}
+
+const OUTPUT_KINDS: ReadonlySet<unknown> = new Set([
+  'function_call_output',
+  'custom_tool_call_output',
+  'tool_search_output',
+]);
+
+/** One pass: the counters, the last compaction, the calls left waiting for an output. */
+function readRollout(lines: SessionLines): Rollout {
   const rollout: Rollout = {
-    items: [],
     maxOrdinal: undefined,
     maxSequence: undefined,
     sampledThrough: undefined,
     passthrough: false,
+    compactedAt: 0,
+    waiting: new Map(),
+    unknown: new Map(),
+    callCount: 0,
   };
   for (const line of lines) {
     const value = line.value;
@@ -255,127 +282,150 @@ function readRollout(lines: readonly ForeignLine[]): Rollout {
       rollout.maxOrdinal = Math.max(rollout.maxOrdinal ?? value.ordinal, value.ordinal);
     }
     if (typeof value.type !== 'string' || !isObject(value.payload)) continue;
-    rollout.items.push({ line: line.number, type: value.type, payload: value.payload });
+    if (value.type === 'compacted') {
+      // Only what comes after the last compaction is still sent to the model.
+      rollout.compactedAt = line.number;
+      rollout.waiting.clear();
+      rollout.unknown.clear();
+      rollout.callCount = 0;
+    }
     if (value.type !== 'response_item') continue;
-    if (isObject(value.payload.internal_chat_message_metadata_passthrough)) {
-      rollout.passthrough = true;
-    }
-    const metadata = value.metadata;
-    if (isObject(metadata)) {
-      const sequence = metadata.history_sequence;
-      if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
-        rollout.maxSequence = Math.max(rollout.maxSequence ?? sequence, sequence);
-      }
-      const sampled = metadata.sampled_through_sequence;
-      if (typeof sampled === 'number' && Number.isSafeInteger(sampled)) {
-        rollout.sampledThrough = sampled;
-      }
-    }
+    countersOf(rollout, value);
+    waitFor(rollout, value.payload, line.number);
   }
   return rollout;
 }
 
-/** The calls in order, those without an output of a kind that answers them, and a call of an unknown kind left without one. */
-function callsOf(live: readonly Item[]): {
-  calls: Call[];
-  open: Call[];
-  strange: { type: string; callId: string; line: number } | undefined;
-} {
-  const calls: Call[] = [];
-  const seen = new Set<string>();
-  const answered = new Map<OutputKind, Set<string>>([
-    ['function_call_output', new Set()],
-    ['custom_tool_call_output', new Set()],
-    ['tool_search_output', new Set()],
-  ]);
-  const unknownCalls: { type: string; callId: string; line: number }[] = [];
-  for (const item of live) {
-    if (item.type !== 'response_item') continue;
-    const payload = item.payload;
-    const kind = payload.type;
-    const callId = payload.call_id;
-    if (typeof callId === 'string' && callId !== '') {
-      if (
-        kind === 'function_call_output' ||
-        kind === 'custom_tool_call_output' ||
-        kind === 'tool_search_output'
-      ) {
-        answered.get(kind)?.add(callId);
-        continue;
-      }
+function countersOf(rollout: Rollout, value: Record<string, unknown>): void {
+  if (
+    isObject((value.payload as Record<string, unknown>).internal_chat_message_metadata_passthrough)
+  ) {
+    rollout.passthrough = true;
+  }
+  const metadata = value.metadata;
+  if (!isObject(metadata)) return;
+  const sequence = metadata.history_sequence;
+  if (typeof sequence === 'number' && Number.isSafeInteger(sequence)) {
+    rollout.maxSequence = Math.max(rollout.maxSequence ?? sequence, sequence);
+  }
+  const sampled = metadata.sampled_through_sequence;
+  if (typeof sampled === 'number' && Number.isSafeInteger(sampled)) {
+    rollout.sampledThrough = sampled;
+  }
+}
+
+/** A response item: a call starts waiting, an output takes the call it answers back. */
+function waitFor(rollout: Rollout, payload: Record<string, unknown>, line: number): void {
+  const kind = payload.type;
+  const callId = payload.call_id;
+  if (typeof callId === 'string' && callId !== '') {
+    if (OUTPUT_KINDS.has(kind)) {
+      const call = rollout.waiting.get(callId);
+      if (call?.accepts.includes(kind as OutputKind)) rollout.waiting.delete(callId);
+      // An output of any kind after an unknown call answers it, as far as repair can tell.
+      rollout.unknown.delete(callId);
+      return;
     }
-    const call = callOf(payload, item.line);
-    if (call === 'not-a-call') continue;
-    if (call === 'unknown') {
-      if (typeof callId === 'string' && callId !== '') {
-        unknownCalls.push({ type: String(kind), callId, line: item.line });
+    if (typeof kind === 'string' && kind.endsWith('_output')) rollout.unknown.delete(callId);
+  }
+  const call = callOf(payload, line);
+  if (call === 'not-a-call') return;
+  if (call === 'unknown') {
+    if (typeof callId === 'string' && callId !== '' && !rollout.unknown.has(callId)) {
+      rollout.unknown.set(callId, { type: String(kind), callId, line });
+    }
+    return;
+  }
+  if (rollout.waiting.has(call.callId)) return;
+  rollout.callCount += 1;
+  rollout.waiting.set(call.callId, call);
+}
+
+/**
+ * The calls still open, in order: of those left waiting, the ones with no output of a kind
+ * that answers them anywhere since the compaction (an output may come before its call), each
+ * the first call of its id; and a call of an unknown kind left without an output, whose id no
+ * known call has. One pass, keeping only what concerns the calls left waiting.
+ */
+function settleCalls(
+  lines: SessionLines,
+  rollout: Rollout,
+): { open: Call[]; strange: { type: string; line: number } | undefined } {
+  const { waiting, unknown } = rollout;
+  if (waiting.size === 0 && unknown.size === 0) return { open: [], strange: undefined };
+  const answered = new Set<string>();
+  const earlier = new Set<string>();
+  const known = new Set<string>();
+  for (const item of itemsOf(lines)) {
+    if (item.line <= rollout.compactedAt || item.type !== 'response_item') continue;
+    const callId = item.payload.call_id;
+    if (typeof callId !== 'string' || callId === '') continue;
+    const kind = item.payload.type;
+    const call = waiting.get(callId);
+    if (call !== undefined && OUTPUT_KINDS.has(kind) && call.accepts.includes(kind as OutputKind)) {
+      answered.add(callId);
+      continue;
+    }
+    if (!waiting.has(callId) && !unknown.has(callId)) continue;
+    const made = callOf(item.payload, item.line);
+    if (typeof made === 'string') continue;
+    known.add(callId);
+    if (call !== undefined && made.line < call.line) earlier.add(callId);
+  }
+  const open = [...waiting.values()]
+    .filter((call) => !answered.has(call.callId) && !earlier.has(call.callId))
+    .sort((a, b) => a.line - b.line);
+  const strange = [...unknown.values()]
+    .filter((call) => !known.has(call.callId))
+    .sort((a, b) => a.line - b.line)[0];
+  return { open, strange };
+}
+
+/**
+ * One pass: whether Codex was resumed past the calls without a repair — the session went on
+ * after the first unanswered call (Codex answered such a call itself, "aborted", right after
+ * the call when it rebuilt the history, and the model has been sent that; an output appended
+ * now would land after turns that came later) — and the turn the calls were made in: the last
+ * task_started before the first of them (before the compaction too, when Codex compacted in
+ * the middle of the turn).
+ */
+function afterFirst(
+  lines: SessionLines,
+  rollout: Rollout,
+  open: readonly Call[],
+  first: Call,
+): { resumed: RepairPlan | null; turn: { turnId?: string; rootTurnId?: string } } {
+  let turn: { turnId: string; rootTurnId?: string } | undefined;
+  for (const item of itemsOf(lines)) {
+    if (item.line <= first.line) {
+      if (item.type === 'event_msg' && item.payload.type === 'task_started') {
+        const turnId = item.payload.turn_id;
+        if (typeof turnId === 'string' && turnId !== '') {
+          const root = item.payload.root_turn_id;
+          turn =
+            typeof root === 'string' && root !== '' ? { turnId, rootTurnId: root } : { turnId };
+        }
       }
       continue;
     }
-    if (seen.has(call.callId)) continue;
-    seen.add(call.callId);
-    calls.push(call);
-  }
-  const open = calls.filter(
-    (call) => !call.accepts.some((kind) => answered.get(kind)?.has(call.callId)),
-  );
-  const strange = unknownCalls.find(
-    (call) => !calls.some((known) => known.callId === call.callId) && !answeredLater(call, live),
-  );
-  return { calls, open, strange };
-}
-
-/**
- * Whether Codex was resumed past the calls without a repair: the session went on after the
- * first unanswered call. Codex answered such a call itself ("aborted", right after the call)
- * when it rebuilt the history, and the model has been sent that; an output appended now would
- * land after turns that came later.
- */
-function resumedAfter(
-  live: readonly Item[],
-  open: readonly Call[],
-  first: Call,
-): RepairPlan | null {
-  for (const item of live) {
-    if (item.line <= first.line) continue;
+    if (item.line <= rollout.compactedAt) continue;
     const wentOn = wentOnAt(item);
-    if (wentOn !== null) {
-      return {
-        kind: 'resumed',
-        calls: open.map((call) => ({
-          callId: call.callId,
-          toolName: call.toolName,
-          line: call.line,
-        })),
-        told: 'Codex told the model "aborted" for each of them',
-        detail: `${open.length} tool call(s) have no output (the first on line ${first.line}), but the session went on after them (line ${item.line}: ${wentOn}); Codex answers them itself ("aborted") where they stand, and outputs appended after that would answer them out of place`,
-      };
-    }
+    if (wentOn === null) continue;
+    const calls = open.map((call) => ({
+      callId: call.callId,
+      toolName: call.toolName,
+      line: call.line,
+    }));
+    const resumed: RepairPlan = {
+      kind: 'resumed',
+      calls,
+      told: 'Codex told the model "aborted" for each of them',
+      detail: `${open.length} tool call(s) have no output (the first on line ${first.line}), but the session went on after them (line ${item.line}: ${wentOn}); Codex answers them itself ("aborted") where they stand, and outputs appended after that would answer them out of place`,
+    };
+    return { resumed, turn: {} };
   }
-  return null;
-}
-
-/**
- * The turn the calls were made in: the last task_started before the first of them (before the
- * compaction too, when Codex compacted in the middle of the turn).
- */
-function interruptedTurn(
-  items: readonly Item[],
-  first: Call,
-): { turnId?: string; rootTurnId?: string } {
-  let turn: { turnId: string; rootTurnId?: string } | undefined;
-  for (const item of items) {
-    if (item.line > first.line) break;
-    if (item.type === 'event_msg' && item.payload.type === 'task_started') {
-      const turnId = item.payload.turn_id;
-      if (typeof turnId === 'string' && turnId !== '') {
-        const root = item.payload.root_turn_id;
-        turn = typeof root === 'string' && root !== '' ? { turnId, rootTurnId: root } : { turnId };
-      }
-    }
-  }
-  if (turn !== undefined) return turn;
-  return first.turnId === undefined ? {} : { turnId: first.turnId };
+  if (turn !== undefined) return { resumed: null, turn };
+  return { resumed: null, turn: first.turnId === undefined ? {} : { turnId: first.turnId } };
 }
 
 /** The lines Codex writes for an interrupted turn: an output per call, the marker, the event. */
@@ -486,18 +536,6 @@ function callOf(payload: Record<string, unknown>, line: number): Call | 'unknown
       if (typeof kind !== 'string' || SERVER_SIDE_CALLS.has(kind)) return 'not-a-call';
       return kind.endsWith('_call') ? 'unknown' : 'not-a-call';
   }
-}
-
-/** True when some item after `call` carries its call id (its output, of a kind we do not know). */
-function answeredLater(call: { callId: string; line: number }, items: readonly Item[]): boolean {
-  return items.some(
-    (item) =>
-      item.line > call.line &&
-      item.type === 'response_item' &&
-      item.payload.call_id === call.callId &&
-      typeof item.payload.type === 'string' &&
-      item.payload.type.endsWith('_output'),
-  );
 }
 
 /** Why a line shows the session went on after a call (a turn ended or began), or null. */

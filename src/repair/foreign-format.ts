@@ -16,6 +16,26 @@ export interface ForeignLine {
 }
 
 /**
+ * A session's lines as a format reads them: iterable as often as it needs (each pass reads the
+ * file again, in chunks: a format keeps only what it needs of a line, never every line).
+ *
+ * @example
+ * for (const line of lines) if (line.value === undefined) console.log(`line ${line.number} is not JSON`);
+ */
+export type SessionLines = Iterable<ForeignLine>;
+
+/**
+ * The first line of a session (line 1), or undefined when it has none; reads only that far.
+ *
+ * @example
+ * const header = firstLine(lines)?.value;
+ */
+export function firstLine(lines: SessionLines): ForeignLine | undefined {
+  for (const line of lines) return line;
+  return undefined;
+}
+
+/**
  * Which client wrote a session file, and whether its version is one `repair` was tested with.
  *
  * @example
@@ -109,9 +129,9 @@ export interface PlanContext {
 export interface ForeignFormat {
   name: ForeignFormatName;
   /** The file's format and version, or null when it is not this format. */
-  detect(lines: readonly ForeignLine[]): FormatDetection | null;
+  detect(lines: SessionLines): FormatDetection | null;
   /** The repair of a session of this format (called only when `detect` recognised it). */
-  plan(lines: readonly ForeignLine[], context: PlanContext): RepairPlan;
+  plan(lines: SessionLines, context: PlanContext): RepairPlan;
 }
 
 /**

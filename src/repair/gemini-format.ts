@@ -4,6 +4,7 @@ import {
   type FormatDetection,
   neverThrowingFormat,
   type RepairPlan,
+  type SessionLines,
 } from './foreign-format.ts';
 import { isObject, shown } from './untrusted-value.ts';
 
@@ -48,12 +49,6 @@ export const GEMINI_INTERRUPTED_TURN =
 /** The message types the tested versions write. */
 const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
 
-/** A message as the loader ends up with it, and the line of its last record. */
-interface Message {
-  value: Record<string, unknown>;
-  line: number;
-}
-
 /**
  * Gemini CLI's JSONL chat sessions (tested with 0.61.0). `plan` re-appends a model turn cut off
  * while a tool ran — the last turn, `content: ""`, no `toolCalls` — with the same id and
@@ -71,8 +66,13 @@ export const geminiFormat: ForeignFormat = neverThrowingFormat(
   planGemini,
 );
 
-function detectGemini(lines: readonly ForeignLine[]): FormatDetection | null {
-  const first = lines.find((line) => line.value !== undefined)?.value;
+function detectGemini(lines: SessionLines): FormatDetection | null {
+  let first: unknown;
+  for (const line of lines) {
+    if (line.value === undefined) continue;
+    first = line.value;
+    break;
+  }
   if (!isObject(first) || typeof first.sessionId !== 'string') return null;
   if (typeof first.projectHash !== 'string' || 'type' in first) return null;
   if (Array.isArray(first.messages)) {
@@ -95,8 +95,24 @@ function detectGemini(lines: readonly ForeignLine[]): FormatDetection | null {
   return { format: 'gemini-cli', version: 'chat jsonl', supported: true };
 }
 
-function planGemini(lines: readonly ForeignLine[]): RepairPlan {
-  const messages = new Map<string, Message>();
+/*
+ * What the plan keeps of a message, packed in one number: the line of its last record (times
+ * 8), whether it is a turn (user or gemini), whether it is a turn cut off in a tool, and whether
+ * it came in a `$set` of `messages` (its record is then inside that line). Nothing else of it is
+ * kept: the last turn's record is read again when it is the one repaired.
+ */
+const TURN = 1;
+const CUT = 2;
+const FROM_SET = 4;
+
+function packed(value: Record<string, unknown>, line: number, fromSet: boolean): number {
+  const turn = value.type === 'user' || value.type === 'gemini';
+  return line * 8 + (turn ? TURN : 0) + (cutOff(value) ? CUT : 0) + (fromSet ? FROM_SET : 0);
+}
+
+function planGemini(lines: SessionLines): RepairPlan {
+  // Message ids, in the loader's order, to what is kept of each: the last record wins.
+  const messages = new Map<string, number>();
   for (const line of lines) {
     const record = line.value;
     if (record === undefined) continue; // Gemini CLI skips a line that is not JSON
@@ -110,13 +126,13 @@ function planGemini(lines: readonly ForeignLine[]): RepairPlan {
           detail: `line ${line.number}: a message of type ${shown(record.type)}, which the tested versions do not write`,
         };
       }
-      messages.set(record.id, { value: record, line: line.number });
+      messages.set(record.id, packed(record, line.number, false));
     } else if (isObject(record.$set)) {
       if (Array.isArray(record.$set.messages)) {
         messages.clear();
         for (const message of record.$set.messages as unknown[]) {
           if (isObject(message) && typeof message.id === 'string') {
-            messages.set(message.id, { value: message, line: line.number });
+            messages.set(message.id, packed(message, line.number, true));
           }
         }
       }
@@ -124,38 +140,67 @@ function planGemini(lines: readonly ForeignLine[]): RepairPlan {
       return unknownRecord(line);
     }
   }
-  const turns = [...messages.values()].filter(
-    (message) => message.value.type === 'user' || message.value.type === 'gemini',
-  );
-  const last = turns.at(-1);
+  let last: [string, number] | undefined;
+  let earlier: number | undefined;
+  for (const entry of messages) {
+    if ((entry[1] & TURN) === 0) continue;
+    if (last !== undefined && (last[1] & CUT) !== 0) earlier ??= Math.floor(last[1] / 8);
+    last = entry;
+  }
   if (last === undefined) return { kind: 'clean', detail: 'the session has no turns yet' };
-  const earlier = turns.slice(0, -1).find(cutOff);
-  if (!cutOff(last)) {
+  if ((last[1] & CUT) === 0) {
     return {
       kind: 'clean',
       detail:
         earlier === undefined
           ? 'the last turn was not cut off in a tool'
-          : `the turn of line ${earlier.line} was cut off in a tool, but the session went on after it`,
+          : `the turn of line ${earlier} was cut off in a tool, but the session went on after it`,
     };
   }
-  const { value } = last;
+  const [id, code] = last;
+  const lineNumber = Math.floor(code / 8);
+  const value = recordOf(lines, lineNumber, id, (code & FROM_SET) !== 0);
+  if (value === undefined || !cutOff(value)) {
+    return { kind: 'refuse', detail: 'the session changed while it was read' };
+  }
   return {
     kind: 'repair',
-    calls: [{ callId: String(value.id), toolName: '(not recorded)', line: last.line }],
+    calls: [{ callId: id, toolName: '(not recorded)', line: lineNumber }],
     append: [JSON.stringify({ ...value, content: GEMINI_INTERRUPTED_TURN })],
   };
 }
 
+/** The record of message `id` on line `number`, read again (inside a `$set` when it came so). */
+function recordOf(
+  lines: SessionLines,
+  number: number,
+  id: string,
+  fromSet: boolean,
+): Record<string, unknown> | undefined {
+  for (const line of lines) {
+    if (line.number !== number) continue;
+    const record = line.value;
+    if (!isObject(record)) return undefined;
+    if (!fromSet) return record;
+    const set = record.$set;
+    if (!isObject(set) || !Array.isArray(set.messages)) return undefined;
+    let found: Record<string, unknown> | undefined;
+    for (const message of set.messages as unknown[]) {
+      if (isObject(message) && message.id === id) found = message;
+    }
+    return found;
+  }
+  return undefined;
+}
+
 /** A model turn recorded when its stream ended but never completed with its tool calls. */
-function cutOff(message: Message): boolean {
-  const { value } = message;
+function cutOff(value: Record<string, unknown>): boolean {
   if (value.type !== 'gemini' || value.content !== '') return false;
   return !Array.isArray(value.toolCalls) || value.toolCalls.length === 0;
 }
 
 /** `$rewindTo`: drop the message and every later one; all of them when the id is unknown. */
-function rewind(messages: Map<string, Message>, id: string): void {
+function rewind(messages: Map<string, number>, id: string): void {
   if (!messages.has(id)) {
     messages.clear();
     return;

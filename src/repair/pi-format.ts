@@ -1,10 +1,11 @@
 import { INTERRUPTED_MESSAGE } from '../revival/texts.ts';
 import {
   type ForeignFormat,
-  type ForeignLine,
   type FormatDetection,
+  firstLine,
   type PlanContext,
   type RepairPlan,
+  type SessionLines,
   type UnansweredCall,
   neverThrowingFormat,
 } from './foreign-format.ts';
@@ -62,8 +63,8 @@ interface Entry {
  */
 export const piFormat: ForeignFormat = neverThrowingFormat('pi', 'pi session', detectPi, planPi);
 
-function detectPi(lines: readonly ForeignLine[]): FormatDetection | null {
-  const header = lines[0]?.value;
+function detectPi(lines: SessionLines): FormatDetection | null {
+  const header = firstLine(lines)?.value;
   if (!isObject(header) || header.type !== 'session' || typeof header.id !== 'string') return null;
   // pi writes both into every header it has ever written; other tools' `session` lines lack them.
   if (typeof header.timestamp !== 'string' || typeof header.cwd !== 'string') return null;
@@ -83,62 +84,220 @@ function detectPi(lines: readonly ForeignLine[]): FormatDetection | null {
   };
 }
 
-function planPi(lines: readonly ForeignLine[], context: PlanContext): RepairPlan {
+/** How an entry counts on the walk back from the leaf to the nearest assistant message. */
+const OTHER = 0;
+const ASSISTANT = 1;
+const RESULT = 2;
+/** Something pi sends as a message of its own (a user turn, a summary). */
+const BETWEEN = 3;
+/** A message entry without a message. */
+const BROKEN = 4;
+type Kind = typeof OTHER | typeof ASSISTANT | typeof RESULT | typeof BETWEEN | typeof BROKEN;
+
+function kindOf(value: Record<string, unknown>): Kind {
+  if (value.type === 'message') {
+    const message = value.message;
+    if (!isObject(message)) return BROKEN;
+    if (message.role === 'assistant') return ASSISTANT;
+    if (message.role === RESULT_ROLE) return RESULT;
+    return BETWEEN;
+  }
+  return typeof value.type === 'string' && MESSAGE_ENTRY_TYPES.has(value.type) ? BETWEEN : OTHER;
+}
+
+/**
+ * The entries of a tree session, as pi reads them, without their text: per entry its id and
+ * its parent's (primitives; a parent's id held once), its line and its kind. The path is walked
+ * on this; only the lines the plan then needs are read again.
+ */
+interface Index {
+  ids: unknown[];
+  parents: unknown[];
+  lines: number[];
+  kinds: Kind[];
+  /** Ids to entries, last wins (pi indexes them so). */
+  byId: Map<unknown, number>;
+}
+
+/** What the walk back from the leaf found: lines to read again, or a refusal, or nothing. */
+interface Walk {
+  leafLine: number;
+  assistantLine: number | undefined;
+  /** A message entry without a message met on the way (the nearest the leaf). */
+  brokenLine: number | undefined;
+  /** The entry pi sends as a message of its own nearest the leaf, after the assistant message. */
+  betweenLine: number | undefined;
+  /** Whether a line's entry, a tool result, is on the way from the leaf to the assistant. */
+  onTheWay: (line: number, kind: Kind) => boolean;
+  /** The file's ids (a fresh one is none of them). */
+  ids: ReadonlyMap<unknown, number>;
+}
+
+/** Each entry pi reads (not the header, a repeated one, a line not JSON), with its kind. */
+function* entries(
+  lines: SessionLines,
+): Generator<{ line: number; value: Record<string, unknown> } | { refuse: RepairPlan }> {
+  for (const line of lines) {
+    if (line.number === 1 || line.value === undefined) continue; // pi skips a line not JSON
+    if (!isObject(line.value)) {
+      yield {
+        refuse: {
+          kind: 'refuse',
+          detail: `line ${line.number} is JSON but not a pi entry; pi itself cannot load this session`,
+        },
+      };
+      return;
+    }
+    if (line.value.type === 'session') continue; // pi skips a repeated header too
+    yield { line: line.number, value: line.value };
+  }
+}
+
+/**
+ * A session of version 1 is its entries in file order: the walk back from the last entry is a
+ * pass that keeps where the last assistant message is and what came after it.
+ */
+function walkInOrder(lines: SessionLines): Walk | RepairPlan {
+  let leafLine = 0;
+  let assistantLine: number | undefined;
+  let brokenLine: number | undefined;
+  let betweenLine: number | undefined;
+  for (const entry of entries(lines)) {
+    if ('refuse' in entry) return entry.refuse;
+    leafLine = entry.line;
+    const kind = kindOf(entry.value);
+    if (kind === ASSISTANT) {
+      assistantLine = entry.line;
+      brokenLine = undefined;
+      betweenLine = undefined;
+    } else if (kind === BROKEN) brokenLine = entry.line;
+    else if (kind === BETWEEN) betweenLine = entry.line;
+  }
+  const after = assistantLine ?? 0;
+  return {
+    leafLine,
+    assistantLine,
+    brokenLine,
+    betweenLine,
+    onTheWay: (line, kind) => kind === RESULT && line > after,
+    ids: new Map(),
+  };
+}
+
+/** A tree session (v2, v3): the index, the path from the leaf, the walk back along it. */
+function walkTree(lines: SessionLines): Walk | RepairPlan {
+  const index: Index = { ids: [], parents: [], lines: [], kinds: [], byId: new Map() };
+  for (const entry of entries(lines)) {
+    if ('refuse' in entry) return entry.refuse;
+    const at = index.lines.length;
+    index.lines.push(entry.line);
+    index.kinds.push(kindOf(entry.value));
+    const id = primitive(entry.value.id);
+    const parent = primitive(entry.value.parentId);
+    const known = index.byId.get(parent);
+    index.parents.push(known === undefined ? parent : index.ids[known]);
+    const held = index.byId.get(id);
+    index.ids.push(held === undefined ? id : index.ids[held]);
+    index.byId.set(id, at);
+  }
+  const leaf = index.lines.length - 1;
+  const path = leaf < 0 ? [] : pathTo(index, leaf);
+  if (typeof path === 'string') return { kind: 'refuse', detail: path };
+  const results = new Set<number>();
+  const walk: Walk = {
+    leafLine: leaf < 0 ? 0 : (index.lines[leaf] as number),
+    assistantLine: undefined,
+    brokenLine: undefined,
+    betweenLine: undefined,
+    onTheWay: (line) => results.has(line),
+    ids: index.byId,
+  };
+  for (let step = path.length - 1; step >= 0; step -= 1) {
+    const at = path[step] as number;
+    const line = index.lines[at] as number;
+    const kind = index.kinds[at];
+    if (kind === ASSISTANT) {
+      walk.assistantLine = line;
+      break;
+    }
+    if (kind === BROKEN) {
+      walk.brokenLine = line;
+      break;
+    }
+    if (kind === RESULT) results.add(line);
+    if (kind === BETWEEN) walk.betweenLine ??= line;
+  }
+  return walk;
+}
+
+/** A JSON value as a key pi could match (an object or array never equals another). */
+function primitive(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? Symbol('object') : value;
+}
+
+function planPi(lines: SessionLines, context: PlanContext): RepairPlan {
   const detected = detectPi(lines);
   if (detected === null || !detected.supported) {
     return { kind: 'refuse', detail: 'not a pi session of a version repair knows' };
   }
   const tree = detected.version !== 'session v1';
-  const entries: Entry[] = [];
-  for (const line of lines.slice(1)) {
-    if (line.value === undefined) continue; // pi skips a line that is not JSON
-    if (!isObject(line.value)) {
-      return {
-        kind: 'refuse',
-        detail: `line ${line.number} is JSON but not a pi entry; pi itself cannot load this session`,
-      };
-    }
-    if (line.value.type === 'session') continue; // pi skips a repeated header too
-    entries.push({ value: line.value, line: line.number });
+  const walk = tree ? walkTree(lines) : walkInOrder(lines);
+  if ('kind' in walk) return walk;
+  if (walk.leafLine === 0) return { kind: 'clean', detail: 'the session has no entries yet' };
+  if (walk.brokenLine !== undefined) {
+    return { kind: 'refuse', detail: `line ${walk.brokenLine}: a message entry without a message` };
   }
-  const leaf = entries.at(-1);
-  if (leaf === undefined) return { kind: 'clean', detail: 'the session has no entries yet' };
-
-  const path = tree ? pathTo(entries, leaf) : entries;
-  if (typeof path === 'string') return { kind: 'refuse', detail: path };
-
-  // Walk back from the leaf to the nearest assistant message, noting the results on the way and
-  // whether anything pi sends as a message of its own (a user turn, a summary) comes between.
-  const answered = new Set<string>();
-  let between: Entry | undefined;
-  let assistant: Entry | undefined;
-  for (let index = path.length - 1; index >= 0; index -= 1) {
-    const entry = path[index] as Entry;
-    const { value } = entry;
-    if (value.type === 'message') {
-      const message = value.message;
-      if (!isObject(message)) {
-        return { kind: 'refuse', detail: `line ${entry.line}: a message entry without a message` };
-      }
-      if (message.role === 'assistant') {
-        assistant = entry;
-        break;
-      }
-      if (message.role === RESULT_ROLE) {
-        if (typeof message.toolCallId === 'string') answered.add(message.toolCallId);
-        continue;
-      }
-      between ??= entry;
-    } else if (typeof value.type === 'string' && MESSAGE_ENTRY_TYPES.has(value.type)) {
-      between ??= entry;
-    }
-  }
-  if (assistant === undefined) {
+  if (walk.assistantLine === undefined) {
     return {
       kind: 'clean',
       detail: 'no assistant message on the current branch: no tool call to answer',
     };
   }
+  // The lines the plan needs, read again: the assistant message, the leaf, the results between.
+  let assistant: Entry | undefined;
+  let leaf: Entry | undefined;
+  const answered = new Set<string>();
+  let calls: Set<unknown> | undefined;
+  for (const entry of entries(lines)) {
+    if ('refuse' in entry) return entry.refuse;
+    if (entry.line === walk.assistantLine) assistant = { value: entry.value, line: entry.line };
+    if (entry.line === walk.leafLine) leaf = { value: entry.value, line: entry.line };
+    const kind = kindOf(entry.value);
+    if (!walk.onTheWay(entry.line, kind)) continue;
+    const message = entry.value.message as Record<string, unknown>;
+    // Only the assistant message's calls are asked about: results of others are not kept.
+    calls ??= assistant === undefined ? undefined : callIdsOf(assistant);
+    const id = message.toolCallId;
+    if (typeof id === 'string' && (calls === undefined || calls.has(id))) answered.add(id);
+  }
+  if (assistant === undefined || leaf === undefined) {
+    return { kind: 'refuse', detail: 'the session changed while it was read' };
+  }
+  const between: Entry | undefined =
+    walk.betweenLine === undefined ? undefined : { value: {}, line: walk.betweenLine };
+  return answerCalls({ assistant, answered, between, leaf, tree, used: walk.ids, context });
+}
+
+/** The ids of an assistant message's tool calls. */
+function callIdsOf(assistant: Entry): Set<unknown> {
+  const content = (assistant.value.message as Record<string, unknown>).content;
+  const ids = new Set<unknown>();
+  if (!Array.isArray(content)) return ids;
+  for (const block of content as unknown[]) if (isObject(block)) ids.add(block.id);
+  return ids;
+}
+
+/** The plan for the nearest assistant message's calls, once the walk back found it. */
+function answerCalls(found: {
+  assistant: Entry;
+  answered: ReadonlySet<string>;
+  between: Entry | undefined;
+  leaf: Entry;
+  tree: boolean;
+  used: ReadonlyMap<unknown, number>;
+  context: PlanContext;
+}): RepairPlan {
+  const { assistant, answered, between, context } = found;
   const message = assistant.value.message as Record<string, unknown>;
   const stopReason = message.stopReason;
   if (stopReason === 'aborted' || stopReason === 'error') {
@@ -189,19 +348,19 @@ function planPi(lines: readonly ForeignLine[], context: PlanContext): RepairPlan
 
   const time = context.now.getTime();
   if (!Number.isFinite(time)) return { kind: 'refuse', detail: 'the clock gave no valid time' };
-  if (!tree) {
+  if (!found.tree) {
     const timestamp = context.now.toISOString();
     const append = calls.map((call) =>
       JSON.stringify({ type: 'message', timestamp, message: resultMessage(call, time) }),
     );
     return { kind: 'repair', calls, append };
   }
-  return chainedResults(entries, leaf, calls, context);
+  return chainedResults(found.used, found.leaf, calls, context);
 }
 
 /** The result entries of a tree session (v2, v3): fresh ids, chained from the last entry. */
 function chainedResults(
-  entries: readonly Entry[],
+  ids: ReadonlyMap<unknown, number>,
   leaf: Entry,
   calls: UnansweredCall[],
   context: PlanContext,
@@ -211,12 +370,13 @@ function chainedResults(
   }
   const time = context.now.getTime();
   const timestamp = context.now.toISOString();
-  const used = new Set<string>();
-  for (const entry of entries) if (typeof entry.value.id === 'string') used.add(entry.value.id);
+  // The file's ids and this repair's: a fresh id is neither.
+  const used = new Set<unknown>();
+  const taken = (id: string) => ids.has(id) || used.has(id);
   const append: string[] = [];
   let parentId = leaf.value.id;
   for (const call of calls) {
-    const id = freshId(used, context);
+    const id = freshId(taken, context);
     used.add(id);
     const message = resultMessage(call, time);
     append.push(JSON.stringify({ type: 'message', id, parentId, timestamp, message }));
@@ -239,36 +399,36 @@ function resultMessage(call: UnansweredCall, time: number): Record<string, unkno
 }
 
 /**
- * The entries pi sends for a tree session: the `parentId` path from the root to `leaf`, as pi
- * walks it (ids indexed last-wins, the walk stopping at a missing or unknown parent), or why not.
+ * The entries pi sends for a tree session (as indexes into `index`): the `parentId` path from
+ * the root to `leaf`, as pi walks it (ids indexed last-wins, the walk stopping at a missing or
+ * unknown parent), or why not.
  */
-function pathTo(entries: readonly Entry[], leaf: Entry): Entry[] | string {
-  const byId = new Map<unknown, Entry>();
-  for (const entry of entries) byId.set(entry.value.id, entry);
-  const path: Entry[] = [];
-  const visited = new Set<Entry>();
-  let current: Entry | undefined = leaf;
+function pathTo(index: Index, leaf: number): number[] | string {
+  const path: number[] = [];
+  // One byte an entry marks the walk (a set of numbers would take some 60).
+  const visited = new Uint8Array(index.lines.length);
+  let current: number | undefined = leaf;
   while (current !== undefined) {
-    if (visited.has(current)) {
-      return `line ${current.line}: the parentId chain loops; pi itself cannot load this session`;
+    if (visited[current] === 1) {
+      return `line ${index.lines[current]}: the parentId chain loops; pi itself cannot load this session`;
     }
-    visited.add(current);
+    visited[current] = 1;
     path.push(current);
-    const parentId: unknown = current.value.parentId;
-    current = parentId ? byId.get(parentId) : undefined;
+    const parentId: unknown = index.parents[current];
+    current = parentId ? index.byId.get(parentId) : undefined;
   }
   return path.reverse();
 }
 
 /** 8 hex digits, as pi's ids, not used by any entry of the file nor by this repair. */
-function freshId(used: ReadonlySet<string>, context: PlanContext): string {
+function freshId(taken: (id: string) => boolean, context: PlanContext): string {
   const bytes = context.randomBytes(4);
   let value = 0;
   for (let index = 0; index < 4; index += 1) value = value * 256 + (bytes[index] ?? 0);
   // Stepping from the random start always ends: a file holds far fewer than 2^32 ids.
   for (;;) {
     const id = value.toString(16).padStart(8, '0');
-    if (!used.has(id)) return id;
+    if (!taken(id)) return id;
     value = (value + 1) % 0x1_0000_0000;
   }
 }

@@ -1,6 +1,6 @@
-import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type FileSystem, nodeFileSystem, sameFile } from '../transcript/file-system.ts';
 import { describeError } from '../transcript/transcript-error.ts';
@@ -14,7 +14,7 @@ import type {
 import { FOREIGN_FORMATS } from './foreign-formats.ts';
 import type { ProcessTable } from './process-table.ts';
 import { sessionLiveness } from './session-liveness.ts';
-import { sessionLines } from './session-lines.ts';
+import { StreamedLines, sessionTail } from './streamed-lines.ts';
 import { unseenShape } from './unseen-shape.ts';
 
 /**
@@ -42,10 +42,15 @@ export interface RepairOptions {
   /** How long a file must have been left alone to count as not being written (default 5 s). */
   quietMs?: number;
   /**
-   * Files larger than this are refused unread (default 256 MiB): a repair holds the file
-   * once, and 8 bytes a line; each line is made (its text, its JSON) only while it is read.
+   * Files larger than this are refused unread (default 256 MiB), a bound on the time a repair
+   * takes: its memory does not grow with the file (the file is read in chunks, again for each
+   * pass, and never held; see docs/repair.md "Memory").
    */
   maxBytes?: number;
+  /**
+   * How the session is opened, checked and appended to. Its descriptors must be real ones:
+   * the plan reads the session through its read descriptor with `readSync`, chunk by chunk.
+   */
   fileSystem?: FileSystem;
   clock?: () => Date;
   randomBytes?: (count: number) => Uint8Array;
@@ -102,6 +107,8 @@ export type RepairOutcome =
       sidecar?: string;
       /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
       skipped: number[];
+      /** How many lines were skipped (`skipped` names the first {@link SKIPPED_NAMED}). */
+      skippedCount?: number;
       forced?: string;
       interleaved?: string;
     }
@@ -115,6 +122,8 @@ export type RepairOutcome =
       tornBytes: number;
       /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
       skipped: number[];
+      /** How many lines were skipped (`skipped` names the first {@link SKIPPED_NAMED}). */
+      skippedCount?: number;
       forced?: string;
     }
   | {
@@ -126,6 +135,8 @@ export type RepairOutcome =
       told: string;
       detail: string;
       skipped: number[];
+      /** How many lines were skipped (`skipped` names the first {@link SKIPPED_NAMED}). */
+      skippedCount?: number;
     }
   | {
       path: string;
@@ -136,6 +147,8 @@ export type RepairOutcome =
       tornBytes: number;
       /** Lines that are not JSON, skipped as the client skips them (numbers from 1). */
       skipped: number[];
+      /** How many lines were skipped (`skipped` names the first {@link SKIPPED_NAMED}). */
+      skippedCount?: number;
     }
   | {
       path: string;
@@ -145,15 +158,35 @@ export type RepairOutcome =
       detection?: FormatDetection;
     };
 
-/** A file read whole, split on `\n` only; a last line without its newline is torn, not data. */
+/**
+ * A session as the plan reads it: its lines streamed from the file (never held), where its
+ * data ends, and what the commit checks the file against instead of its bytes.
+ */
 interface ReadSession {
-  bytes: Buffer;
-  lines: ForeignLine[];
+  lines: StreamedLines;
+  size: number;
   /** Offset where a torn last line starts (not data), or null when there is none. */
   tornAt: number | null;
+  /** The SHA-256 of the torn last line's bytes (what its sidecar must hold). */
+  tornDigest?: string;
   /** True when the last line is a whole record without its newline (read as data). */
   unterminated: boolean;
 }
+
+/** The bytes a repair planned from: the first `size` bytes of the file, by their SHA-256. */
+interface Planned {
+  size: number;
+  digest: string;
+}
+
+/**
+ * How many skipped line numbers an outcome names (`skippedCount` says how many there were):
+ * a file of a million lines that are not JSON is not answered with a million numbers.
+ *
+ * @example
+ * const named = outcome.status === 'clean' ? outcome.skipped.length : 0; // at most SKIPPED_NAMED
+ */
+export const SKIPPED_NAMED = 1000;
 
 /**
  * Repair another agent's session that a crash cut off mid-tool, honestly: every tool call
@@ -178,36 +211,82 @@ export async function repairSession(
   options: RepairOptions = {},
 ): Promise<RepairOutcome> {
   const fileSystem = options.fileSystem ?? nodeFileSystem;
-  const clock = options.clock ?? (() => new Date());
   try {
     const before = await fileSystem.identityOf(path);
     if (before === null) return refusal(path, 'missing', 'no such file');
     if (before.kind !== 'file') {
       return refusal(path, 'not-a-file', `not a regular file (${before.kind})`);
     }
-    const read = await readSession(fileSystem, path, options.maxBytes ?? 256 * 1024 * 1024);
-    if (typeof read === 'string') return refusal(path, 'too-large', read);
-    const detected = detectFormat(path, read, options.formats ?? FOREIGN_FORMATS, options);
-    if ('status' in detected) return detected;
-    const { format, detection } = detected;
-    const plan: RepairPlan = format.plan(read.lines, {
-      now: clock(),
-      randomBytes: options.randomBytes ?? ((count) => cryptoRandomBytes(count)),
-    });
-    if (detection.newerThan !== undefined) {
-      const unseen = unseenShape(
-        detection.format,
-        read.lines,
-        plan.kind === 'repair' ? plan.append : [],
-      );
-      if (unseen !== null) {
-        return refusal(path, 'shape', `--allow-newer: ${unseen}`, detection);
-      }
+    // The plan reads through this descriptor only; it is closed before anything is written.
+    const fd = await fileSystem.open(path, 'read');
+    let planned: PlannedRepair | RepairOutcome;
+    let read: ReadSession | string;
+    try {
+      read = await readSession(fileSystem, fd, options.maxBytes ?? 256 * 1024 * 1024);
+      if (typeof read === 'string') return refusal(path, 'too-large', read);
+      planned = planSession(path, read, options);
+    } finally {
+      await fileSystem.close(fd).catch(() => undefined);
     }
-    return await decide(path, read, plan, detection, options);
+    if ('status' in planned) return planned;
+    return await decide(path, read, planned, options);
   } catch (error) {
     return refusal(path, 'io-error', describeError(error));
   }
+}
+
+/** What the plan found, ready for {@link decide}. */
+interface PlannedRepair {
+  plan: RepairPlan;
+  detection: FormatDetection;
+  planned: Planned;
+  skipped: number[];
+  skippedCount: number;
+}
+
+/**
+ * Detect, plan and check the shapes, every pass streamed from the file; then one more pass
+ * naming the lines that are not JSON. Refused when the passes did not all read the same bytes.
+ */
+function planSession(
+  path: string,
+  read: ReadSession,
+  options: RepairOptions,
+): PlannedRepair | RepairOutcome {
+  const changed = (): RepairOutcome =>
+    refusal(
+      path,
+      'live',
+      `the file changed while it was read (its client may be writing it); nothing written. ${LIVE_ADVICE}`,
+    );
+  const detected = detectFormat(path, read, options.formats ?? FOREIGN_FORMATS, options);
+  if (read.lines.changed) return changed();
+  if ('status' in detected) return detected;
+  const { format, detection } = detected;
+  const plan: RepairPlan = format.plan(read.lines, {
+    now: (options.clock ?? (() => new Date()))(),
+    randomBytes: options.randomBytes ?? ((count) => cryptoRandomBytes(count)),
+  });
+  if (read.lines.changed) return changed();
+  if (detection.newerThan !== undefined) {
+    const unseen = unseenShape(
+      detection.format,
+      read.lines,
+      plan.kind === 'repair' ? plan.append : [],
+    );
+    if (read.lines.changed) return changed();
+    if (unseen !== null) return refusal(path, 'shape', `--allow-newer: ${unseen}`, detection);
+  }
+  const skipped: number[] = [];
+  let skippedCount = 0;
+  for (const line of read.lines) {
+    if (line.value !== undefined || line.text.trim() === '') continue;
+    skippedCount += 1;
+    if (skipped.length < SKIPPED_NAMED) skipped.push(line.number);
+  }
+  const digest = read.lines.settle();
+  if (digest === null) return changed();
+  return { plan, detection, planned: { size: read.size, digest }, skipped, skippedCount };
 }
 
 /** A refusal naming the file. */
@@ -273,22 +352,21 @@ function detectFormat(
 async function decide(
   path: string,
   read: ReadSession,
-  plan: RepairPlan,
-  detection: FormatDetection,
+  planned: PlannedRepair,
   options: RepairOptions,
 ): Promise<RepairOutcome> {
   const clock = options.clock ?? (() => new Date());
+  const { plan, detection, skipped, skippedCount } = planned;
   if (plan.kind === 'refuse') return refusal(path, 'shape', plan.detail, detection);
-  const tornBytes = read.tornAt === null ? 0 : read.bytes.length - read.tornAt;
-  const skipped = read.lines
-    .filter((line) => line.value === undefined && line.text.trim() !== '')
-    .map((line) => line.number);
+  const tornBytes = read.tornAt === null ? 0 : read.size - read.tornAt;
+  const counted = skippedCount > skipped.length ? { skippedCount } : {};
   if (plan.kind === 'clean') {
-    return { path, status: 'clean', detection, detail: plan.detail, tornBytes, skipped };
+    const detail = plan.detail;
+    return { path, status: 'clean', detection, detail, tornBytes, skipped, ...counted };
   }
   if (plan.kind === 'resumed') {
     const { calls, told, detail } = plan;
-    return { path, status: 'resumed', detection, calls, told, detail, skipped };
+    return { path, status: 'resumed', detection, calls, told, detail, skipped, ...counted };
   }
   const facts = { format: detection.format, ...detection.session };
   // Gemini CLI records no working folder in a session and keeps nothing open: the folder it
@@ -311,7 +389,7 @@ async function decide(
   }
   if (options.dryRun === true) {
     const { calls, append } = plan;
-    const planned: RepairOutcome = {
+    const outcome: RepairOutcome = {
       path,
       status: 'planned',
       detection,
@@ -319,19 +397,19 @@ async function decide(
       append,
       tornBytes,
       skipped,
+      ...counted,
     };
-    return forced === undefined ? planned : { ...planned, forced };
+    return forced === undefined ? outcome : { ...outcome, forced };
   }
   const committed = await commit(
     options.fileSystem ?? nodeFileSystem,
     path,
-    read,
-    plan,
-    detection,
+    { read, plan, planned: planned.planned, detection },
     clock(),
   );
   if (committed.status !== 'repaired') return committed;
-  return forced === undefined ? { ...committed, skipped } : { ...committed, skipped, forced };
+  const told = { ...committed, skipped, ...counted };
+  return forced === undefined ? told : { ...told, forced };
 }
 
 /** What a refusal as live tells the user to do first. */
@@ -347,55 +425,61 @@ const FORCE_RISK =
  * formats recognise a session by its first lines.
  */
 function unrecognised(read: ReadSession): string {
-  const first = read.lines[0];
+  let first: ForeignLine | undefined;
+  for (const line of read.lines) {
+    first = line;
+    break;
+  }
   if (first === undefined) {
     return read.tornAt === null
       ? 'the file is empty; '
-      : `it holds only a torn line of ${read.bytes.length - read.tornAt} bytes; `;
+      : `it holds only a torn line of ${read.size - read.tornAt} bytes; `;
   }
   if (first.text.startsWith('\ufeff')) return 'line 1 starts with a byte order mark; ';
   if (first.value === undefined) return 'line 1 is not JSON; ';
   return '';
 }
 
-/** Read the whole file (bounded), split on `\n` only, keeping a torn last line out of the data. */
+/**
+ * The session behind `fd`, to be read in chunks through it (bounded by `maxBytes`): where its
+ * data ends (a torn last line kept out), and its lines, streamed again for every pass.
+ */
 async function readSession(
   fileSystem: FileSystem,
-  path: string,
+  fd: number,
   maxBytes: number,
 ): Promise<ReadSession | string> {
-  const fd = await fileSystem.open(path, 'read');
-  try {
-    const size = await fileSystem.size(fd);
-    if (size > maxBytes) return `${size} bytes, over the ${maxBytes}-byte limit of repair`;
-    const bytes = Buffer.alloc(size);
-    let filled = 0;
-    while (filled < size) {
-      const got = await fileSystem.read(fd, bytes.subarray(filled), filled);
-      if (got === 0) break;
-      filled += got;
-    }
-    const data = bytes.subarray(0, filled);
-    return { bytes: data, ...sessionLines(data) };
-  } finally {
-    await fileSystem.close(fd).catch(() => undefined);
-  }
+  const size = await fileSystem.size(fd);
+  if (size > maxBytes) return `${size} bytes, over the ${maxBytes}-byte limit of repair`;
+  const readAt = (buffer: Buffer, position: number): number =>
+    readSync(fd, buffer, 0, buffer.length, position);
+  const tail = sessionTail(readAt, size);
+  const lines = new StreamedLines(readAt, size, tail.tornAt ?? size);
+  const read: ReadSession = { lines, size, tornAt: tail.tornAt, unterminated: tail.unterminated };
+  if (tail.tornDigest !== undefined) read.tornDigest = tail.tornDigest;
+  return read;
 }
 
 /**
  * Back up, keep the torn bytes, append; everything synced. The check that the file still holds
- * exactly the planned bytes is made on the descriptor the answer is appended through, after the
- * backup is written (as late as it can be); after the append, what precedes the answer is read
- * back through that descriptor: a line another process wrote in between is reported.
+ * exactly the planned bytes (its size, and the SHA-256 of its bytes, read again in chunks) is
+ * made on the descriptor the answer is appended through, after the backup is written (as late
+ * as it can be); the backup and the sidecar are copied through that descriptor and must hash
+ * to what was planned; after the append, what precedes the answer is read back through it: a
+ * line another process wrote in between is reported.
  */
 async function commit(
   fileSystem: FileSystem,
   path: string,
-  read: ReadSession,
-  plan: Extract<RepairPlan, { kind: 'repair' }>,
-  detection: FormatDetection,
+  what: {
+    read: ReadSession;
+    plan: Extract<RepairPlan, { kind: 'repair' }>;
+    planned: Planned;
+    detection: FormatDetection;
+  },
   now: Date,
 ): Promise<RepairOutcome> {
+  const { read, plan, planned, detection } = what;
   const backup = `${path}.bak-${now.toISOString().replace(/[:.]/g, '-')}`;
   const sidecar = read.tornAt === null ? undefined : `${path}.torn-${read.tornAt}`;
   const changed = (why: string): RepairOutcome =>
@@ -406,6 +490,9 @@ async function commit(
     'utf8',
   );
   const created: string[] = [];
+  const takeBack = async () => {
+    for (const name of created) await fileSystem.unlink(name).catch(() => undefined);
+  };
   const fd = await fileSystem.open(path, 'append');
   try {
     // One repair at a time: a second one waits for nothing and refuses, so no call is answered
@@ -414,19 +501,27 @@ async function commit(
     if (!(await isFileAtPath(fileSystem, fd, path))) {
       return changed('the file was replaced after it was read');
     }
-    if (!(await holdsExactly(fileSystem, fd, read.bytes))) {
+    if (!(await holdsExactly(fileSystem, fd, planned))) {
       return changed('the file changed after it was read (its client may be writing it)');
     }
-    if (await writeNewFile(fileSystem, backup, read.bytes)) created.push(backup);
-    if (sidecar !== undefined && read.tornAt !== null) {
-      if (await writeNewFile(fileSystem, sidecar, read.bytes.subarray(read.tornAt))) {
-        created.push(sidecar);
+    const copies: [string, Range][] = [[backup, { start: 0, ...planned }]];
+    if (sidecar !== undefined && read.tornAt !== null && read.tornDigest !== undefined) {
+      copies.push([sidecar, { start: read.tornAt, size: planned.size, digest: read.tornDigest }]);
+    }
+    for (const [name, range] of copies) {
+      const copied = await copyToNewFile(fileSystem, fd, range, name);
+      if (copied === 'created') created.push(name);
+      if (copied === 'changed') {
+        await takeBack();
+        return changed(
+          'the file changed while the backup was written (its client may be writing it)',
+        );
       }
     }
     await fileSystem.syncFolder(dirname(path));
     // The last look before the append, through the descriptor the append goes through.
-    if (!(await holdsExactly(fileSystem, fd, read.bytes))) {
-      for (const name of created) await fileSystem.unlink(name).catch(() => undefined);
+    if (!(await holdsExactly(fileSystem, fd, planned))) {
+      await takeBack();
       return changed(
         'the file changed while the backup was written (its client may be writing it)',
       );
@@ -443,12 +538,19 @@ async function commit(
       skipped: [],
     };
     if (sidecar !== undefined) outcome.sidecar = sidecar;
-    const interleaved = await landedAfter(fileSystem, fd, read.bytes, text);
+    const interleaved = await landedAfter(fileSystem, fd, planned, text);
     if (interleaved !== null) outcome.interleaved = interleaved;
     return outcome;
   } finally {
     await fileSystem.close(fd).catch(() => undefined);
   }
+}
+
+/** Bytes `start` to `size` of a file, known by their SHA-256. */
+interface Range {
+  start: number;
+  size: number;
+  digest: string;
 }
 
 async function isFileAtPath(fileSystem: FileSystem, fd: number, path: string): Promise<boolean> {
@@ -457,32 +559,45 @@ async function isFileAtPath(fileSystem: FileSystem, fd: number, path: string): P
   return opened.kind === 'file' && atPath !== null && sameFile(opened, atPath);
 }
 
-/** Whether the file behind `fd` holds exactly `expected`, no byte different, none more. */
+/** Whether the file behind `fd` holds exactly the planned bytes, no byte different, none more. */
 async function holdsExactly(
   fileSystem: FileSystem,
   fd: number,
-  expected: Buffer,
+  planned: Planned,
 ): Promise<boolean> {
-  if ((await fileSystem.size(fd)) !== expected.length) return false;
-  return matchesAt(fileSystem, fd, expected, 0);
+  if ((await fileSystem.size(fd)) !== planned.size) return false;
+  return (await digestOf(fileSystem, fd, { start: 0, ...planned })) === planned.digest;
 }
 
-/** Whether the file behind `fd` holds `expected` at `position`, read in bounded chunks. */
-async function matchesAt(
+/** The bytes of the file behind `fd` at the range's place, read in chunks, through `each`. */
+async function readRange(
   fileSystem: FileSystem,
   fd: number,
-  expected: Buffer,
-  position: number,
+  range: { start: number; size: number },
+  each: (bytes: Buffer) => Promise<void> | void,
 ): Promise<boolean> {
-  const chunk = Buffer.alloc(Math.min(expected.length, 1024 * 1024) || 1);
-  for (let offset = 0; offset < expected.length; ) {
-    const want = Math.min(chunk.length, expected.length - offset);
-    const got = await fileSystem.read(fd, chunk.subarray(0, want), position + offset);
+  const chunk = Buffer.alloc(Math.min(Math.max(range.size - range.start, 1), 1024 * 1024));
+  for (let position = range.start; position < range.size; ) {
+    const want = Math.min(chunk.length, range.size - position);
+    const got = await fileSystem.read(fd, chunk.subarray(0, want), position);
     if (got === 0) return false;
-    if (!chunk.subarray(0, got).equals(expected.subarray(offset, offset + got))) return false;
-    offset += got;
+    await each(chunk.subarray(0, got));
+    position += got;
   }
   return true;
+}
+
+/** The SHA-256 of the range of the file behind `fd`, or null when the file is shorter. */
+async function digestOf(
+  fileSystem: FileSystem,
+  fd: number,
+  range: { start: number; size: number },
+): Promise<string | null> {
+  const hash = createHash('sha256');
+  const whole = await readRange(fileSystem, fd, range, (bytes) => {
+    hash.update(bytes);
+  });
+  return whole ? hash.digest('hex') : null;
 }
 
 /**
@@ -492,26 +607,39 @@ async function matchesAt(
 async function landedAfter(
   fileSystem: FileSystem,
   fd: number,
-  planned: Buffer,
+  planned: Planned,
   answer: Buffer,
 ): Promise<string | null> {
   const size = await fileSystem.size(fd);
-  if (!(await matchesAt(fileSystem, fd, planned, 0))) {
+  if ((await digestOf(fileSystem, fd, { start: 0, size: planned.size })) !== planned.digest) {
     return 'the bytes the repair planned from were changed by another process while it wrote: check the session; the backup holds them as they were';
   }
-  if (await matchesAt(fileSystem, fd, answer, planned.length)) {
-    if (size === planned.length + answer.length) return null;
-    return `another process appended ${size - planned.length - answer.length} bytes after the answer: its client is running`;
+  const there = Buffer.alloc(answer.length);
+  let filled = 0;
+  while (filled < there.length) {
+    const got = await fileSystem.read(fd, there.subarray(filled), planned.size + filled);
+    if (got === 0) break;
+    filled += got;
   }
-  return `another process appended to the file between the repair's last check and its answer: ${size - planned.length - answer.length} bytes now stand before (or among) the appended lines, so the answer may not follow the calls, and the backup lacks those bytes. Check the session before resuming it`;
+  if (filled === answer.length && there.equals(answer)) {
+    if (size === planned.size + answer.length) return null;
+    return `another process appended ${size - planned.size - answer.length} bytes after the answer: its client is running`;
+  }
+  return `another process appended to the file between the repair's last check and its answer: ${size - planned.size - answer.length} bytes now stand before (or among) the appended lines, so the answer may not follow the calls, and the backup lacks those bytes. Check the session before resuming it`;
 }
 
 /**
- * Create `path` exclusively (never through a link) with `bytes`, synced; true when it created it.
- * One already there with exactly these bytes is kept (an earlier repair stopped after writing
- * it); any other is an error.
+ * Create `path` exclusively (never through a link) holding the range of the file behind
+ * `from`, copied in chunks and synced: `created`, or `changed` (removed again) when what was
+ * copied is not the planned bytes. One already there with exactly those bytes is kept (`kept`:
+ * an earlier repair stopped after writing it); any other is an error.
  */
-async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer): Promise<boolean> {
+async function copyToNewFile(
+  fileSystem: FileSystem,
+  from: number,
+  range: Range,
+  path: string,
+): Promise<'created' | 'kept' | 'changed'> {
   let fd: number;
   try {
     fd = await fileSystem.open(path, 'create');
@@ -522,19 +650,28 @@ async function writeNewFile(fileSystem: FileSystem, path: string, bytes: Buffer)
     if (there?.kind !== 'file') throw new Error(`${path} exists and is not a regular file`);
     const existing = await fileSystem.open(path, 'read');
     try {
-      if (await holdsExactly(fileSystem, existing, bytes)) return false;
+      const length = range.size - range.start;
+      const wanted = { size: length, digest: range.digest };
+      if (await holdsExactly(fileSystem, existing, wanted)) return 'kept';
     } finally {
       await fileSystem.close(existing).catch(() => undefined);
     }
     throw new Error(`${path} exists and holds other bytes; move it away to repair`);
   }
+  let same = false;
   try {
-    await writeAll(fileSystem, fd, bytes);
-    await fileSystem.sync(fd);
-    return true;
+    const hash = createHash('sha256');
+    const whole = await readRange(fileSystem, from, range, async (bytes) => {
+      hash.update(bytes);
+      await writeAll(fileSystem, fd, bytes);
+    });
+    same = whole && hash.digest('hex') === range.digest;
+    if (same) await fileSystem.sync(fd);
   } finally {
     await fileSystem.close(fd).catch(() => undefined);
+    if (!same) await fileSystem.unlink(path).catch(() => undefined);
   }
+  return same ? 'created' : 'changed';
 }
 
 async function writeAll(fileSystem: FileSystem, fd: number, bytes: Buffer): Promise<void> {

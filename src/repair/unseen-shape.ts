@@ -1,4 +1,4 @@
-import type { ForeignFormatName, ForeignLine } from './foreign-format.ts';
+import type { ForeignFormatName, SessionLines } from './foreign-format.ts';
 import { lineShape, shapeFingerprint } from './line-shape.ts';
 import { SEEN_SHAPES } from './seen-shapes.ts';
 
@@ -14,7 +14,7 @@ import { SEEN_SHAPES } from './seen-shapes.ts';
  */
 export function unseenShape(
   format: ForeignFormatName,
-  lines: readonly ForeignLine[],
+  lines: SessionLines,
   append: readonly string[],
 ): string | null {
   const seen = format === 'claude-code' || format === 'codex' ? SEEN_SHAPES[format] : undefined;

@@ -44,7 +44,7 @@ const context = (randomBytes = counterBytes()): PlanContext => ({ now: NOW, rand
 
 /** The file as repair-session reads it: split on `\n` only, a torn last line left out. */
 /** The lines repair reads from a session's text (the shell's own splitting). */
-const linesOf = (text: string): ForeignLine[] => sessionLines(Buffer.from(text)).lines;
+const linesOf = (text: string): ForeignLine[] => [...sessionLines(Buffer.from(text)).lines];
 
 function plan(text: string, randomBytes?: PlanContext['randomBytes']): RepairPlan {
   return claudeCodeFormat.plan(linesOf(text), context(randomBytes));

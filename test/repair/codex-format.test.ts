@@ -33,7 +33,7 @@ function context(now = NOW): PlanContext {
 
 /** Split as the repair shell does: on `\n` only, a last line without its newline left out. */
 /** The lines repair reads from a session's text (the shell's own splitting). */
-const linesOf = (text: string): ForeignLine[] => sessionLines(Buffer.from(text)).lines;
+const linesOf = (text: string): ForeignLine[] => [...sessionLines(Buffer.from(text)).lines];
 
 const fixtures = new Map<string, string>();
 const FILES = [

@@ -21,7 +21,7 @@ const context: PlanContext = {
   now: new Date('2026-12-04T10:00:00Z'),
   randomBytes: (n) => new Uint8Array(n),
 };
-const linesOf = (text: string): ForeignLine[] => sessionLines(Buffer.from(text)).lines;
+const linesOf = (text: string): ForeignLine[] => [...sessionLines(Buffer.from(text)).lines];
 const plan = (text: string): RepairPlan => geminiFormat.plan(linesOf(text), context);
 const records = (text: string) =>
   text

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import {
   appendFile,
   mkdtemp,
@@ -14,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { ForeignFormat, ForeignLine } from '../../src/repair/foreign-format.ts';
+import { type ForeignFormat, firstLine } from '../../src/repair/foreign-format.ts';
 import { readProcessTable } from '../../src/repair/process-table.ts';
 import { repairSession } from '../../src/repair/repair-session.ts';
 import { FaultyFileSystem } from '../../src/testing/index.ts';
@@ -29,14 +30,15 @@ import { nodeFileSystem } from '../../src/transcript/file-system.ts';
 
 const toyFormat: ForeignFormat = {
   name: 'pi',
-  detect(lines: readonly ForeignLine[]) {
-    const first = lines[0]?.value as { toy?: unknown } | undefined;
+  detect(lines) {
+    const first = firstLine(lines)?.value as { toy?: unknown } | undefined;
     if (typeof first?.toy !== 'number') return null;
     return first.toy === 1
       ? { format: 'pi', version: `toy ${first.toy}`, supported: true }
       : { format: 'pi', version: `toy ${first.toy}`, supported: false, reason: 'untested' };
   },
-  plan(lines) {
+  plan(session) {
+    const lines = [...session];
     const calls = lines.flatMap((line) => {
       const value = line.value as { call?: string } | undefined;
       return typeof value?.call === 'string' ? [{ callId: value.call, line: line.number }] : [];
@@ -251,6 +253,32 @@ describe('repairSession (the shell, on a toy format)', () => {
     assert.equal(await readFile(path, 'utf8'), `${original}\n{"result":"b","interrupted":true}\n`);
   });
 
+  test('a file that changes between two passes of the plan (same size) is refused, nothing written', async () => {
+    const original = '{"toy":1}\n{"call":"a"}\n';
+    const rewritten = '{"toy":1}\n{"call":"z"}\n';
+    const path = await session(original);
+    let rewrote = false;
+    // A format that reads the file twice; the client rewrites it in place in between.
+    const twoPasses: ForeignFormat = {
+      ...toyFormat,
+      plan(lines, context) {
+        const first = [...lines].length;
+        writeFileSync(path, rewritten);
+        rewrote = true;
+        assert.equal([...lines].length, first, 'the second pass reads as many lines');
+        return toyFormat.plan(lines, context);
+      },
+    };
+    const outcome = await repairSession(path, { formats: [twoPasses] });
+    assert.ok(rewrote, 'the file really changed between the passes');
+    assert.ok(outcome.status === 'refused', JSON.stringify(outcome));
+    assert.equal(outcome.reason, 'live');
+    assert.match(outcome.detail, /changed while it was read/);
+    assert.equal(await readFile(path, 'utf8'), rewritten);
+    const left = (await readdir(folder)).filter((name) => name.startsWith(`${basename(path)}.`));
+    assert.deepEqual(left, [], 'no backup, no sidecar');
+  });
+
   test('a file changed after it was read (same size) is not appended to, and nothing is written', async () => {
     const original = '{"toy":1}\n{"call":"a"}\n';
     const path = await session(original);
@@ -337,7 +365,9 @@ describe('repairSession (the shell, on a toy format)', () => {
     const other: ForeignFormat = {
       name: 'claude-code',
       detect: (lines) =>
-        lines.some((line) => (line.value as { envelope?: unknown } | undefined)?.envelope === true)
+        [...lines].some(
+          (line) => (line.value as { envelope?: unknown } | undefined)?.envelope === true,
+        )
           ? { format: 'claude-code', version: '2.1.197', supported: true }
           : null,
       plan: () => ({ kind: 'repair', calls: [], append: ['{"wrong":true}'] }),

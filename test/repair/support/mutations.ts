@@ -127,7 +127,7 @@ export function mutationRounds(options: {
       continue;
     }
     assert.equal(result.append.length, result.calls.length);
-    options.checkRepair(result, parsed, detection);
+    options.checkRepair(result, [...parsed], detection);
   }
   console.log('mutation outcomes', kinds);
   assert.ok((kinds.repair ?? 0) > 100 && (kinds.refuse ?? 0) > 10 && (kinds.clean ?? 0) > 100);
