@@ -1,8 +1,6 @@
 import type { LanguageModel, ModelMessage } from 'ai';
-import type { LoopMessage, LoopOptions, RunHandle, RunResult } from '../../loop/types.ts';
-import { RunChannel } from '../../loop/run-handle.ts';
 import type { AgentDefinition } from '../../subagents/agent-definition.ts';
-import { RunRecorder, withRecorder } from './run-recorder.ts';
+import { type ProgramAnswer, runAsLoop } from './run-as-loop.ts';
 
 /**
  * What {@link aiSdkAgentDefinition} needs of an AI SDK agent: the `Agent` interface's
@@ -43,13 +41,6 @@ export type AiSdkProgram = (options: {
   abortSignal: AbortSignal;
 }) => PromiseLike<ProgramAnswer> | StreamedAnswer;
 
-/** What a run's end says: `generateText`'s result, or `generate`'s. */
-interface ProgramAnswer {
-  text: string;
-  finishReason: string;
-  totalUsage?: { inputTokens?: number | undefined; outputTokens?: number | undefined };
-}
-
 /** What `streamText` returns, as far as a run's end needs it. */
 interface StreamedAnswer {
   text: PromiseLike<string>;
@@ -86,7 +77,10 @@ export function aiSdkAgentDefinition(
     system: '',
     canSpawn: false,
     createLoop: (loopOptions) => ({
-      run: (messages) => runProgram(program, loopOptions, messages),
+      run: (messages) =>
+        runAsLoop(loopOptions, messages, (recorder, abortSignal) =>
+          answerOf(program({ messages: recorder.modelMessages, abortSignal })),
+        ),
     }),
   };
 }
@@ -103,60 +97,4 @@ async function answerOf(
     streamed.totalUsage,
   ]);
   return { text, finishReason, totalUsage };
-}
-
-/** Say in the transcript that the run was stopped, as the Loop does; a failed write loses only this. */
-async function recordStop(options: LoopOptions, reason: unknown): Promise<void> {
-  const text = (reason instanceof Error ? reason.message : String(reason ?? 'aborted')).slice(
-    0,
-    500,
-  );
-  try {
-    await options.session.append({ type: 'run-stopped', reason: text || 'aborted' });
-    await options.session.barrier();
-  } catch {
-    // The transcript then reads as a run whose process died, which revives the same way.
-  }
-}
-
-/** Run the program over `messages` as a Loop's run would: a handle that never rejects. */
-function runProgram(
-  program: AiSdkProgram,
-  options: LoopOptions,
-  messages: readonly LoopMessage[],
-): RunHandle {
-  const controller = new AbortController();
-  const channel = new RunChannel(controller);
-  const session = options.session;
-  void (async () => {
-    let result: RunResult;
-    try {
-      const recorder = new RunRecorder(session, messages);
-      await recorder.answerNeverStarted(recorder.unansweredCalls());
-      const answer = await withRecorder(recorder, () =>
-        answerOf(program({ messages: recorder.modelMessages, abortSignal: controller.signal })),
-      );
-      result = {
-        status: 'finished',
-        text: answer.text,
-        usage: {
-          inputTokens: answer.totalUsage?.inputTokens ?? 0,
-          outputTokens: answer.totalUsage?.outputTokens ?? 0,
-        },
-        stopReason: answer.finishReason,
-      };
-    } catch (error) {
-      const aborted = controller.signal.aborted;
-      if (aborted) await recordStop(options, controller.signal.reason);
-      result = {
-        status: aborted ? 'aborted' : 'failed',
-        text: '',
-        usage: { inputTokens: 0, outputTokens: 0 },
-        stopReason: aborted ? 'aborted' : 'error',
-        ...(aborted ? {} : { error: error instanceof Error ? error.message : String(error) }),
-      };
-    }
-    channel.end(result);
-  })();
-  return channel.handle;
 }
