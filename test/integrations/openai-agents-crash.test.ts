@@ -11,7 +11,7 @@ import { pairingViolations } from '../../src/transcript/pairing-violations.ts';
 import { runCli } from '../cli/support/cli-fixtures.ts';
 import { recordsOf } from '../loop/support/harness.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
-import { FINAL } from './support/crash-program.ts';
+import { FINAL, PROMPT } from './support/crash-program.ts';
 
 /*
  * OpenAI Agents JS, with the real library: an Agent run over a TranscriptSession, its model and
@@ -103,7 +103,17 @@ for (const revivedBy of ['llm-agent revive', 'opening its session again'] as con
         'the model read the interrupted answer',
       );
 
+      assert.ok(
+        JSON.stringify(inputs[1]).includes(PROMPT),
+        'the revived model read the task the run was given',
+      );
+
       const records = await recordsOf(path);
+      const view = conversationView(records);
+      // The runner hands the session its input only when run() returns: it must be recorded first.
+      assert.deepEqual(view[0]?.role === 'user' && view[0].content, [
+        { type: 'text', text: PROMPT },
+      ]);
       const metas = records.filter((record) => record.type === 'session-meta');
       assert.equal(metas.length, 1);
       assert.equal(
@@ -119,7 +129,7 @@ for (const revivedBy of ['llm-agent revive', 'opening its session again'] as con
         ),
         [['call_send_1', 'failed', 'interrupted']],
       );
-      assert.deepEqual(pairingViolations(conversationView(records)), []);
+      assert.deepEqual(pairingViolations(view), []);
       const found = await Revival.inspect({ path, maxRevivals: 3 });
       assert.equal(found.reason, 'finished', JSON.stringify(found));
     } finally {

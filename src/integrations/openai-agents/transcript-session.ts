@@ -7,6 +7,7 @@ import {
 } from '../ai-sdk/revivable-run.ts';
 import { type RunRecorder, withRecorder } from '../ai-sdk/run-recorder.ts';
 import { normalizeConversation } from '../../transcript/normalize-conversation.ts';
+import type { Message } from '../../transcript/records.ts';
 import { itemsOf, kindOf, resultText, textOfInput } from './items.ts';
 
 /** Set by {@link TranscriptSession}'s static block: its constructor is private. */
@@ -98,10 +99,12 @@ export class TranscriptSession implements Session {
     for (const item of items) {
       const kind = kindOf(item);
       if (kind === 'user' || kind === 'system') {
-        await recorder.recordUser({
+        const message: Message = {
           role: kind,
           content: [{ type: 'text', text: textOfInput(item) }],
-        });
+        };
+        // The wrapped model recorded it before the model read it; the runner hands it over at the end.
+        if (!recorder.takeAhead(message)) await recorder.recordUser(message);
       } else if (kind === 'result') {
         const callId = (item as { callId: string }).callId;
         await recorder.recordUnrunAnswer(callId, resultText(item), false);
