@@ -11,6 +11,7 @@ import { SYMLINK_ATTACKS } from './symlink-attacks.ts';
 import { type Attack, atEnd, removeFolder, temporaryFolder, type Verdict } from './support.ts';
 import { TERMINAL_ATTACKS } from './terminal-attacks.ts';
 import { WRAPPER_ATTACKS } from './wrapper-attacks.ts';
+import { WRAPPER_DAMAGE_ATTACKS } from './wrapper-damage-attacks.ts';
 import { UI_ATTACKS } from './ui-attacks.ts';
 
 /*
@@ -47,6 +48,7 @@ const ALL: Attack[] = [
   ...UI_ATTACKS,
   ...REPAIR_ATTACKS,
   ...WRAPPER_ATTACKS,
+  ...WRAPPER_DAMAGE_ATTACKS,
 ];
 // --quick leaves out the attacks marked full (slow, or awaiting another branch's fix) unless
 // --only names them.

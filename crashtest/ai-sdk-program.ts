@@ -17,6 +17,8 @@ import { pairingProblems } from '../src/testing/index.ts';
 /** Tool steps before the final answer. */
 export const STEPS = 4;
 export const FINAL = 'All sent.';
+/** The task the run is given, recorded once in its transcript. */
+export const TASK = 'Send ann everything.';
 
 function answer(prompt: LanguageModelV4Prompt): LanguageModelV4GenerateResult {
   const step = prompt.filter((message) => message.role === 'assistant').length;
@@ -61,18 +63,13 @@ function logSynced(file: string, line: string): void {
 }
 
 /**
- * Run (or, when its process died, revive and carry on) the program on the transcript at
- * `path`; tool starts go to `executions`, pairing problems of any prompt to `problems`.
+ * The program's ToolLoopAgent: tool starts go to `executions`, pairing problems of any prompt
+ * the model is sent to `problems`.
  *
  * @example
- * const text = await runAiSdkProgram('runs/main.jsonl', 'runs/executions.log', []);
+ * const agent = reportAgent('runs/executions.log', []);
  */
-export async function runAiSdkProgram(
-  path: string,
-  executions: string,
-  problems: string[],
-  onOpened?: () => void,
-): Promise<string> {
+export function reportAgent(executions: string, problems: string[]) {
   const model = new MockLanguageModelV4({
     doGenerate: async (options) => {
       for (const problem of pairingProblems(options.prompt)) problems.push(problem);
@@ -80,7 +77,7 @@ export async function runAiSdkProgram(
     },
   });
   const started = (callId: string) => logSynced(executions, callId);
-  const agent = new ToolLoopAgent({
+  return new ToolLoopAgent({
     model: revivableModel(model),
     stopWhen: stepCountIs(STEPS + 2),
     tools: revivableTools(
@@ -104,13 +101,28 @@ export async function runAiSdkProgram(
       { idempotency: { lookup: 'read-only' } },
     ),
   });
+}
+
+/**
+ * Run (or, when its process died, revive and carry on) the program on the transcript at
+ * `path`; tool starts go to `executions`, pairing problems of any prompt to `problems`.
+ *
+ * @example
+ * const text = await runAiSdkProgram('runs/main.jsonl', 'runs/executions.log', []);
+ */
+export async function runAiSdkProgram(
+  path: string,
+  executions: string,
+  problems: string[],
+  onOpened?: () => void,
+): Promise<string> {
+  const agent = reportAgent(executions, problems);
   const opened = await RevivableRun.open({ path, sessionOptions: { durability: 'fsync' } });
   if (!opened.ok) throw new Error(`${opened.reason}: ${opened.detail}`);
   const { run } = opened;
   onOpened?.();
   try {
-    const input =
-      run.messages.length === 0 ? { prompt: 'Send ann everything.' } : { messages: run.messages };
+    const input = run.messages.length === 0 ? { prompt: TASK } : { messages: run.messages };
     return (await run.within(() => agent.generate(input))).text;
   } finally {
     await run.close();

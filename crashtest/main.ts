@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads';
 import type { ImageFigures } from './crash-images.ts';
-import { runAiSdkKills } from './ai-sdk-kills.ts';
 import { runFuzz } from './fuzz.ts';
 import { type BreachFigures, FIGURES } from './invariants.ts';
 import { runIoErrors } from './io-errors.ts';
@@ -9,9 +8,10 @@ import { runReviverRace } from './reviver-race.ts';
 import { SCENARIOS } from './scenarios.ts';
 import { runSigkillLoop } from './sigkill-loop.ts';
 import { runTreeRace } from './tree-race.ts';
+import { runWrapperKills } from './wrapper-kills.ts';
 
 /*
- * `npm run crashtest [-- --long] [--seed N] [--only images,kills,ai-sdk,races,io,fuzz]`: the proof of
+ * `npm run crashtest [-- --long] [--seed N] [--only images,kills,ai-sdk,openai-agents,races,io,fuzz]`: the proof of
  * crash safety (docs/crash-safety.md). Prints each part's figures and ends with one line,
  * `crashtest: images=… sigkills=… races=… fuzz=… reconciled=… lost=0 doubled=0 pairing=0 throws=0
  * failed=0`;
@@ -29,13 +29,16 @@ const optionValue = (name: string): string | undefined => {
   return index < 0 ? undefined : args[index + 1];
 };
 const seed = Number(optionValue('--seed') ?? process.env.SEED ?? Date.now() % 2 ** 31);
-const only = new Set((optionValue('--only') ?? 'images,kills,ai-sdk,races,io,fuzz').split(','));
+const only = new Set(
+  (optionValue('--only') ?? 'images,kills,ai-sdk,openai-agents,races,io,fuzz').split(','),
+);
 const quotas = long
   ? {
       images: 30_000,
       kills: 500,
       ledgerKills: 100,
       aiSdkKills: 300,
+      openaiAgentsKills: 300,
       races: 2000,
       treeRaces: 500,
       fuzz: 300_000,
@@ -45,6 +48,7 @@ const quotas = long
       kills: 200,
       ledgerKills: 30,
       aiSdkKills: 100,
+      openaiAgentsKills: 100,
       races: 500,
       treeRaces: 200,
       fuzz: 100_000,
@@ -137,16 +141,36 @@ if (only.has('kills')) {
     totals.failed += 1;
   }
 }
-if (only.has('ai-sdk')) {
-  // The same kills, of a process running an AI SDK ToolLoopAgent through the wrappers.
-  const kills = await runAiSdkKills({ kills: quotas.aiSdkKills, lanes: 2, seed });
+const wrapperParts = [
+  { part: 'ai-sdk', quota: quotas.aiSdkKills, title: 'AI SDK', what: 'a wrapped ToolLoopAgent' },
+  {
+    part: 'openai-agents',
+    quota: quotas.openaiAgentsKills,
+    title: 'OpenAI Agents',
+    what: 'a wrapped OpenAI Agents JS run',
+  },
+] as const;
+for (const { part, quota, title, what } of wrapperParts) {
+  if (!only.has(part)) continue;
+  // The same kills, of a process running a program of another SDK through the wrappers.
+  const kills = await runWrapperKills({ program: part, kills: quota, lanes: 2, seed });
   counts.sigkills += kills.bySigkill;
   add(kills);
   failures.push(...kills.failures);
   sections.push(
-    `AI SDK kills: ${kills.kills} kills of a wrapped ToolLoopAgent (${kills.bySigkill} by SIGKILL, ${kills.revived} revived, ${kills.midTool} inside a tool), delays 0–${Math.round(kills.baselineMilliseconds * 1.1)} ms after its run opened`,
+    `${title} kills: ${kills.kills} kills of ${what} (${kills.bySigkill} by SIGKILL, ${kills.revived} revived — ${kills.revivedByCli} by llm-agent revive —, ${kills.midTool} inside a tool), delays 0–${Math.round(kills.baselineMilliseconds * 1.1)} ms after its run opened`,
   );
-  if (kills.bySigkill < quotas.aiSdkKills || kills.revived === 0) totals.failed += 1;
+  if (
+    kills.bySigkill < quota ||
+    kills.revivedByCli === 0 ||
+    kills.revived === kills.revivedByCli ||
+    kills.midTool === 0
+  ) {
+    failures.push(
+      `the ${part} kills fell short: every kill a SIGKILL, some revived by llm-agent revive and some by the program, some inside a tool`,
+    );
+    totals.failed += 1;
+  }
 }
 if (only.has('races')) {
   const race = await runReviverRace({ rounds: quotas.races, workers: 4, seed });

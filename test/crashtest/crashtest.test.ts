@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runAiSdkKills } from '../../crashtest/ai-sdk-kills.ts';
 import { runScenarioImages } from '../../crashtest/crash-images.ts';
 import { runFuzz } from '../../crashtest/fuzz.ts';
 import type { BreachFigures } from '../../crashtest/invariants.ts';
@@ -9,6 +8,7 @@ import { runLedgerKills } from '../../crashtest/ledger-kills.ts';
 import { runReviverRace } from '../../crashtest/reviver-race.ts';
 import { SCENARIOS } from '../../crashtest/scenarios.ts';
 import { runSigkillLoop } from '../../crashtest/sigkill-loop.ts';
+import { runWrapperKills } from '../../crashtest/wrapper-kills.ts';
 
 /*
  * The reduced crashtest that runs with `npm test`: a sample of every part of `npm run
@@ -65,7 +65,17 @@ describe('crashtest (reduced)', { concurrency: false }, () => {
   it('AI SDK: real kills of a process running a wrapped ToolLoopAgent, revived and checked', {
     timeout: 240_000,
   }, async () => {
-    const figures = await runAiSdkKills({ kills: 4, lanes: 2, seed });
+    const figures = await runWrapperKills({ program: 'ai-sdk', kills: 4, lanes: 2, seed });
+    assert.equal(figures.bySigkill, 4, 'every process died by SIGKILL');
+    assert.ok(figures.revived > 0, 'no kill landed mid-run: the kills proved nothing');
+    assert.deepEqual(figures.failures, []);
+    zero(figures);
+  });
+
+  it('OpenAI Agents: real kills of a process running a wrapped OpenAI Agents JS run, revived and checked', {
+    timeout: 240_000,
+  }, async () => {
+    const figures = await runWrapperKills({ program: 'openai-agents', kills: 4, lanes: 2, seed });
     assert.equal(figures.bySigkill, 4, 'every process died by SIGKILL');
     assert.ok(figures.revived > 0, 'no kill landed mid-run: the kills proved nothing');
     assert.deepEqual(figures.failures, []);

@@ -53,6 +53,7 @@ function runWorker(program: string, path: string, phase: 'first' | 'revived') {
 const cases = [
   { program: 'agent', revivedBy: 'llm-agent revive' },
   { program: 'agent', revivedBy: 'the program started again' },
+  { program: 'stream-text', revivedBy: 'llm-agent revive' },
   { program: 'stream-text', revivedBy: 'the program started again' },
   { program: 'loop', revivedBy: 'llm-agent revive' },
 ] as const;

@@ -19,7 +19,11 @@ export { NOT_STARTED_MESSAGE } from './run-recorder.ts';
 export { RevivableRun, type RevivableRunOptions, type RunNotOpened } from './revivable-run.ts';
 export { revivableModel } from './revivable-model.ts';
 export { revivableTools } from './revivable-tools.ts';
-export { aiSdkAgentDefinition, type GeneratingAgent } from './agent-definition.ts';
+export {
+  type AiSdkProgram,
+  aiSdkAgentDefinition,
+  type GeneratingAgent,
+} from './agent-definition.ts';
 export { answerInterruptedToolParts } from './answer-interrupted-tool-parts.ts';
 export { RevivableAgent } from './revivable-agent.ts';
 export { revivableSubagent } from './revivable-subagent.ts';

@@ -31,6 +31,8 @@ export class RunRecorder {
   readonly #answered = new Set<string>();
   /** Calls dispatched by this process (a second dispatch of one call is refused). */
   readonly #dispatched = new Set<string>();
+  /** User turns recorded at the model call before the runner handed them over (OpenAI Agents). */
+  readonly #ahead: string[] = [];
 
   constructor(session: TranscriptWriter, conversation: readonly Message[]) {
     this.session = session;
@@ -105,6 +107,24 @@ export class RunRecorder {
   async recordUser(message: Message): Promise<void> {
     await this.#append(message);
     await this.session.barrier();
+  }
+
+  /**
+   * Record, durable, a user (or system) turn the model is about to read that its runner will
+   * hand over only later (OpenAI Agents saves a run's input to its session when the run ends):
+   * {@link takeAhead} then says it is recorded already.
+   */
+  async recordUserAhead(message: Message): Promise<void> {
+    await this.recordUser(message);
+    this.#ahead.push(JSON.stringify([message.role, message.content]));
+  }
+
+  /** Whether `message` was recorded ahead by {@link recordUserAhead} (and not taken yet): taken now. */
+  takeAhead(message: Message): boolean {
+    const at = this.#ahead.indexOf(JSON.stringify([message.role, message.content]));
+    if (at === -1) return false;
+    this.#ahead.splice(at, 1);
+    return true;
   }
 
   /**

@@ -19,3 +19,4 @@
 export { revivableAgentsModel } from './revivable-agents-model.ts';
 export { revivableFunctionTools } from './revivable-function-tools.ts';
 export { TranscriptSession } from './transcript-session.ts';
+export { openaiAgentsDefinition } from './openai-agents-definition.ts';

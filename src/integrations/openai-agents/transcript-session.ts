@@ -5,8 +5,13 @@ import {
   type RunNotOpened,
   recorderOf,
 } from '../ai-sdk/revivable-run.ts';
+import { type RunRecorder, withRecorder } from '../ai-sdk/run-recorder.ts';
 import { normalizeConversation } from '../../transcript/normalize-conversation.ts';
+import type { Message } from '../../transcript/records.ts';
 import { itemsOf, kindOf, resultText, textOfInput } from './items.ts';
+
+/** Set by {@link TranscriptSession}'s static block: its constructor is private. */
+let sessionOf: (recorder: RunRecorder) => TranscriptSession;
 
 /**
  * OpenAI Agents JS's `Session` over one of our transcripts: `run(agent, input, { session })`
@@ -34,10 +39,16 @@ import { itemsOf, kindOf, resultText, textOfInput } from './items.ts';
  * }
  */
 export class TranscriptSession implements Session {
-  readonly #run: RevivableRun;
+  readonly #run: RevivableRun | undefined;
+  readonly #recorder: RunRecorder;
 
-  private constructor(run: RevivableRun) {
+  private constructor(recorder: RunRecorder, run?: RevivableRun) {
+    this.#recorder = recorder;
     this.#run = run;
+  }
+
+  static {
+    sessionOf = (recorder) => new TranscriptSession(recorder);
   }
 
   /** Open (create, revive or continue) the transcript at `options.path`; see `RevivableRun.open`. */
@@ -45,32 +56,36 @@ export class TranscriptSession implements Session {
     options: RevivableRunOptions,
   ): Promise<{ ok: true; session: TranscriptSession } | RunNotOpened> {
     const opened = await RevivableRun.open({ model: 'openai-agents', ...options });
-    return opened.ok ? { ok: true, session: new TranscriptSession(opened.run) } : opened;
+    return opened.ok
+      ? { ok: true, session: new TranscriptSession(recorderOf(opened.run), opened.run) }
+      : opened;
   }
 
   /** True when opening revived the run: continue it with `run(agent, [], { session })`. */
   get revived(): boolean {
-    return this.#run.revived;
+    return this.#run?.revived ?? false;
   }
 
   /** Run `body` as this run: the wrapped model and tools it calls record into its transcript. */
   within<T>(body: () => T): T {
-    return this.#run.within(body);
+    return withRecorder(this.#recorder, body);
   }
 
   /** Make everything durable and let the transcript go. */
-  close(): Promise<void> {
-    return this.#run.close();
+  async close(): Promise<void> {
+    // A session over a run an agent type carries on is closed by whoever opened that run.
+    if (this.#run === undefined) await this.#recorder.session.barrier();
+    else await this.#run.close();
   }
 
   /** The transcript's path: one transcript, one session. */
   async getSessionId(): Promise<string> {
-    return this.#run.path;
+    return this.#run?.path ?? this.#recorder.session.path;
   }
 
   /** The conversation as the model is sent it (the last `limit` items when given). */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = itemsOf(normalizeConversation(recorderOf(this.#run).messages));
+    const items = itemsOf(normalizeConversation(this.#recorder.messages));
     return limit === undefined ? items : items.slice(Math.max(0, items.length - limit));
   }
 
@@ -80,14 +95,16 @@ export class TranscriptSession implements Session {
    * transcript does not hold means the model was not wrapped, and is refused.
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
-    const recorder = recorderOf(this.#run);
+    const recorder = this.#recorder;
     for (const item of items) {
       const kind = kindOf(item);
       if (kind === 'user' || kind === 'system') {
-        await recorder.recordUser({
+        const message: Message = {
           role: kind,
           content: [{ type: 'text', text: textOfInput(item) }],
-        });
+        };
+        // The wrapped model recorded it before the model read it; the runner hands it over at the end.
+        if (!recorder.takeAhead(message)) await recorder.recordUser(message);
       } else if (kind === 'result') {
         const callId = (item as { callId: string }).callId;
         await recorder.recordUnrunAnswer(callId, resultText(item), false);
@@ -118,4 +135,15 @@ export class TranscriptSession implements Session {
       'TranscriptSession: a transcript is append-only; open a new path instead of clearing it',
     );
   }
+}
+
+/**
+ * A session over a run already open (an agent type's run, whose transcript the composer
+ * opened and closes): for the other files of this integration, not exported by it.
+ *
+ * @example
+ * const session = transcriptSessionOver(recorder);
+ */
+export function transcriptSessionOver(recorder: RunRecorder): TranscriptSession {
+  return sessionOf(recorder);
 }

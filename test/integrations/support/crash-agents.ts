@@ -1,10 +1,11 @@
 /**
  * The `--agents` module `llm-agent revive` carries the crashed programs on with: `agent` is the
- * program's ToolLoopAgent (aiSdkAgentDefinition), `loop` our Loop with the same tool().
+ * program's ToolLoopAgent, `stream-text` its streamText call (aiSdkAgentDefinition of each),
+ * `loop` our Loop with the same tool().
  */
 import { aiSdkAgentDefinition } from '../../../src/integrations/ai-sdk/index.ts';
 import type { AgentRegistry } from '../../../src/subagents/agent-definition.ts';
-import { phaseOf, programAgent, scriptedModel, sendTool } from './crash-program.ts';
+import { phaseOf, programAgent, programStream, scriptedModel, sendTool } from './crash-program.ts';
 
 export default (context: { transcript: string; env: NodeJS.ProcessEnv }): AgentRegistry => {
   const phase = phaseOf(context.env);
@@ -19,9 +20,11 @@ export default (context: { transcript: string; env: NodeJS.ProcessEnv }): AgentR
             system: 'You send reports.',
             tools: { send: sendTool(effects, phase) },
           }
-        : aiSdkAgentDefinition(programAgent(model, effects, phase), {
-            description: 'Sends reports',
-            model,
-          }),
+        : aiSdkAgentDefinition(
+            context.env.CRASH_PROGRAM === 'stream-text'
+              ? programStream(model, effects, phase)
+              : programAgent(model, effects, phase),
+            { description: 'Sends reports', model },
+          ),
   };
 };

@@ -5,7 +5,14 @@
  */
 import { appendFileSync } from 'node:fs';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { ToolLoopAgent, tool, wrapLanguageModel } from 'ai';
+import {
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  ToolLoopAgent,
+  tool,
+  wrapLanguageModel,
+} from 'ai';
 import { z } from 'zod';
 import { revivableModel, revivableTools } from '../../../src/integrations/ai-sdk/index.ts';
 import { ScriptedModel } from '../../../src/testing/index.ts';
@@ -65,4 +72,20 @@ export function programAgent(model: LanguageModelV4, effectsFile: string, phase:
     tools: revivableTools({ send: sendTool(effectsFile, phase) }),
     instructions: 'You send reports.',
   });
+}
+
+/** The program's streamText call, as a function of what it starts or continues from. */
+export function programStream(model: LanguageModelV4, effectsFile: string, phase: Phase) {
+  const wrapped = revivableModel(model);
+  const tools = revivableTools({ send: sendTool(effectsFile, phase) });
+  return (
+    input: ({ messages: ModelMessage[] } | { prompt: string }) & { abortSignal?: AbortSignal },
+  ) =>
+    streamText({
+      model: wrapped,
+      tools,
+      stopWhen: stepCountIs(5),
+      system: 'You send reports.',
+      ...input,
+    });
 }

@@ -4,15 +4,17 @@
  * PROGRAM: `agent` (ToolLoopAgent.generate), `stream-text` (streamText), `loop` (our Loop with
  * tool()). CRASH_PHASE=first makes the tool kill the process.
  */
-import { stepCountIs, streamText } from 'ai';
-import {
-  RevivableRun,
-  revivableModel,
-  revivableTools,
-} from '../../../src/integrations/ai-sdk/index.ts';
+import { RevivableRun } from '../../../src/integrations/ai-sdk/index.ts';
 import { Loop } from '../../../src/loop/loop.ts';
 import { Session } from '../../../src/transcript/session.ts';
-import { PROMPT, phaseOf, programAgent, scriptedModel, sendTool } from './crash-program.ts';
+import {
+  PROMPT,
+  phaseOf,
+  programAgent,
+  programStream,
+  scriptedModel,
+  sendTool,
+} from './crash-program.ts';
 
 const [program, path] = process.argv.slice(2) as [string, string];
 const phase = phaseOf(process.env);
@@ -43,16 +45,7 @@ if (program === 'loop') {
     const agent = programAgent(model, effects, phase);
     text = (await run.within(() => agent.generate(input))).text;
   } else {
-    const tools = revivableTools({ send: sendTool(effects, phase) });
-    const result = run.within(() =>
-      streamText({
-        model: revivableModel(model),
-        tools,
-        stopWhen: stepCountIs(5),
-        system: 'You send reports.',
-        ...input,
-      }),
-    );
+    const result = run.within(() => programStream(model, effects, phase)(input));
     text = await result.text;
   }
   await run.close();

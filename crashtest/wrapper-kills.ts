@@ -1,15 +1,18 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { main } from '../src/cli/main.ts';
+import { createStyle } from '../src/render/terminal-style.ts';
 import { Revival } from '../src/revival/index.ts';
 import { conversationView } from '../src/transcript/conversation-view.ts';
 import { pairingViolations } from '../src/transcript/pairing-violations.ts';
 import { readRecords } from '../src/transcript/read-records.ts';
 import type { TranscriptRecord } from '../src/transcript/records.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
-import { FINAL, runAiSdkProgram } from './ai-sdk-program.ts';
+import { FINAL, TASK } from './ai-sdk-program.ts';
 import {
   acknowledgedPrefix,
   type BreachFigures,
@@ -17,30 +20,38 @@ import {
   type PartBreaches,
   tallyBreaches,
 } from './invariants.ts';
+import { problemsByTranscript } from './wrapper-agents.ts';
+import { WRAPPER_PROGRAMS, type WrapperProgram } from './wrapper-programs.ts';
 
 /*
- * The ai-sdk part: the same real kills as the SIGKILL loop, of a process running an AI SDK
- * ToolLoopAgent through the wrappers (crashtest/ai-sdk-program.ts). After each kill the program
- * is started again in this process — opening the run revives it — and run to its end; then the
- * invariants the Loop's transcripts are held to: the acknowledged bytes kept, every tool start
+ * The wrapper parts (ai-sdk, openai-agents): the same real kills as the SIGKILL loop, of a
+ * process running an AI SDK ToolLoopAgent, or an OpenAI Agents JS run, through the wrappers
+ * (crashtest/wrapper-programs.ts). After each kill the run is revived in this process and run
+ * to its end — every other kill by `llm-agent revive` with an agents module naming the same
+ * agent (crashtest/wrapper-agents.ts), the others (and a run the command has nothing to revive
+ * in: killed before its task was recorded, or after it finished) by the program started again,
+ * whose opening the run revives it; then the invariants the Loop's transcripts are held to:
+ * the acknowledged bytes kept, every tool start
  * preceded by its durable dispatch (lost), no call started twice (doubled), every prompt and the
  * final conversation pairing, the run finished with the model's last answer (failed).
  */
 
-/** The figures of the ai-sdk part. */
-export interface AiSdkKillFigures extends BreachFigures {
+/** The figures of a wrapper part. */
+export interface WrapperKillFigures extends BreachFigures {
   kills: number;
   /** Kills whose process exited by SIGKILL (must be all). */
   bySigkill: number;
   /** Kills that landed while a tool had started and not returned: the dispatch left open. */
   midTool: number;
-  /** Revivals the reopened program made (a kill after the run finished needs none). */
+  /** Runs the kill left revivable (a kill after the run finished leaves none). */
   revived: number;
+  /** Of those, the runs revived by `llm-agent revive` (the others by the program started again). */
+  revivedByCli: number;
   baselineMilliseconds: number;
   failures: string[];
 }
 
-const childScript = fileURLToPath(new URL('./ai-sdk-child.ts', import.meta.url));
+const childScript = fileURLToPath(new URL('./wrapper-child.ts', import.meta.url));
 
 interface Warm {
   child: ChildProcess;
@@ -48,8 +59,8 @@ interface Warm {
   exited: Promise<NodeJS.Signals | null>;
 }
 
-function warm(): Warm {
-  const child = fork(childScript, [], {
+function warm(program: WrapperProgram): Warm {
+  const child = fork(childScript, [program], {
     execPath: process.execPath,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -106,11 +117,61 @@ async function lines(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
 }
 
-/** Check one killed folder: revive it, run it to its end, hold it to the invariants. */
+const agentsModule = fileURLToPath(new URL('./wrapper-agents.ts', import.meta.url));
+
+/** One `llm-agent revive` at a time in this process: the lanes share it. */
+let cliTurn: Promise<unknown> = Promise.resolve();
+
+/**
+ * `llm-agent revive PATH --yes --agents wrapper-agents.ts`, in this process: the CLI's reviver
+ * carries the run on with the program's agent. Returns the exit code and what it printed.
+ */
+function reviveByCli(
+  program: WrapperProgram,
+  path: string,
+): Promise<{ code: number; output: string }> {
+  const turn = cliTurn.then(async () => {
+    let output = '';
+    const sink = () => {
+      const stream = new PassThrough();
+      stream.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+      });
+      return stream;
+    };
+    const code = await main(['revive', path, '--yes', '--agents', agentsModule], {
+      stdout: sink(),
+      stderr: sink(),
+      stdin: new PassThrough(),
+      env: { ...process.env, NO_COLOR: '1', WRAPPER_PROGRAM: program },
+      cwd: dirname(path),
+      out: createStyle(false),
+      err: createStyle(false),
+    });
+    return { code, output };
+  });
+  cliTurn = turn.catch(() => undefined);
+  return turn;
+}
+
+/** The text of the transcript's last assistant turn: what a run revived by the CLI ended with. */
+function lastText(all: TranscriptRecord[]): string {
+  const last = conversationView(all).findLast((message) => message.role === 'assistant');
+  return (last?.content ?? [])
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('');
+}
+
+/**
+ * Check one killed folder: revive it (by `llm-agent revive` when `byCli` and the run is
+ * revivable, else by the program started again), run it to its end, hold it to the invariants.
+ */
 async function checkKill(
+  program: WrapperProgram,
   folder: string,
   where: string,
-  figures: AiSdkKillFigures,
+  byCli: boolean,
+  figures: WrapperKillFigures,
   breaches: PartBreaches,
 ): Promise<void> {
   const path = join(folder, 'main.jsonl');
@@ -118,6 +179,7 @@ async function checkKill(
   const atKill = await readFile(path).catch(() => Buffer.alloc(0));
   const acknowledged = acknowledgedPrefix(atKill);
   const started = await lines(executions);
+  let revivable = false;
   if (atKill.length > 0) {
     const dispatched = new Set(
       (await records(path)).flatMap((record) =>
@@ -130,14 +192,31 @@ async function checkKill(
     }
     const found = await Revival.inspect({ path, maxRevivals: 3 });
     if (found.revivable) {
+      revivable = true;
       figures.revived += 1;
       if (found.openDispatches.length > 0) figures.midTool += 1;
     }
   }
-  const problems: string[] = [];
+  let problems: string[] = [];
   let text: string;
   try {
-    text = await runAiSdkProgram(path, executions, problems);
+    if (byCli && revivable) {
+      const revived = await reviveByCli(program, path);
+      if (revived.code !== 0) {
+        breaches.failed.push(
+          `${where}: llm-agent revive exited ${revived.code}: ${revived.output}`,
+        );
+      }
+      const seen = problemsByTranscript.get(path);
+      problemsByTranscript.delete(path);
+      // The agents module is this process's instance: its agent's prompts are checked here.
+      if (seen === undefined) breaches.failed.push(`${where}: the agents module's agent never ran`);
+      problems = seen ?? [];
+      figures.revivedByCli += 1;
+      text = lastText(await records(path));
+    } else {
+      text = await WRAPPER_PROGRAMS[program](path, executions, problems);
+    }
   } catch (error) {
     breaches.throws.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
     return;
@@ -154,6 +233,14 @@ async function checkKill(
   }
   for (const problem of problems) breaches.pairing.push(`${where}: a prompt: ${problem}`);
   const view = conversationView(await records(path));
+  const tasks = view.filter(
+    (message) =>
+      message.role === 'user' &&
+      message.content.some((part) => part.type === 'text' && part.text === TASK),
+  ).length;
+  // A run killed before its task was durable is started afresh: never without it, never twice.
+  if (tasks === 0) breaches.lost.push(`${where}: the transcript does not hold the run's task`);
+  if (tasks > 1) breaches.doubled.push(`${where}: the run's task recorded ${tasks} times`);
   for (const problem of pairingViolations(view)) {
     breaches.pairing.push(`${where}: the transcript: ${JSON.stringify(problem)}`);
   }
@@ -162,23 +249,25 @@ async function checkKill(
 }
 
 /**
- * Kill `kills` runs of the wrapped AI SDK program at random moments, revive and check each.
+ * Kill `kills` runs of a wrapped program at random moments, revive and check each.
  *
  * @example
- * const figures = await runAiSdkKills({ kills: 100, lanes: 2, seed: 1 });
+ * const figures = await runWrapperKills({ program: 'openai-agents', kills: 100, lanes: 2, seed: 1 });
  */
-export async function runAiSdkKills(options: {
+export async function runWrapperKills(options: {
+  program: WrapperProgram;
   kills: number;
   lanes: number;
   seed: number;
-}): Promise<AiSdkKillFigures> {
+}): Promise<WrapperKillFigures> {
   const random = seededRandom(options.seed);
-  const root = await mkdtemp(join(tmpdir(), 'crashtest-ai-sdk-'));
-  const figures: AiSdkKillFigures = {
+  const root = await mkdtemp(join(tmpdir(), `crashtest-${options.program}-`));
+  const figures: WrapperKillFigures = {
     kills: 0,
     bySigkill: 0,
     midTool: 0,
     revived: 0,
+    revivedByCli: 0,
     baselineMilliseconds: 0,
     lost: 0,
     doubled: 0,
@@ -188,13 +277,13 @@ export async function runAiSdkKills(options: {
     failures: [],
   };
   const breaches = noPartBreaches();
-  const lanes = Array.from({ length: options.lanes }, () => ({ next: warm() }));
+  const lanes = Array.from({ length: options.lanes }, () => ({ next: warm(options.program) }));
   try {
     const baselineFolder = join(root, 'baseline');
     await mkdir(baselineFolder);
     const lane0 = lanes[0] as { next: Warm };
     const baselineSlot = lane0.next;
-    lane0.next = warm();
+    lane0.next = warm(options.program);
     figures.baselineMilliseconds = Math.round(
       (await runOnce(baselineSlot, baselineFolder, null)).milliseconds,
     );
@@ -207,17 +296,17 @@ export async function runAiSdkKills(options: {
       lanes.map(async (lane) => {
         for (let index = next++; index < options.kills; index = next++) {
           const slot = lane.next;
-          lane.next = warm();
+          lane.next = warm(options.program);
           const folder = join(root, `kill-${index}`);
           await mkdir(folder);
           const delay = delays[index] ?? 0;
           const outcome = await runOnce(slot, folder, delay);
           figures.kills += 1;
-          const where = `ai-sdk kill ${index} after ${delay} ms`;
+          const where = `${options.program} kill ${index} after ${delay} ms`;
           if (outcome.signal === 'SIGKILL') figures.bySigkill += 1;
           else
             breaches.failed.push(`${where}: the process ended by ${outcome.signal}, not SIGKILL`);
-          await checkKill(folder, where, figures, breaches);
+          await checkKill(options.program, folder, where, index % 2 === 1, figures, breaches);
           await rm(folder, { recursive: true, force: true });
         }
       }),
