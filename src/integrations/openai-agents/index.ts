@@ -18,4 +18,5 @@
  */
 export { revivableAgentsModel } from './revivable-agents-model.ts';
 export { revivableFunctionTools } from './revivable-function-tools.ts';
+export { functionToolIdempotencyKey } from './function-tool-idempotency-key.ts';
 export { TranscriptSession } from './transcript-session.ts';
