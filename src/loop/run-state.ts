@@ -13,6 +13,7 @@ import {
   SUMMARY_INSTRUCTIONS,
 } from './compaction.ts';
 import { callsOf, toModelMessages } from './model-messages.ts';
+import { reusedCallId } from './reused-call-id.ts';
 import { toProviderPrompt } from './provider-prompt.ts';
 import { RunConversation } from './run-conversation.ts';
 import {
@@ -221,6 +222,15 @@ export class RunState {
           ? 'was dispatched and never settled: revive the transcript before running it'
           : 'was settled but has no result in the conversation given to the run';
       return this.ended('failed', 'error', `tool call ${blocked.call.callId} ${why}`);
+    }
+    // A reused call id would hand the new call the old call's idempotency key: nothing runs.
+    const reused = reusedCallId(this.#conversation.messages);
+    if (reused !== undefined && calls.some((entry) => entry.state === 'not-yet-run')) {
+      return this.ended(
+        'failed',
+        'error',
+        `tool call ${reused} reuses the id of an earlier call, so no call of its turn was run: its idempotency key would be the earlier call's`,
+      );
     }
     if (
       calls.some((entry) => entry.state === 'pending-again') &&

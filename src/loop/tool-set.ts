@@ -117,6 +117,8 @@ function definitionOf(
       const options = {
         toolCallId: context.callId,
         abortSignal: context.signal,
+        // The call's key, as the wrapped tools carry it: `toolIdempotencyKey(options)` reads it.
+        idempotencyKey: context.idempotencyKey,
         context: undefined,
         get messages(): never {
           throw new TypeError(

@@ -371,7 +371,7 @@ function crashHistory(node: RunNode, records: (TranscriptRecord | ForeignRecord)
       )}${idList('; completed, result not persisted', record.completedUnpersisted)}${idList(
         '; orphaned',
         record.orphaned,
-      )}</li>`,
+      )}${reconciledList(record.reconciled ?? [])}</li>`,
     );
   }
   const inspection = node.inspection;
@@ -388,6 +388,15 @@ function crashHistory(node: RunNode, records: (TranscriptRecord | ForeignRecord)
   return `<div class="revival"><strong>Crash history</strong> (${inspection.revivalsUsed} revival${
     inspection.revivalsUsed === 1 ? '' : 's'
   } used of ${inspection.maxRevivals})<ul>\n${lines.join('\n')}\n</ul></div>`;
+}
+
+/** What each tool's reconcile answered about the calls a revival settled (format 2). */
+function reconciledList(reconciled: { callId: string; answer: string }[]): string {
+  return reconciled.length === 0
+    ? ''
+    : `; asked its tool's reconcile: ${reconciled
+        .map((asked) => `<code>${escapeHtml(asked.callId)}</code> ${escapeHtml(asked.answer)}`)
+        .join(', ')}`;
 }
 
 function idList(label: string, ids: string[]): string {
@@ -470,6 +479,7 @@ function conversationHtml(
   const neverStarted = new Set(
     died ? node.inspection.neverDispatched.map((call) => call.callId) : [],
   );
+  const reconciled = reconcileAnswersOf(records);
   const out: string[] = [];
   const page = pageOf(messages, options.paged);
   const first = page.messages[0];
@@ -506,7 +516,7 @@ function conversationHtml(
   };
   for (const message of page.messages) {
     flush(message.seq);
-    out.push(messageHtml(message, shape, inFlight, neverStarted, links));
+    out.push(messageHtml(message, shape, { inFlight, neverStarted, reconciled }, links));
   }
   if (page.last) {
     flush(Number.POSITIVE_INFINITY);
@@ -569,13 +579,43 @@ function pageOf(
   };
 }
 
+/** A revival's answer to a call its tool's reconcile was asked about: what it answered. */
+function reconcileBadge(answer: string | undefined): string {
+  if (answer === undefined) return '';
+  if (answer === 'completed') {
+    return '<span class="badge">recovered: its tool\'s reconcile says it completed (not run again)</span>';
+  }
+  if (answer === 'did-not-happen') {
+    return '<span class="badge warn">its tool\'s reconcile says it did not happen (not retried)</span>';
+  }
+  return '<span class="badge warn">its tool\'s reconcile could not tell</span>';
+}
+
+/** What each call's revival found: in flight, never started, settled by a reconcile. */
+interface CallFlags {
+  inFlight: Map<string, string>;
+  neverStarted: Set<string>;
+  /** What its tool's reconcile answered, by call id (the revivals' envelopes, format 2). */
+  reconciled: Map<string, string>;
+}
+
+/** What each tool's reconcile answered about the calls revivals settled, by call id. */
+function reconcileAnswersOf(records: (TranscriptRecord | ForeignRecord)[]): Map<string, string> {
+  const answers = new Map<string, string>();
+  for (const record of records) {
+    if ('unknown' in record || record.type !== 'run-revived') continue;
+    for (const asked of record.reconciled ?? []) answers.set(asked.callId, asked.answer);
+  }
+  return answers;
+}
+
 function messageHtml(
   message: ViewMessage,
   shape: ValueShape,
-  inFlight: Map<string, string>,
-  neverStarted: Set<string>,
+  flags: CallFlags,
   links: Map<string, string>,
 ): string {
+  const { inFlight, neverStarted } = flags;
   const injected = message.extras?.injected;
   const interrupted = message.content.some(
     (part) => part.type === 'tool-result' && part.isError && part.output === INTERRUPTED_MESSAGE,
@@ -628,7 +668,7 @@ function messageHtml(
             part.isError ? '← error' : '← result'
           } <strong>${escapeHtml(part.toolName)}</strong> <code>${escapeHtml(part.callId)}</code>${
             wasInterrupted ? '<span class="badge warn">interrupted, outcome unknown</span>' : ''
-          }${valueHtml(part.output, shape, message.seq, index)}</div>`,
+          }${reconcileBadge(flags.reconciled.get(part.callId))}${valueHtml(part.output, shape, message.seq, index)}</div>`,
         );
         break;
       }

@@ -140,8 +140,14 @@ export async function planApproval(
         );
         continue;
       }
+      // A keyed call may be settled by its tool's reconcile, which the reviving worker asks
+      // (it holds the tools; this plan does not): say so rather than promise "interrupted".
+      const unless =
+        call.idempotencyKey === undefined
+          ? ''
+          : ', unless its tool has a reconcile, which the reviving worker asks first (nothing is run again)';
       lines.push(
-        `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(idempotencyLabel(call))}) as interrupted, outcome unknown — NOT retried`,
+        `       answer ${safe(call.toolName)} ${style.dim(safe(call.callId))} (${safe(idempotencyLabel(call))}) as interrupted, outcome unknown — NOT retried${unless}`,
       );
     }
     lines.push(

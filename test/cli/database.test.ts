@@ -212,7 +212,7 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
   assert.equal(refusedOffTerminal.code, 2);
   assert.match(
     refusedOffTerminal.stdout,
-    /answer deploy \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried/,
+    /answer deploy \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried, unless its tool has a reconcile, which the reviving worker asks first \(nothing is run again\)\n/,
   );
   const approved = await onDatabase('revive', 'dep', '--yes');
   assert.equal(approved.code, 0, approved.stderr);

@@ -48,3 +48,41 @@ test('distributed crashtest, quick: kills, zombies and cut connections; nothing 
   assert.ok(figures.joins > 0, 'parents joined their children');
   assert.equal(figures.finished + figures.capped, figures.runs, 'every run ended');
 });
+
+test('distributed crashtest, quick, with reconciles: every call a reconcile settled agrees with the ledger', async () => {
+  const seed = Number(process.env.SEED ?? Date.now() % 2 ** 31);
+  console.log(
+    `crashtest-distributed (quick, --reconcile): seed ${seed} (replay with SEED=${seed})`,
+  );
+  const result = await runDistributed({
+    seed,
+    runs: 30,
+    workers: 4,
+    kills: 12,
+    stops: 4,
+    terminations: 10,
+    leaseMs: 600,
+    maxRevivals: 10,
+    concurrency: 8,
+    reconcile: true,
+    log: (line) => console.log(line),
+  });
+  const { figures, breaches } = result;
+  console.log(JSON.stringify(figures));
+  // A reconcile's answer that disagreed with the ledger is a `failed` breach.
+  assert.deepEqual(
+    { ...breaches, shortfalls: result.shortfalls },
+    {
+      lost: [],
+      doubled: [],
+      replayed: [],
+      pairing: [],
+      doubleRevived: [],
+      failed: [],
+      shortfalls: [],
+    },
+  );
+  assert.ok(figures.kills >= 12, 'the chaos happened');
+  assert.ok(figures.reconciled > 0, 'calls were settled by a reconcile, across workers');
+  assert.equal(figures.finished + figures.capped, figures.runs, 'every run ended');
+});

@@ -157,9 +157,10 @@ test('a tool whose idempotency no one declared is recorded side-effect, undeclar
         ? [[record.toolName, record.idempotency, record.idempotencyDeclared, record.v]]
         : [],
     );
+    // Format 2: each dispatch carries its call's idempotency key, as the Loop's do.
     assert.deepEqual(dispatches.sort(), [
-      ['note', 'idempotent', undefined, 1],
-      ['send', 'side-effect', false, 1],
+      ['note', 'idempotent', undefined, 2],
+      ['send', 'side-effect', false, 2],
     ]);
   }));
 

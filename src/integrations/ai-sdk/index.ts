@@ -19,6 +19,7 @@ export { NOT_STARTED_MESSAGE } from './run-recorder.ts';
 export { RevivableRun, type RevivableRunOptions, type RunNotOpened } from './revivable-run.ts';
 export { revivableModel } from './revivable-model.ts';
 export { revivableTools } from './revivable-tools.ts';
+export { toolIdempotencyKey } from './call-idempotency-key.ts';
 export {
   type AiSdkProgram,
   aiSdkAgentDefinition,

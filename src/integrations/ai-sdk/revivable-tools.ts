@@ -2,6 +2,7 @@ import { getErrorMessage } from '@ai-sdk/provider-utils';
 import type { ToolExecutionOptions, ToolSet } from 'ai';
 import type { ToolIdempotency } from '../../loop/tool-set.ts';
 import { IDEMPOTENCIES, type JsonValue, type ToolCallPart } from '../../transcript/records.ts';
+import { recordedCallKey } from './call-idempotency-key.ts';
 import { currentRecorder, type RunRecorder } from './run-recorder.ts';
 
 /**
@@ -12,7 +13,8 @@ import { currentRecorder, type RunRecorder } from './run-recorder.ts';
  * would not stop the tool.) `idempotency` says, by name, what running each tool twice would
  * do; a tool not named is recorded `side-effect`, marked undeclared (plans say so). A thrown error is recorded as the model will
  * read it and thrown on; a run aborted while the tool ran leaves the dispatch open, for revival
- * to answer as interrupted. Refused with a TypeError: a tool with `toModelOutput` (what the
+ * to answer as interrupted. Each call's idempotency key is recorded in its dispatch and handed
+ * to `execute` in its options (read it with `toolIdempotencyKey(options)`). Refused with a TypeError: a tool with `toModelOutput` (what the
  * model reads would not be what the transcript holds), an unknown idempotency or name.
  *
  * @example
@@ -54,7 +56,13 @@ export function revivableTools<TOOLS extends ToolSet>(
     wrapped[name] = {
       ...tool,
       execute: (input: unknown, execution: ToolExecutionOptions<never>) =>
-        runRecorded(name, declared, () => execute(input as never, execution), execution),
+        runRecorded(
+          name,
+          declared,
+          (idempotencyKey) =>
+            execute(input as never, { ...execution, idempotencyKey } as typeof execution),
+          execution,
+        ),
     } as ToolSet[string];
   }
   return wrapped as TOOLS;
@@ -63,14 +71,22 @@ export function revivableTools<TOOLS extends ToolSet>(
 async function runRecorded(
   name: string,
   idempotency: (typeof IDEMPOTENCIES)[number] | undefined,
-  execute: () => unknown,
+  execute: (idempotencyKey: string) => unknown,
   execution: ToolExecutionOptions<never>,
 ): Promise<unknown> {
   const recorder = currentRecorder(`tool "${name}"`);
-  const call = await recorder.dispatch(execution.toolCallId, name, idempotency);
+  // The key is recorded in the dispatch before the tool starts; the tool gets that key.
+  const idempotencyKey = recordedCallKey(recorder, execution.toolCallId);
+  const call = await recorder.dispatch(
+    execution.toolCallId,
+    name,
+    idempotency,
+    undefined,
+    idempotencyKey,
+  );
   let value: unknown;
   try {
-    value = await execute();
+    value = await execute(idempotencyKey);
   } catch (error) {
     await answerFailure(recorder, call, error, execution.abortSignal);
     throw error;

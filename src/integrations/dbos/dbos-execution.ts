@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { DBOS, DBOSWorkflowConflictError } from '@dbos-inc/dbos-sdk';
-import { idempotencyKeyOf } from '../../transcript/idempotency-key.ts';
+import { recordedCallKey } from '../ai-sdk/call-idempotency-key.ts';
 import type { RunRecorder } from '../ai-sdk/run-recorder.ts';
 
 /**
@@ -51,14 +51,7 @@ export class DbosExecution {
 
   /** The idempotency key of a call of this run (recorded in its dispatch). */
   idempotencyKey(callId: string): string {
-    const meta = this.recorder.session.state.meta;
-    if (meta === null) return idempotencyKeyOf({ agentId: this.recorder.session.path }, callId);
-    return idempotencyKeyOf(
-      meta.createdAt === undefined
-        ? { agentId: meta.agentId }
-        : { agentId: meta.agentId, createdAt: meta.createdAt },
-      callId,
-    );
+    return recordedCallKey(this.recorder, callId);
   }
 }
 

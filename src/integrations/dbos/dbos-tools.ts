@@ -69,7 +69,9 @@ export function wrappedToolsOf(tools: object): WrappedTool[] {
  * transcript holds for it: the result it got, its reconcile's verdict, or "interrupted —
  * outcome unknown — NOT retried" (an error result the model reads). A call of an execution
  * that was never stopped runs as DBOS runs a step (no retries). Calls of one run go one after
- * another. Call the tools inside `run.within(…)` of {@link DbosRun.open}.
+ * another. Each call's execute gets its idempotency key (`toolIdempotencyKey(options)`), the
+ * key its dispatch records and its reconcile is asked by. Call the tools inside `run.within(…)`
+ * of {@link DbosRun.open}.
  *
  * @example
  * import { tool } from 'ai';
@@ -120,7 +122,15 @@ export function dbosTools<TOOLS extends ToolSet>(
         const run = currentExecution(`tool "${name}"`);
         const answer = await run.serial(() =>
           callAtMostOnce(run, name, declared, execution.toolCallId, async () => {
-            const value = await execute(input as never, execution);
+            // The key its dispatch records: `toolIdempotencyKey(options)` reads it.
+            const idempotencyKey = run.idempotencyKey(execution.toolCallId);
+            const value = await execute(
+              input as never,
+              {
+                ...execution,
+                idempotencyKey,
+              } as typeof execution,
+            );
             if (isAsyncIterable(value)) {
               throw new TypeError(
                 `dbosTools: tool "${name}" streams its output, which a step cannot checkpoint`,

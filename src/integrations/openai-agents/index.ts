@@ -18,5 +18,6 @@
  */
 export { revivableAgentsModel } from './revivable-agents-model.ts';
 export { revivableFunctionTools } from './revivable-function-tools.ts';
+export { functionToolIdempotencyKey } from './function-tool-idempotency-key.ts';
 export { TranscriptSession } from './transcript-session.ts';
 export { openaiAgentsDefinition } from './openai-agents-definition.ts';

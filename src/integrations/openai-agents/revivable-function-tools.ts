@@ -1,7 +1,9 @@
 import type { Tool } from '@openai/agents';
 import type { ToolIdempotency } from '../../loop/tool-set.ts';
 import { IDEMPOTENCIES } from '../../transcript/records.ts';
+import { recordedCallKey } from '../ai-sdk/call-idempotency-key.ts';
 import { currentRecorder } from '../ai-sdk/run-recorder.ts';
+import { rememberCallKey } from './function-tool-idempotency-key.ts';
 
 /**
  * The same OpenAI Agents tools, each function tool's `invoke` wrapped with the write-ahead
@@ -9,7 +11,8 @@ import { currentRecorder } from '../ai-sdk/run-recorder.ts';
  * durable before the runner gets it. `idempotency` says, by name, what running each tool twice
  * would do (`side-effect` when not named, recorded as undeclared). Other tools (hosted, computer, shell) are refused:
  * their results do not pass through the process. A run aborted while the tool ran leaves the
- * dispatch open, for revival to answer as interrupted.
+ * dispatch open, for revival to answer as interrupted. Each call's idempotency key is recorded in
+ * its dispatch; the tool reads it with `functionToolIdempotencyKey(details)`.
  *
  * @example
  * import { tool } from '@openai/agents';
@@ -54,7 +57,16 @@ export function revivableFunctionTools<T extends Tool<never>>(
             `tool "${tool.name}": invoked without its call, so its dispatch cannot be recorded`,
           );
         }
-        const call = await recorder.dispatch(callId, tool.name, declared);
+        // The key is recorded in the dispatch before the tool starts; the tool gets that key.
+        const idempotencyKey = recordedCallKey(recorder, callId);
+        const call = await recorder.dispatch(
+          callId,
+          tool.name,
+          declared,
+          undefined,
+          idempotencyKey,
+        );
+        if (details?.toolCall !== undefined) rememberCallKey(details.toolCall, idempotencyKey);
         let result: Awaited<ReturnType<typeof invoke>>;
         try {
           result = await invoke(runContext, input, details);

@@ -10,13 +10,14 @@
  * KILL=1: the tool SIGKILLs its process once it has started; HOLD=FILE: the tool waits until
  * FILE exists; RECONCILE=1: the tool has a reconcile that finds the call completed.
  */
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
+import { toolIdempotencyKey } from '../../../src/integrations/ai-sdk/index.ts';
 import { DbosRun, dbosModel, dbosTools } from '../../../src/integrations/dbos/index.ts';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
 
@@ -58,8 +59,10 @@ const scripted = new MockLanguageModelV4({
   },
 });
 
-async function send({ to }: { to: string }): Promise<string> {
-  appendFileSync(effects, `start send ${process.pid}\n`);
+async function send({ to }: { to: string }, options?: { toolCallId: string }): Promise<string> {
+  // The wrapped tool logs the key it was handed; the reconcile looks for it there.
+  const key = options === undefined ? '' : ` ${toolIdempotencyKey(options)}`;
+  appendFileSync(effects, `start send ${process.pid}${key}\n`);
   if (env.KILL === '1') {
     process.kill(process.pid, 'SIGKILL');
     await new Promise(() => undefined);
@@ -109,7 +112,15 @@ const model = dbosModel(scripted);
 const tools = dbosTools(
   { send: tool({ inputSchema: sendSchema, execute: send }) },
   env.RECONCILE === '1'
-    ? { reconcile: { send: async () => ({ outcome: 'completed', output: RECONCILED_OUTPUT }) } }
+    ? {
+        reconcile: {
+          // Completed only when the tool was started with the very key the reconcile is asked by.
+          send: async (_input, { idempotencyKey }) =>
+            readFileSync(effects, 'utf8').includes(` ${idempotencyKey}\n`)
+              ? { outcome: 'completed', output: RECONCILED_OUTPUT }
+              : { outcome: 'unknown', detail: `no start with key ${idempotencyKey}` },
+        },
+      }
     : {},
 );
 
