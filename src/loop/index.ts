@@ -6,7 +6,7 @@
  *
  * @example
  * import { Loop } from 'llm-agent-revival/loop';
- * const result = await new Loop({ backends: [model], session, tools }).start('Hello');
+ * const result = await new Loop({ backends: [model], writer: session, tools }).start('Hello');
  *
  * @module
  */

@@ -76,7 +76,7 @@ export {
  * @example
  * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
  * if (revived.ok) {
- *   const run = new Loop({ backends, session: revived.session }).run(revived.messages);
+ *   const run = new Loop({ backends, writer: revived.session }).run(revived.messages);
  * } else {
  *   console.error(`${revived.reason}: ${revived.detail}`);
  * }
@@ -124,7 +124,7 @@ export class Revival {
    *
    * @example
    * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
-   * if (revived.ok) await new Loop({ backends, session: revived.session }).run(revived.messages);
+   * if (revived.ok) await new Loop({ backends, writer: revived.session }).run(revived.messages);
    */
   static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
     return reviveTranscript(options);

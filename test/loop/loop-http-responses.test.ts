@@ -111,7 +111,7 @@ async function carryOnFromDisk(path: string, backend: LanguageModel): Promise<vo
     });
     const result = await new Loop({
       backends: [backend],
-      session,
+      writer: session,
       tools: [echoTool([])],
       system: 'Be brief.',
     }).run(conversationView(await recordsOf(path)));
@@ -210,7 +210,7 @@ test('Responses over HTTP: reasoning replayed by reference before the calls, bot
   try {
     const loop = new Loop({
       backends: [responsesModel(server.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     });
@@ -273,7 +273,7 @@ test('Responses over HTTP with store: false: reasoning replayed inline with its 
   try {
     const result = await new Loop({
       backends: [statelessModel(server.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     }).start('Echo one and two.');
@@ -343,7 +343,7 @@ test('Responses over HTTP: a 503 fails over to the second backend, which finishe
   try {
     const run = new Loop({
       backends: [responsesModel(down.url), responsesModel(up.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
     }).start('Echo one.');
     const events = await collectEvents(run);
@@ -398,7 +398,7 @@ test('Responses over HTTP: a stream that fails mid-answer (response.failed) or b
   try {
     const run = new Loop({
       backends: [responsesModel(flaky.url), responsesModel(steady.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
     }).start('Echo one.');
     const events = await collectEvents(run);
@@ -441,7 +441,7 @@ test('Responses over HTTP: after a failover, the first backend back up refuses i
   try {
     const run = new Loop({
       backends: [responsesModel(first.url), responsesModel(second.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
     }).start('Echo one.');
     const events = await collectEvents(run);

@@ -58,8 +58,8 @@ async function recordStop(options: LoopOptions, reason: unknown): Promise<void> 
     500,
   );
   try {
-    await options.session.append({ type: 'run-stopped', reason: text || 'aborted' });
-    await options.session.barrier();
+    await options.writer.append({ type: 'run-stopped', reason: text || 'aborted' });
+    await options.writer.barrier();
   } catch {
     // The transcript then reads as a run whose process died, which revives the same way.
   }
@@ -73,7 +73,7 @@ function runAgent(
 ): RunHandle {
   const controller = new AbortController();
   const channel = new RunChannel(controller);
-  const session = options.session;
+  const session = options.writer;
   void (async () => {
     let result: RunResult;
     try {
