@@ -15,11 +15,8 @@ import {
   recordsOf,
   shapeOf,
 } from './support/harness.ts';
-import {
-  type ResponsesServer,
-  type ResponsesStep,
-  startResponsesServer,
-} from '../../src/testing/index.ts';
+import { type ResponsesStep, startResponsesServer } from '../../src/testing/index.ts';
+import type { ResponsesServer } from '../../src/testing/responses-server.ts';
 
 /*
  * The real Loop over real HTTP against a scripted OpenAI Responses API: what `openai('gpt-5')`
