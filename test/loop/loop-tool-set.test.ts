@@ -129,6 +129,35 @@ test('AI SDK options the Loop does not take are refused by name, saying what to 
     }
   }));
 
+test("a tool's context carries the Loop's writer as writer, and as session (its deprecated name)", () =>
+  withFreshSession(async (fixture) => {
+    const seen: { writer: unknown; session: unknown }[] = [];
+    const model = new ScriptedModel([
+      { calls: [{ id: 'c1', name: 'look', input: {} }] },
+      { text: 'Done.' },
+    ]);
+    const result = await new Loop({
+      backends: [model.model],
+      writer: fixture.session,
+      tools: [
+        {
+          name: 'look',
+          description: 'Look at the context',
+          inputSchema: z.object({}),
+          idempotency: 'read-only',
+          execute: async (_input, context) => {
+            seen.push({ writer: context.writer, session: context.session });
+            return 'ok';
+          },
+        },
+      ],
+    }).start('Look.');
+    assert.equal(result.status, 'finished', result.error);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]?.writer, fixture.session);
+    assert.equal(seen[0]?.session, fixture.session);
+  }));
+
 test('tool() features the Loop cannot honour are refused by name', () =>
   withFreshSession(async (fixture) => {
     const base = { backends: [new ScriptedModel([]).model], writer: fixture.session };
