@@ -76,7 +76,7 @@ export async function runOurs(
     };
     const loop = new Loop({
       backends: [countingModel(steps, sample)],
-      session,
+      writer: session,
       tools: [tool as ToolDefinition<never>],
       maxTurns: steps + 5,
     });

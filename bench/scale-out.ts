@@ -85,7 +85,7 @@ async function oursPerStep(url: string, admin: pg.Client) {
   const writer = await store.create('steps', META);
   const result = await new Loop({
     backends: [countingModel(STEPS, (step) => clock.mark(step))],
-    session: writer,
+    writer: writer,
     tools: [stepTool as ToolDefinition<never>],
     maxTurns: STEPS + 5,
   }).start(OPENING_TEXT);
@@ -145,7 +145,7 @@ async function oursConcurrent(url: string, admin: pg.Client, runs: number): Prom
       const writer = await store.create(`run-${index}`, META);
       const result = await new Loop({
         backends: [countingModel(STEPS_PER_RUN)],
-        session: writer,
+        writer: writer,
         tools: [stepTool as ToolDefinition<never>],
         maxTurns: STEPS_PER_RUN + 5,
       }).start(OPENING_TEXT);

@@ -78,7 +78,7 @@ export async function stepProfile(url: string, admin: pg.Client, schema: string,
   });
   const result = await new Loop({
     backends: [countingModel(steps)],
-    session: writer,
+    writer: writer,
     tools: [tool as ToolDefinition<never>],
     maxTurns: steps + 5,
   }).start(OPENING_TEXT);

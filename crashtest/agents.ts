@@ -245,7 +245,7 @@ export function crashRegistry(world: World, options: { compactAt?: number } = {}
     idempotency: 'side-effect',
     execute: async ({ what }, context) => {
       const execution = {
-        transcript: basename(context.session.path),
+        transcript: basename(context.writer.path),
         callId: context.callId,
         what,
       };

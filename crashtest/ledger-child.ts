@@ -29,7 +29,7 @@ process.on('message', async (message: { type: string; folder?: string; seed?: nu
   const model = new ScriptedModel(ledgerScript());
   const result = await new Loop({
     backends: [model.model],
-    session,
+    writer: session,
     tools: [charge as ToolDefinition<unknown>],
   }).start('Charge every open order.');
   process.send?.({ done: true, status: result.status });

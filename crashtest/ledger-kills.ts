@@ -240,7 +240,7 @@ async function reviveAndCheck(
   const model = new ScriptedModel([{ text: 'Every order is charged.' }]);
   const result = await new Loop({
     backends: [model.model],
-    session: revived.session,
+    writer: revived.session,
     tools: [reviverTool],
   }).run(revived.messages);
   if (result.status !== 'finished') breaches.failed.push(`${where}: revived run ${result.status}`);

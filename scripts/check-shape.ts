@@ -6,9 +6,8 @@
  * - **No import cycles:** no file of src/ reaches itself through its imports (static, dynamic,
  *   type-only: a cycle is a cycle to a reader).
  *
- * What is over today and owned by work in flight is listed below, each with its reason; an entry
- * that no longer applies is reported too, so the lists only shrink.
- * test/repository/check-shape.test.ts shows each check catches what it forbids.
+ * Neither has exceptions: a function that grows past the limit is split into named steps, a
+ * cycle is broken. test/repository/check-shape.test.ts shows each check catches what it forbids.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,22 +16,6 @@ import ts from 'typescript';
 import { SRC, sourceFiles } from './check-layers.ts';
 
 export const MAX_FUNCTION_LINES = 120;
-
-/**
- * Functions allowed over the limit for now, as `file: name`. Each belongs to a branch that is
- * splitting it; the lead removes the entry when that branch lands.
- */
-export const LONG_FUNCTION_ALLOWLIST = new Set<string>([
-  // The strict Responses API server tests are built on: not split yet (issue 31, item 6).
-  'testing/responses-server.ts: startResponsesServer',
-  'testing/responses-server.ts: handle',
-  // The demo stories: split into named steps next (issue 31, item 6).
-  'demo/demo-story.ts: runDemo',
-  'demo/database-demo.ts: databaseDemo',
-]);
-
-/** Import cycles allowed for now, each as its files joined by ' → ' in sorted order. */
-export const CYCLE_ALLOWLIST = new Set<string>([]);
 
 /** The functions of one file's source longer than the limit, as `file: name (N lines)`. */
 export function longFunctions(file: string, source: string): { key: string; lines: number }[] {
@@ -117,27 +100,14 @@ export async function shapeProblems(): Promise<string[]> {
   const files = await sourceFiles(SRC);
   const problems: string[] = [];
   const graph = new Map<string, string[]>();
-  const longSeen = new Set<string>();
   for (const file of files) {
     const source = await readFile(join(SRC, file), 'utf8');
     graph.set(file, importsOf(file, source));
     for (const { key, lines } of longFunctions(file, source)) {
-      longSeen.add(key);
-      if (!LONG_FUNCTION_ALLOWLIST.has(key)) {
-        problems.push(`${key}: ${lines} lines (at most ${MAX_FUNCTION_LINES}; split it)`);
-      }
+      problems.push(`${key}: ${lines} lines (at most ${MAX_FUNCTION_LINES}; split it)`);
     }
   }
-  for (const key of LONG_FUNCTION_ALLOWLIST) {
-    if (!longSeen.has(key)) problems.push(`${key}: allowed long, but is not: drop the entry`);
-  }
-  const cycles = importCycles(graph);
-  for (const cycle of cycles) {
-    if (!CYCLE_ALLOWLIST.has(cycle)) problems.push(`import cycle: ${cycle}`);
-  }
-  for (const cycle of CYCLE_ALLOWLIST) {
-    if (!cycles.includes(cycle)) problems.push(`import cycle ${cycle}: allowed, but gone: drop it`);
-  }
+  for (const cycle of importCycles(graph)) problems.push(`import cycle: ${cycle}`);
   return problems;
 }
 
@@ -148,7 +118,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(`check:shape: ${problems.length} problem(s)`);
     process.exit(1);
   }
-  console.log(
-    `check:shape: no function in src/ over ${MAX_FUNCTION_LINES} lines, no import cycle (allowed for now: ${LONG_FUNCTION_ALLOWLIST.size} functions, ${CYCLE_ALLOWLIST.size} cycle)`,
-  );
+  console.log(`check:shape: no function in src/ over ${MAX_FUNCTION_LINES} lines, no import cycle`);
 }

@@ -9,7 +9,7 @@
  * import { Loop, Revival, Session } from 'llm-agent-revival';
  * const meta = { agentId: 'main', agentType: 'main', label: 'Main', model: 'openai:gpt-5' };
  * const session = await Session.create('runs/main.jsonl', meta);
- * const result = await new Loop({ backends: [model], session, tools }).start('Hello');
+ * const result = await new Loop({ backends: [model], writer: session, tools }).start('Hello');
  * await session.close();
  * const found = await Revival.inspect({ path: 'runs/main.jsonl', maxRevivals: 2 });
  *

@@ -65,9 +65,9 @@ export function distributedAgents(
     idempotency: 'side-effect' as const,
     execute: async (
       input: z.infer<typeof effectInput>,
-      context: { callId: string; idempotencyKey: string; session: { path: string } },
+      context: { callId: string; idempotencyKey: string; writer: { path: string } },
     ) => {
-      const path = context.session.path;
+      const path = context.writer.path;
       await effect(path.slice(path.indexOf('#') + 1), context.callId, context.idempotencyKey);
       await pause();
       return `effect ${input.step} done`;

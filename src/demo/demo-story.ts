@@ -34,6 +34,27 @@ interface Check {
   held: boolean;
 }
 
+/** Runs an `llm-agent` command line in-process and resolves to its exit code. */
+type RunCommand = (argv: string[], io: CommandIo) => Promise<number>;
+
+/** The demo's narration: where it runs, how it names things for the user, the claims so far. */
+interface Narration {
+  io: CommandIo;
+  folder: string;
+  /** The lead's transcript. */
+  transcript: string;
+  /** Where the agents' tools write. */
+  workspace: string;
+  /** How the user started the demo, so that every command it prints pastes as is. */
+  cli: string;
+  /** A path as the user should type it: relative to their folder when inside it, quoted. */
+  shown(path: string): string;
+  /** Print a claim with ✓ or ✗, and keep it for the verdict. */
+  check(claim: string, held: boolean): void;
+  heading(text: string): void;
+  checks: Check[];
+}
+
 /**
  * The offline demo's story in `folder` (empty or new): the run killed mid-write, `status`,
  * `revive --yes`, and every claim checked; the exit code says whether all held. `command`
@@ -50,32 +71,75 @@ export async function runDemo(
     /** Stop after `status`, the crashed tree left in the folder for a person to revive. */
     stopAfterCrash: boolean;
     /** Runs an `llm-agent` command line in-process and resolves to its exit code. */
-    command: (argv: string[], io: CommandIo) => Promise<number>;
+    command: RunCommand;
   },
 ): Promise<number> {
-  const out = io.out;
-  const transcript = join(folder, 'lead.jsonl');
-  const workspace = join(folder, 'workspace');
-  // Every command the demo prints starts as the user started the demo, so it pastes as is.
-  const cli = io.invocation ?? 'llm-agent';
-  const shown = (path: string): string => {
-    const inside = relative(io.cwd, path);
-    return quote(inside === '' ? '.' : inside.startsWith('..') ? path : inside);
-  };
-  const checks: Check[] = [];
-  const check = (claim: string, held: boolean): void => {
-    checks.push({ claim, held });
-    writeLine(io.stdout, `  ${held ? out.green('✓') : out.red('✗')} ${claim}`);
-  };
-  const heading = (text: string): void => {
-    writeLine(io.stdout);
-    writeLine(io.stdout, out.bold(text));
-  };
+  const story = narration(folder, io);
+  introduce(story, options.stopAfterCrash);
+  const halted = await crashRun(story);
+  if (halted === null) return EXIT.failure;
 
+  const { cli, shown } = story;
+  story.heading(`Step 3 — look before spending anything: ${cli} status ${shown(folder)}`);
+  const statusCode = await options.command(['status', folder], indented(io));
+  writeLine(io.stdout, io.out.dim(`  (exit code ${statusCode}: 3 means revivable runs exist)`));
+  story.check('status found revivable runs', statusCode === EXIT.revivable);
+  if (options.stopAfterCrash) return leaveCrashed(story);
+
+  story.heading(
+    `Step 4 — revive the tree and run it to the end: ${cli} revive ${shown(story.transcript)} --yes`,
+  );
+  writeLine(
+    io.stdout,
+    io.out.dim(
+      '  (children before parents; each revived child answers its parent’s pending task_wait)',
+    ),
+  );
+  const reviveCode = await options.command(['revive', story.transcript, '--yes'], indented(io));
+  story.check('every revived run finished', reviveCode === EXIT.ok);
+  await showInterrupted(story, halted.path);
+  await checkFinished(story, options.command);
+  const code = verdict(story.checks, io);
+  writeLine(
+    io.stdout,
+    `Look around: ${cli} status ${shown(folder)}; ${cli} show ${shown(story.transcript)} --envelopes`,
+  );
+  return code;
+}
+
+/** The narration of a demo in `folder`, with no claim made yet. */
+function narration(folder: string, io: CommandIo): Narration {
+  const out = io.out;
+  const checks: Check[] = [];
+  return {
+    io,
+    folder,
+    transcript: join(folder, 'lead.jsonl'),
+    workspace: join(folder, 'workspace'),
+    cli: io.invocation ?? 'llm-agent',
+    shown: (path) => {
+      const inside = relative(io.cwd, path);
+      return quote(inside === '' ? '.' : inside.startsWith('..') ? path : inside);
+    },
+    check: (claim, held) => {
+      checks.push({ claim, held });
+      writeLine(io.stdout, `  ${held ? out.green('✓') : out.red('✗')} ${claim}`);
+    },
+    heading: (text) => {
+      writeLine(io.stdout);
+      writeLine(io.stdout, out.bold(text));
+    },
+    checks,
+  };
+}
+
+/** The title, the folder's layout and why the scripted model decides alike in both processes. */
+function introduce({ io, folder }: Narration, stopAfterCrash: boolean): void {
+  const out = io.out;
   writeLine(
     io.stdout,
     out.bold(
-      options.stopAfterCrash
+      stopAfterCrash
         ? 'llm-agent demo — a run killed in the middle of a tool call, left for you to revive'
         : 'llm-agent demo — a run killed in the middle of a tool call, and revived',
     ),
@@ -95,8 +159,16 @@ export async function runDemo(
       'the conversation it is sent — so the process that dies and the one that revives decide alike.',
     ),
   );
+}
 
-  heading('Step 1 — start the run in its own process');
+/**
+ * Steps 1 and 2: the run started in its own process and SIGKILLed while a writer's
+ * `write_file` is half on disk. The half-written file, or null when the run never got there
+ * (a failed check says so).
+ */
+async function crashRun(story: Narration): Promise<HalfWrittenMessage | null> {
+  const { io, cli, shown, transcript } = story;
+  story.heading('Step 1 — start the run in its own process');
   const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   const mainPath = fileURLToPath(new URL(`../cli/main.${extension}`, import.meta.url));
   const agentsPath = fileURLToPath(new URL(`./halting-demo-agents.${extension}`, import.meta.url));
@@ -118,7 +190,7 @@ export async function runDemo(
     io.stdout,
     `  $ ${cli} run --agents ${shown(agentsPath)} --type lead --out ${shown(transcript)} "${TASK}"`,
   );
-  writeLine(io.stdout, out.dim('  (its progress is on stderr, marked │)'));
+  writeLine(io.stdout, io.out.dim('  (its progress is on stderr, marked │)'));
   const child = spawn(process.execPath, [mainPath, ...runArgs], {
     cwd: io.cwd,
     env: { ...io.env, LLM_AGENT_DEMO_HALT_AT: HALT_AT },
@@ -129,16 +201,16 @@ export async function runDemo(
   const halted = await waitForHalf(child);
   if (halted === null) {
     const ended = await exitOf(child);
-    check(
+    story.check(
       `the run stopped half-way through write_file ${HALT_AT} (it ended instead: ${ended.code ?? ended.signal})`,
       false,
     );
-    return EXIT.failure;
+    return null;
   }
   // The story is a lead waiting on its writers when the process dies: its task_wait durable.
   // On a loaded machine the lead's turn can come a moment after the writer's half-write.
   await untilJoining(transcript);
-  const onDisk = await stat(join(workspace, halted.path)).then(
+  const onDisk = await stat(join(story.workspace, halted.path)).then(
     (stats) => stats.size,
     () => -1,
   );
@@ -147,119 +219,109 @@ export async function runDemo(
     `  A writer is in the middle of write_file ${halted.path}: ${halted.bytesWritten} of ${halted.bytesTotal} bytes are on disk.`,
   );
 
-  heading('Step 2 — kill it (SIGKILL: no cleanup, no goodbye)');
+  story.heading('Step 2 — kill it (SIGKILL: no cleanup, no goodbye)');
   child.kill('SIGKILL');
   const ended = await exitOf(child);
   writeLine(
     io.stdout,
     `  child pid ${halted.pid} exit signal: ${ended.signal ?? 'none'} (exit code ${ended.code ?? 'none'})`,
   );
-  check(
+  story.check(
     'the run process was killed by SIGKILL while the tool call was in flight',
     ended.signal === 'SIGKILL',
   );
-  check(
+  story.check(
     `${halted.path} was left half-written (${onDisk} of ${halted.bytesTotal} bytes)`,
     onDisk >= 0 && onDisk < halted.bytesTotal,
   );
+  return halted;
+}
 
-  heading(`Step 3 — look before spending anything: ${cli} status ${shown(folder)}`);
-  const statusCode = await options.command(['status', folder], indented(io));
-  writeLine(io.stdout, out.dim(`  (exit code ${statusCode}: 3 means revivable runs exist)`));
-  check('status found revivable runs', statusCode === EXIT.revivable);
-  if (options.stopAfterCrash) {
-    // What the person will be shown and asked to confirm: the plan revive makes of the tree.
-    const plan = planTreeRevival(
-      await inspectTree(await findTranscripts([folder], folder), DEFAULT_MAX_REVIVALS, io.cwd),
-    );
-    const [writer, lead] = plan.revivals;
-    check(
-      'revive would answer the writer’s write_file as interrupted (outcome unknown, NOT retried), then revive the lead',
-      plan.revivals.length === 2 &&
-        writer?.interrupt.map((call) => call.toolName).join(' ') === 'write_file' &&
-        lead?.node.path === transcript,
-    );
-    const code = verdict(checks, io);
-    if (code !== EXIT.ok) return code;
-    writeLine(
-      io.stdout,
-      `Stopped after the crash: nothing was revived, the crashed tree is left in ${shown(folder)}. Revive it:`,
-    );
-    const next: [command: string, what: string][] = [
-      [`${cli} ui ${shown(folder)}`, 'a web page with the tree and the plan; Confirm revives it'],
-      [`${cli} revive ${shown(transcript)} --yes`, 'the same, in the terminal'],
-    ];
-    const width = Math.max(...next.map(([command]) => command.length));
-    for (const [command, what] of next) {
-      writeLine(io.stdout, `  ${command.padEnd(width)}  ${out.dim(what)}`);
-    }
-    writeLine(io.stdout, out.dim('(the demo’s agents are built in: neither needs --agents)'));
-    return code;
-  }
-
-  heading(
-    `Step 4 — revive the tree and run it to the end: ${cli} revive ${shown(transcript)} --yes`,
+/**
+ * `--stop-after-crash`: check what revive would do (the plan a person is asked to confirm),
+ * give the verdict so far, and tell the user how to revive the tree left in the folder.
+ */
+async function leaveCrashed(story: Narration): Promise<number> {
+  const { io, cli, shown, folder, transcript } = story;
+  const plan = planTreeRevival(
+    await inspectTree(await findTranscripts([folder], folder), DEFAULT_MAX_REVIVALS, io.cwd),
   );
+  const [writer, lead] = plan.revivals;
+  story.check(
+    'revive would answer the writer’s write_file as interrupted (outcome unknown, NOT retried), then revive the lead',
+    plan.revivals.length === 2 &&
+      writer?.interrupt.map((call) => call.toolName).join(' ') === 'write_file' &&
+      lead?.node.path === transcript,
+  );
+  const code = verdict(story.checks, io);
+  if (code !== EXIT.ok) return code;
   writeLine(
     io.stdout,
-    out.dim(
-      '  (children before parents; each revived child answers its parent’s pending task_wait)',
-    ),
+    `Stopped after the crash: nothing was revived, the crashed tree is left in ${shown(folder)}. Revive it:`,
   );
-  const reviveCode = await options.command(['revive', transcript, '--yes'], indented(io));
-  check('every revived run finished', reviveCode === EXIT.ok);
-
-  heading('Step 5 — what the interrupted writer saw when it came back');
-  const story = await interruptedStory(folder, halted.path);
-  if (story === null) {
-    check('a transcript holds the interrupted call answered as outcome-unknown', false);
-  } else {
-    writeLine(io.stdout, `  $ ${cli} show ${shown(story.path)}   (from the interrupted call on)`);
-    io.stdout.write(
-      conversationText(story.messages.slice(story.from), io.out, { maxValueLength: 400 })
-        .split('\n')
-        .map((line) => (line === '' ? line : `  ${line}`))
-        .join('\n'),
-    );
-    check(
-      `the interrupted write_file reached the model as an error result: "${INTERRUPTED_MESSAGE.slice(0, 60)}…"`,
-      story.interruptedAt >= 0,
-    );
-    check(
-      'the model read the file (read_file) before writing it again',
-      story.readAt > story.interruptedAt && story.rewriteAt > story.readAt,
-    );
-    check(
-      'the system never replayed the write: the second write_file is the model’s own, after its check',
-      story.systemReplays === 0 && story.rewriteAt > story.readAt,
-    );
+  const next: [command: string, what: string][] = [
+    [`${cli} ui ${shown(folder)}`, 'a web page with the tree and the plan; Confirm revives it'],
+    [`${cli} revive ${shown(transcript)} --yes`, 'the same, in the terminal'],
+  ];
+  const width = Math.max(...next.map(([command]) => command.length));
+  for (const [command, what] of next) {
+    writeLine(io.stdout, `  ${command.padEnd(width)}  ${io.out.dim(what)}`);
   }
+  writeLine(io.stdout, io.out.dim('(the demo’s agents are built in: neither needs --agents)'));
+  return code;
+}
 
-  heading(`Step 6 — afterwards: ${cli} status ${shown(folder)}`);
-  const finalCode = await options.command(['status', folder], indented(io));
-  check('every run is finished (status exit code 0)', finalCode === EXIT.ok);
+/** Step 5: the revived writer's conversation from the interrupted call on, and its claims. */
+async function showInterrupted(story: Narration, file: string): Promise<void> {
+  const { io, cli, shown } = story;
+  story.heading('Step 5 — what the interrupted writer saw when it came back');
+  const found = await interruptedStory(story.folder, file);
+  if (found === null) {
+    story.check('a transcript holds the interrupted call answered as outcome-unknown', false);
+    return;
+  }
+  writeLine(io.stdout, `  $ ${cli} show ${shown(found.path)}   (from the interrupted call on)`);
+  io.stdout.write(
+    conversationText(found.messages.slice(found.from), io.out, { maxValueLength: 400 })
+      .split('\n')
+      .map((line) => (line === '' ? line : `  ${line}`))
+      .join('\n'),
+  );
+  story.check(
+    `the interrupted write_file reached the model as an error result: "${INTERRUPTED_MESSAGE.slice(0, 60)}…"`,
+    found.interruptedAt >= 0,
+  );
+  story.check(
+    'the model read the file (read_file) before writing it again',
+    found.readAt > found.interruptedAt && found.rewriteAt > found.readAt,
+  );
+  story.check(
+    'the system never replayed the write: the second write_file is the model’s own, after its check',
+    found.systemReplays === 0 && found.rewriteAt > found.readAt,
+  );
+}
+
+/** Step 6: `status` says every run finished, and the report and its sections are whole. */
+async function checkFinished(story: Narration, command: RunCommand): Promise<void> {
+  const { io, folder, workspace } = story;
+  story.heading(`Step 6 — afterwards: ${story.cli} status ${story.shown(folder)}`);
+  const finalCode = await command(['status', folder], indented(io));
+  story.check('every run is finished (status exit code 0)', finalCode === EXIT.ok);
   const sections = await Promise.all(
     DEMO_SECTIONS.map(async (section) => ({
       section,
       content: await readFile(join(workspace, section.file), 'utf8').catch(() => ''),
     })),
   );
-  check(
+  story.check(
     `${DEMO_SECTIONS.map((section) => section.file).join(' and ')} are complete`,
     sections.every(({ section, content }) => content === sectionContent(section.title)),
   );
   const report = await readFile(join(workspace, DEMO_REPORT), 'utf8').catch(() => '');
-  check(
+  story.check(
     `${DEMO_REPORT} holds both sections`,
     sections.every(({ section }) => report.includes(sectionContent(section.title))),
   );
-
-  const code = verdict(checks, io);
-  writeLine(
-    io.stdout,
-    `Look around: ${cli} status ${shown(folder)}; ${cli} show ${shown(transcript)} --envelopes`,
-  );
-  return code;
 }
 
 /** Say how many checks held, and return the exit code that says it. */

@@ -53,7 +53,7 @@ const writeInput = z.object({
  *
  * @example
  * const tools = createDemoTools({ workspace: '/tmp/demo/workspace' });
- * const loop = new Loop({ backends: [model], session, tools });
+ * const loop = new Loop({ backends: [model], writer: session, tools });
  */
 export function createDemoTools(options: DemoToolsOptions): ToolDefinition<never>[] {
   const { workspace } = options;

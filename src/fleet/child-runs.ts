@@ -44,7 +44,7 @@ export interface ChildRunsOptions {
  * @example
  * const children = new ChildRuns({ store, registry });
  * const family = children.familyOf('main', messages);
- * new Loop({ backends, session: writer, tools: [...tools, ...family.tools],
+ * new Loop({ backends, writer, tools: [...tools, ...family.tools],
  *   resolveJoin: family.resolveJoin, takeDeliveries: family.takeDeliveries });
  */
 export class ChildRuns {
@@ -137,7 +137,7 @@ export class ChildRuns {
         input.task,
         // Fenced by the parent's epoch: a parent's worker paused past its lease and resumed
         // mid-spawn cannot start a child its revived self was told was interrupted.
-        { run: parent.run, epoch: (context.session as { epoch?: number }).epoch ?? 0 },
+        { run: parent.run, epoch: (context.writer as { epoch?: number }).epoch ?? 0 },
       );
     } catch (error) {
       // The id is derived from this very call: a run of that name is this call's child, made

@@ -358,7 +358,7 @@ export class Worker {
       const createLoop = definition.createLoop ?? ((options: LoopOptions) => new Loop(options));
       const handle = createLoop({
         backends,
-        session: writer,
+        writer: writer,
         system: definition.system,
         tools: [
           ...toolDefinitionsOf(definition.tools ?? [], definition.idempotency),

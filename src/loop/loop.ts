@@ -35,7 +35,7 @@ export { defaultBackoff } from './run-state.ts';
  * @example
  * import { openai } from '@ai-sdk/openai';
  * import { Loop } from 'llm-agent-revival';
- * const loop = new Loop({ backends: [openai('gpt-5')], session, tools });
+ * const loop = new Loop({ backends: [openai('gpt-5')], writer: session, tools });
  * const run = loop.start('Summarise README.md');
  * for await (const event of run) if (event.type === 'text-delta') process.stdout.write(event.text);
  * const result = await run; // { status: 'finished', text, usage, stopReason }
@@ -50,6 +50,11 @@ export class Loop {
       throw new TypeError('Loop: `backends` must list at least one language model');
     }
     refuseUnsupported(options);
+    if (typeof options.writer !== 'object' || options.writer === null) {
+      throw new TypeError(
+        'Loop: `writer` is required: the TranscriptWriter the run is recorded in',
+      );
+    }
     const tools = new Map<string, ToolDefinition<unknown>>();
     for (const tool of activeOnly(
       toolDefinitionsOf(options.tools ?? [], options.idempotency),
@@ -85,14 +90,14 @@ export class Loop {
   }
 
   /**
-   * Carry on a conversation already recorded in the session: `messages` is what the transcript
+   * Carry on a conversation already recorded in the transcript: `messages` is what the transcript
    * holds (a revival's `messages`, a `conversationView` of the records, or the first user turn
    * a caller has just appended). The loop appends only what comes after. The handle never
    * rejects; iterate it for progress, `abort()` it to stop.
    *
    * @example
    * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
-   * if (revived.ok) await new Loop({ backends, session: revived.session }).run(revived.messages);
+   * if (revived.ok) await new Loop({ backends, writer: revived.session }).run(revived.messages);
    */
   run(messages: readonly LoopMessage[]): RunHandle {
     refuseUnstorableParts(messages, 'Loop.run');
@@ -100,19 +105,19 @@ export class Loop {
   }
 
   /**
-   * Start a fresh run: append the user turn durably, then run. For a session whose
+   * Start a fresh run: append the user turn durably, then run. For a transcript whose
    * conversation is empty (only its `session-meta`); carrying on a recorded conversation is
    * {@link run}'s job, and calling this on one throws a TypeError.
    *
    * @example
    * const session = await Session.create(path, meta);
-   * const result = await new Loop({ backends: [model], session }).start('Hello');
+   * const result = await new Loop({ backends: [model], writer: session }).start('Hello');
    */
   start(prompt: string | Message): RunHandle {
     if (typeof prompt !== 'string') refuseUnstorableParts([prompt], 'Loop.start');
-    if (this.#options.session.state.messages > 0) {
+    if (this.#options.writer.state.messages > 0) {
       throw new TypeError(
-        `Loop.start: ${this.#options.session.path} already holds a conversation; use run(messages)`,
+        `Loop.start: ${this.#options.writer.path} already holds a conversation; use run(messages)`,
       );
     }
     const message: Message =
@@ -120,7 +125,7 @@ export class Loop {
         ? { role: 'user', content: [{ type: 'text', text: prompt }] }
         : prompt;
     return this.#launch(async () => {
-      const record = await this.#options.session.appendDurable({ type: 'message', ...message });
+      const record = await this.#options.writer.appendDurable({ type: 'message', ...message });
       return [{ ...message, seq: record.seq }];
     });
   }
@@ -151,7 +156,7 @@ export class Loop {
       }
       if (result.status === 'aborted') await this.#recordStop(controller.signal.reason);
       try {
-        await this.#options.session.barrier();
+        await this.#options.writer.barrier();
       } catch (error) {
         if (result.status !== 'failed') {
           result = run.ended(
@@ -168,14 +173,14 @@ export class Loop {
 
   /**
    * Say in the transcript that the run stopped because it was asked to, so that a reader can
-   * tell it from a crash. A session that can no longer be written loses only this note: the run
+   * tell it from a crash. A transcript that can no longer be written loses only this note: the run
    * is revivable either way.
    */
   async #recordStop(reason: unknown): Promise<void> {
-    const session = this.#options.session;
-    if (session.state.messages === 0) return;
+    const writer = this.#options.writer;
+    if (writer.state.messages === 0) return;
     try {
-      await session.append({ type: 'run-stopped', reason: stopReason(reason) });
+      await writer.append({ type: 'run-stopped', reason: stopReason(reason) });
     } catch {
       // Poisoned or closed: the transcript reads as a run that died, which revives the same way.
     }

@@ -91,7 +91,7 @@ export class RunState {
     declareTools: () => Promise<LanguageModelV4FunctionTool[]>,
   ): Promise<RunResult> {
     this.#conversation = new RunConversation(conversation);
-    const session = this.#options.session;
+    const writer = this.#options.writer;
     const maxTurns = this.#options.maxTurns ?? DEFAULT_MAX_TURNS;
     while (true) {
       if (this.#signal.aborted) return this.ended('aborted', 'aborted');
@@ -100,11 +100,11 @@ export class RunState {
       if (this.#signal.aborted) return this.ended('aborted', 'aborted');
       const deliveries = this.#options.takeDeliveries?.() ?? [];
       for (const delivery of deliveries) {
-        const record = await session.append({ type: 'message', ...delivery });
+        const record = await writer.append({ type: 'message', ...delivery });
         this.#conversation.append({ ...delivery, seq: record.seq });
       }
       // The subagents layer forgets what it handed over: make it durable before going on.
-      if (deliveries.length > 0) await session.barrier();
+      if (deliveries.length > 0) await writer.barrier();
       const last = this.#conversation.last;
       if (last === undefined)
         return this.ended('failed', 'error', 'there is no conversation to run');
@@ -137,7 +137,7 @@ export class RunState {
       this.#finishReason = turn.finishReason;
       const given = turn.message.content.length > 0 ? turn.message : emptyTurn();
       const message = await this.#repairCalls(given);
-      const record = await session.append({ type: 'message', ...message });
+      const record = await writer.append({ type: 'message', ...message });
       this.#conversation.append({ ...message, seq: record.seq });
       this.#emit({ type: 'turn-end', turn: this.#turns, finishReason: turn.finishReason });
     }
@@ -212,7 +212,7 @@ export class RunState {
    * revival may touch.
    */
   async #answerTail(): Promise<RunResult | null> {
-    const calls = classifyTailCalls(this.#conversation.messages, this.#options.session.state);
+    const calls = classifyTailCalls(this.#conversation.messages, this.#options.writer.state);
     const blocked = calls.find(
       (entry) => entry.state === 'in-flight' || entry.state === 'settled-unanswered',
     );
@@ -243,7 +243,7 @@ export class RunState {
       );
     }
     const environment = {
-      session: this.#options.session,
+      writer: this.#options.writer,
       tools: this.#tools,
       signal: this.#signal,
       emit: this.#emit,
@@ -334,7 +334,7 @@ export class RunState {
       .trim();
     if (summaryText === '') return 'skipped';
     const summary = `${COMPACTION_PREFIX}\n${summaryText}`;
-    const record = await this.#options.session.append({
+    const record = await this.#options.writer.append({
       type: 'compaction',
       fromSeq: plan.fromSeq,
       toSeq: plan.toSeq,
@@ -366,7 +366,7 @@ export class RunState {
    * reads words it did not write, and the run stays revivable.
    */
   async #writeFailure(failure: TurnFailure, attempts: number): Promise<void> {
-    await this.#options.session.append({
+    await this.#options.writer.append({
       type: 'run-failed',
       cause: failure.cause,
       error: failure.error,

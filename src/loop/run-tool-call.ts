@@ -15,11 +15,11 @@ import type { JoinResolver, LoopEvent, LoopMessage, ToolDefinition, ToolFailure 
  *
  * @example
  * const environment: ToolCallEnvironment = {
- *   session, tools, signal, emit, onResult: (message) => conversation.append(message),
+ *   writer, tools, signal, emit, onResult: (message) => conversation.append(message),
  * };
  */
 export interface ToolCallEnvironment {
-  session: TranscriptWriter;
+  writer: TranscriptWriter;
   tools: ReadonlyMap<string, ToolDefinition<unknown>>;
   signal: AbortSignal;
   emit: (event: LoopEvent) => void;
@@ -50,13 +50,13 @@ export type CallOutcome = 'settled' | 'refused' | 'not-dispatched' | 'left-open'
  * loop turns them into a failed run.
  *
  * @example
- * const outcome = await runToolCall(call, { session, tools, signal, emit, onResult });
+ * const outcome = await runToolCall(call, { writer, tools, signal, emit, onResult });
  */
 export async function runToolCall(
   call: ToolCallPart,
   environment: ToolCallEnvironment,
 ): Promise<CallOutcome> {
-  const { session, signal } = environment;
+  const { writer, signal } = environment;
   const tool = environment.tools.get(call.toolName);
   if (tool === undefined) {
     const names = [...environment.tools.keys()].join(', ') || 'none';
@@ -90,8 +90,8 @@ export async function runToolCall(
   if (signal.aborted) return 'not-dispatched';
   // Fixed in the dispatch before the tool starts: the tool, a revival and a reconcile all use
   // the recorded key.
-  const idempotencyKey = idempotencyKeyOf(runOf(session), call.callId);
-  await session.append({
+  const idempotencyKey = idempotencyKeyOf(runOf(writer), call.callId);
+  await writer.append({
     type: 'tool-dispatched',
     callId: call.callId,
     toolName: call.toolName,
@@ -101,7 +101,7 @@ export async function runToolCall(
     idempotencyKey,
     ...(joins === undefined ? {} : { joins }),
   });
-  await session.barrier();
+  await writer.barrier();
   if (signal.aborted) return 'left-open';
   environment.emit({
     type: 'tool-call-start',
@@ -122,7 +122,8 @@ export async function runToolCall(
       callId: call.callId,
       idempotencyKey,
       signal,
-      session,
+      writer,
+      session: writer,
     });
     answer = isToolFailure(value)
       ? { output: toJsonValue(value.output), isError: true }
@@ -180,7 +181,7 @@ async function writeResultAndSettle(
   environment: ToolCallEnvironment,
 ): Promise<void> {
   await appendDurableResult(call, answer, environment);
-  await environment.session.append({
+  await environment.writer.append({
     type: 'tool-settled',
     callId: call.callId,
     status: answer.isError ? 'failed' : 'completed',
@@ -222,8 +223,8 @@ async function appendDurableResult(
       },
     ],
   };
-  const record = await environment.session.append({ type: 'message', ...message });
-  await environment.session.barrier();
+  const record = await environment.writer.append({ type: 'message', ...message });
+  await environment.writer.barrier();
   environment.onResult({ ...message, seq: record.seq });
 }
 
@@ -276,9 +277,9 @@ export async function validateInput(
 }
 
 /** The run a key is derived for; a transcript without a session-meta is keyed by its path. */
-function runOf(session: TranscriptWriter): KeyedRun {
-  const meta = session.state.meta;
-  if (meta === null) return { agentId: session.path };
+function runOf(writer: TranscriptWriter): KeyedRun {
+  const meta = writer.state.meta;
+  if (meta === null) return { agentId: writer.path };
   return meta.createdAt === undefined
     ? { agentId: meta.agentId }
     : { agentId: meta.agentId, createdAt: meta.createdAt };

@@ -3,7 +3,7 @@ import type { Message } from '../transcript/records.ts';
 /**
  * Options of the AI SDK's `streamText` / `ToolLoopAgent` the Loop does not take, and what to
  * use instead. An option passed to a JavaScript constructor that does not know it would be
- * silently ignored; the Loop refuses each of these by name.
+ * silently ignored; the Loop refuses each of these by name, and its own old names too.
  */
 const INSTEAD: Readonly<Record<string, string>> = {
   stopWhen: 'the Loop stops when the model answers without calls; cap it with maxTurns',
@@ -32,14 +32,18 @@ const INSTEAD: Readonly<Record<string, string>> = {
   maxOutputTokens: 'callSettings: { maxOutputTokens }',
   providerOptions: 'callSettings: { providerOptions }',
   headers: 'callSettings: { headers }',
+  // Our own old name (before 0.4): it took any writer, not only a file Session, so it was renamed.
+  session:
+    'the transcript writer is given as writer now (any TranscriptWriter: a file Session or a store writer)',
 };
 
 /**
- * Throw a TypeError for an AI SDK option the Loop does not take, naming what to use instead.
+ * Throw a TypeError for an AI SDK option the Loop does not take (or an old name of its own),
+ * naming what to use instead.
  *
  * @example
- * refuseUnsupported({ backends, session }); // returns
- * // refuseUnsupported({ backends, session, stopWhen }) throws: "Loop: stopWhen is not supported: …"
+ * refuseUnsupported({ backends, writer: session }); // returns
+ * // refuseUnsupported({ backends, writer: session, stopWhen }) throws: "Loop: stopWhen is not supported: …"
  */
 export function refuseUnsupported(options: object): void {
   for (const [name, instead] of Object.entries(INSTEAD)) {

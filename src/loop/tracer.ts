@@ -5,7 +5,7 @@
  *
  * @example
  * import { trace } from '@opentelemetry/api';
- * new Loop({ backends, session, tracer: trace.getTracer('my-agents') });
+ * new Loop({ backends, writer: session, tracer: trace.getTracer('my-agents') });
  */
 export interface LoopTracer {
   startSpan(

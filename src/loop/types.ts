@@ -13,7 +13,7 @@ import type { LoopTracer } from './tracer.ts';
  * const content: ContentPart[] = [{ type: 'text', text: 'Summarise README.md' }];
  * const record = await session.appendDurable({ type: 'message', role: 'user', content });
  * const messages: LoopMessage[] = [{ role: 'user', content, seq: record.seq }];
- * const result = await new Loop({ backends, session }).run(messages);
+ * const result = await new Loop({ backends, writer: session }).run(messages);
  */
 export type LoopMessage = Message & { seq?: number };
 
@@ -36,7 +36,13 @@ export interface ToolContext {
   idempotencyKey: string;
   /** Aborted when the run is aborted: a tool should stop and return or throw. */
   signal: AbortSignal;
-  /** The transcript of the run this call belongs to. */
+  /** The transcript of the run this call belongs to: a file `Session` or a store's writer. */
+  writer: TranscriptWriter;
+  /**
+   * The same writer as `writer`, by its old name.
+   *
+   * @deprecated Read `writer`. "Session" names the file writer only; this alias stays until 1.0.
+   */
   session: TranscriptWriter;
 }
 
@@ -140,7 +146,7 @@ export type JoinResolver = (join: {
  * Summarise older turns when the conversation passes a token budget.
  *
  * @example
- * new Loop({ backends, session, compaction: { maxTokens: 100_000, keepRecent: 10 } });
+ * new Loop({ backends, writer: session, compaction: { maxTokens: 100_000, keepRecent: 10 } });
  */
 export interface CompactionOptions {
   /** Estimated tokens of the model-facing conversation above which older turns are summarised. */
@@ -217,7 +223,7 @@ export interface BrokenToolCall {
 }
 
 /**
- * Everything a loop needs. Only `backends` and `session` are required; the rest has defaults
+ * Everything a loop needs. Only `backends` and `writer` are required; the rest has defaults
  * or is a hook the subagents layer fills in.
  *
  * @example
@@ -228,7 +234,7 @@ export interface BrokenToolCall {
  * const options: LoopOptions = {
  *   backends: ['anthropic:claude-sonnet-4-5', 'openai:gpt-5'],
  *   provider: createProviderRegistry({ anthropic, openai }),
- *   session,
+ *   writer: session,
  *   tools,
  *   maxTurns: 20,
  * };
@@ -266,7 +272,12 @@ export interface LoopOptions {
    * `createProviderRegistry(...)`, or a single provider (`createOpenAI(...)`).
    */
   provider?: { languageModel(modelId: string): LanguageModel };
-  session: TranscriptWriter;
+  /**
+   * Where the run is recorded: any {@link TranscriptWriter} — a file `Session`
+   * (`Session.create`), a store's writer (`store.create`, `store.open`), or a revival's. (Called
+   * `session` before 0.4; that name is refused with an error saying so.)
+   */
+  writer: TranscriptWriter;
   /**
    * The tools: an AI SDK `ToolSet` (`{ weather: tool({ … }) }`, the name is the key) or a list
    * of {@link ToolDefinition}s. What the loop cannot honour in a `tool()` is refused when the
@@ -338,7 +349,7 @@ export type LoopToolChoice = 'auto' | 'none' | 'required' | { type: 'tool'; tool
  * How a run ended.
  *
  * @example
- * const run = new Loop({ backends, session }).start('Summarise README.md');
+ * const run = new Loop({ backends, writer: session }).start('Summarise README.md');
  * process.exitCode = (await run).status === 'finished' ? 0 : 1;
  */
 export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max-turns';
@@ -349,7 +360,7 @@ export type RunStatus = 'finished' | 'failed' | 'aborted' | 'max-turns';
  * rather than an exception it might forget to catch.
  *
  * @example
- * const result: RunResult = await new Loop({ backends, session }).start('Summarise README.md');
+ * const result: RunResult = await new Loop({ backends, writer: session }).start('Summarise README.md');
  * if (result.status === 'failed') console.error(result.error);
  */
 export interface RunResult {
@@ -368,7 +379,7 @@ export interface RunResult {
  * happened is in the transcript, so a display that misses or drops some loses nothing.
  *
  * @example
- * const run = new Loop({ backends, session }).start('Summarise README.md');
+ * const run = new Loop({ backends, writer: session }).start('Summarise README.md');
  * for await (const event of run) {
  *   if (event.type === 'text-delta') process.stdout.write(event.text);
  * }
@@ -394,7 +405,7 @@ export type LoopEvent =
  * A started run: await it for the result, iterate it for events, abort it to stop.
  *
  * @example
- * const run = new Loop({ backends, session }).start('Summarise README.md');
+ * const run = new Loop({ backends, writer: session }).start('Summarise README.md');
  * const timer = setTimeout(() => run.abort('took too long'), 60_000);
  * const result = await run; // status 'aborted' if the timer fired first
  * clearTimeout(timer);

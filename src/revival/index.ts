@@ -26,39 +26,34 @@ import {
   reviveTranscript,
 } from './revive.ts';
 
+// The application decides where a run's children live: the layout it passes, and the default.
 export { agentsLayout, type ChildLayout } from '../subagents/child-layout.ts';
-export type { RunHalt } from '../transcript/run-halt.ts';
-export type { TreeClaim } from '../transcript/tree-claim.ts';
-export type { ClaimTreeOptions, ClaimTreeResult } from './claim-revival-tree.ts';
+// What `inspect` answers (a user switches on the reason and the tail's kind).
 export type { InspectOptions } from './inspect.ts';
 export type {
   Inspection,
-  InspectionFacts,
-  NeverDispatchedCall,
   NotRevivableInspection,
   NotRevivableReason,
-  PendingJoin,
   RevivableInspection,
   TailKind,
 } from './inspection.ts';
-export type { ReconcileOptions, Reconciliation } from './reconcile-calls.ts';
+// What `revive` takes and answers; the tree claim a caller takes once and hands to each revive.
+export type { Revived, ReviveFailureReason, ReviveOptions, ReviveRefused } from './revive.ts';
+export type { TreeClaim } from '../transcript/tree-claim.ts';
+// `reconcile`: what it answers, and its options for a file or a store's run.
+export type { Reconciliation } from './reconcile-calls.ts';
 export {
   type ReconcileStoreRunOptions,
   type ReconcileTranscriptOptions,
   reconcileStoreRun,
 } from './reconcile-run.ts';
-export type {
-  Revived,
-  ReviveFailureReason,
-  ReviveOptions,
-  ReviveRefused,
-  ReviveTarget,
-} from './revive.ts';
+// The same revival for a run in a store (PostgreSQL).
 export {
   reviveStoreRun,
   type StoreRevival,
   type StoreRevived,
 } from './revive-store-run.ts';
+// The texts a revived run is told (applications and tests match on them).
 export {
   BACKGROUND_FRAME,
   DID_NOT_HAPPEN_MESSAGE,
@@ -76,7 +71,7 @@ export {
  * @example
  * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
  * if (revived.ok) {
- *   const run = new Loop({ backends, session: revived.session }).run(revived.messages);
+ *   const run = new Loop({ backends, writer: revived.session }).run(revived.messages);
  * } else {
  *   console.error(`${revived.reason}: ${revived.detail}`);
  * }
@@ -124,7 +119,7 @@ export class Revival {
    *
    * @example
    * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
-   * if (revived.ok) await new Loop({ backends, session: revived.session }).run(revived.messages);
+   * if (revived.ok) await new Loop({ backends, writer: revived.session }).run(revived.messages);
    */
   static revive(options: ReviveOptions): Promise<Revived | ReviveRefused> {
     return reviveTranscript(options);
@@ -156,7 +151,7 @@ export class Revival {
    * @example
    * const claimed = await Revival.claimTree({ path: 'runs/main.jsonl' });
    * if (!claimed.ok) throw new Error(claimed.detail);
-   * const childPath = childTranscriptPath('runs/main.jsonl', 'worker-1');
+   * const childPath = agentsLayout.childOf('runs/main.jsonl', 'worker-1');
    * const child = await Revival.revive({ path: childPath, agentId: 'worker-1', maxRevivals: 2, treeClaim: claimed.claim });
    * // … revive the rest of the tree the same way, run everything, then:
    * await claimed.claim.release();

@@ -68,7 +68,7 @@ export interface RunRevivalRequest {
  * revival wrote and left open.
  *
  * @example
- * if (revived.ok) await new Loop({ backends, session: revived.writer }).run(revived.messages);
+ * if (revived.ok) await new Loop({ backends, writer: revived.writer }).run(revived.messages);
  */
 export interface RunRevived {
   ok: true;

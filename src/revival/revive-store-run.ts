@@ -42,7 +42,7 @@ export interface StoreRevival {
  *
  * @example
  * const revived: StoreRevived | ReviveRefused = await reviveStoreRun({ store, run: 'report-42', maxRevivals: 3 });
- * if (revived.ok) await new Loop({ backends, session: revived.writer }).run(revived.messages);
+ * if (revived.ok) await new Loop({ backends, writer: revived.writer }).run(revived.messages);
  */
 export interface StoreRevived {
   ok: true;

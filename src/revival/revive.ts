@@ -95,7 +95,7 @@ export type ReviveFailureReason = NotRevivableReason | 'io-error';
  * A revived run: everything needed to start it again as itself.
  *
  * @example
- * if (revived.ok) new Loop({ backends, session: revived.session }).run(revived.messages);
+ * if (revived.ok) new Loop({ backends, writer: revived.session }).run(revived.messages);
  */
 export interface Revived {
   ok: true;
@@ -147,7 +147,7 @@ export interface ReviveRefused {
  *
  * @example
  * const revived = await reviveTranscript({ path: 'runs/a.jsonl', agentId: 'main', maxRevivals: 2 });
- * if (revived.ok) new Loop({ backends, session: revived.session }).run(revived.messages);
+ * if (revived.ok) new Loop({ backends, writer: revived.session }).run(revived.messages);
  */
 export async function reviveTranscript(options: ReviveOptions): Promise<Revived | ReviveRefused> {
   checkRequest(options);

@@ -12,12 +12,10 @@
  */
 export type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 export { FileStore } from './file-store.ts';
-export type { ImportedRun } from './postgres/import-run.ts';
 export { SCHEMA_VERSION } from './postgres/migrations.ts';
 export {
   PostgresStore,
   type PostgresStoreOptions,
   SchemaVersionError,
 } from './postgres/postgres-store.ts';
-export type { PostgresTranscriptWriter } from './postgres/postgres-writer.ts';
 export type { StoreRead, TranscriptStore } from './transcript-store.ts';

@@ -36,7 +36,7 @@ export type StoreRead =
  *
  * @example
  * const writer = await store.create('main', { agentId: 'main', agentType: 'main', label: 'Main', model: 'openai:gpt-5' });
- * await new Loop({ backends: [model], session: writer }).start('Hello');
+ * await new Loop({ backends: [model], writer }).start('Hello');
  * await writer.close();
  */
 export interface TranscriptStore {

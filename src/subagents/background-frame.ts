@@ -6,7 +6,7 @@
  * lowest layer that writes such turns; revival imports it from here.
  *
  * @example
- * import { BACKGROUND_FRAME } from 'llm-agent-revival/subagents';
+ * import { BACKGROUND_FRAME } from 'llm-agent-revival/revival';
  * const text = `${BACKGROUND_FRAME} The child agent researcher-1 has finished.`;
  */
 export const BACKGROUND_FRAME =

@@ -72,7 +72,7 @@ export interface StartedRun {
  * What `reviveChild` takes: a revived run and who it was.
  *
  * @example
- * const run = new Loop({ backends, session }).run(messages); // the revived child's run
+ * const run = new Loop({ backends, writer: session }).run(messages); // the revived child's run
  * const child: RevivedChild = { agentId: 'researcher-1', agentType: 'researcher', label: 'Researcher',
  *   callId: 'call_1', run, sessionPath: session.path };
  * composer.reviveChild(child);

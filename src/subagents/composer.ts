@@ -326,7 +326,7 @@ export class Composer {
     const options: LoopOptions = {
       ...this.#loopDefaults,
       backends,
-      session,
+      writer: session,
       tools,
       system: definition.system,
       resolveJoin,

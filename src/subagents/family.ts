@@ -53,7 +53,7 @@ export interface JoinFound {
  * const family = new Family('runs/main.jsonl');
  * const sessionPath = childTranscriptPath(family.parentPath, 'researcher-1');
  * const child = { agentId: 'researcher-1', agentType: 'researcher', label: 'Researcher', callId: 'call_1', sessionPath };
- * family.track(child, new Loop({ backends, session }).run(messages).result.then(outcomeOfRun));
+ * family.track(child, new Loop({ backends, writer: session }).run(messages).result.then(outcomeOfRun));
  * const untracked = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
  * const { joined } = await family.join([child.agentId], { untracked });
  */

@@ -30,12 +30,9 @@
 export {
   fileSystemError,
   MemoryFileSystem,
-  type MemoryFileSystemOptions,
 } from './memory-file-system.ts';
 export {
-  type Fault,
   type FaultRule,
-  type FaultyFileSystemOptions,
   FaultyFileSystem,
 } from './faulty-file-system.ts';
 export {
@@ -50,7 +47,6 @@ export {
   startOutageChatServer,
 } from './provider-servers.ts';
 export {
-  type ResponsesServer,
   type ResponsesStep,
   startResponsesServer,
 } from './responses-server.ts';

@@ -234,17 +234,10 @@ export async function startResponsesServer(script: ResponsesStep[]): Promise<Res
   const encrypted = new Map<string, string>();
   let responses = 0;
 
-  const handle = (body: Record<string, unknown>, response: ServerResponse) => {
+  const handle = (body: Record<string, unknown>, response: ServerResponse): void => {
     if ('status' in (steps[0] ?? {})) {
-      const step = steps.shift() as { status: number; message?: string };
-      sendJson(response, step.status, {
-        error: {
-          message: step.message ?? `scripted ${step.status}`,
-          type: 'server_error',
-          param: null,
-          code: null,
-        },
-      });
+      const outage = steps.shift() as { status: number; message?: string };
+      sendError(response, outage.status, outage.message ?? `scripted ${outage.status}`, null);
       return;
     }
     const problem = responsesInputError(
@@ -255,202 +248,289 @@ export async function startResponsesServer(script: ResponsesStep[]): Promise<Res
     );
     if (problem !== null) {
       rejections.push(problem.message);
-      sendJson(response, problem.status, {
-        error: {
-          message: problem.message,
-          type: 'invalid_request_error',
-          param: 'input',
-          code: null,
-        },
-      });
+      sendError(response, problem.status, problem.message, 'input');
       return;
     }
-    const step = steps.shift() as Exclude<ResponsesStep, { status: number }> | undefined;
+    const step = steps.shift() as TurnStep | undefined;
     if (step === undefined) {
-      sendJson(response, 500, {
-        error: { message: 'script exhausted', type: 'server_error', param: null, code: null },
-      });
+      sendError(response, 500, 'script exhausted', null);
       return;
     }
     responses += 1;
-    const store = body.store !== false;
-    const withEncrypted =
-      Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
-    const responseId = `resp_${tag}_${responses}`;
-    const model = String(body.model);
-    const events: Record<string, unknown>[] = [];
-    const output: IssuedItem[] = [];
-    const outputIds: string[] = [];
-    const finalItems: unknown[] = [];
-    const issue = (id: string, item: IssuedItem) => {
-      output.push(item);
-      outputIds.push(id);
-    };
-    const shell = (status: string) => ({
-      id: responseId,
-      object: 'response',
-      created_at: 1_700_000_000,
-      model,
-      status,
-      output: status === 'completed' ? finalItems : [],
+    const built = scriptedResponse(step, {
+      tag,
+      number: responses,
+      model: String(body.model),
+      withEncrypted:
+        Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content'),
     });
-    events.push({ type: 'response.created', response: shell('in_progress') });
-    events.push({ type: 'response.in_progress', response: shell('in_progress') });
-    const fail = (failure: NonNullable<typeof step.failure>) => {
-      events.push(
-        failure.event === 'error'
-          ? { type: 'error', code: failure.code, message: failure.message, param: null }
-          : {
-              type: 'response.failed',
-              response: {
-                ...shell('failed'),
-                error: { code: failure.code, message: failure.message },
-                incomplete_details: null,
-              },
-            },
-      );
-      sendEvents(response, events);
-    };
-    if (step.failure?.after === 'created') return fail(step.failure);
-    let reasoningId: string | undefined;
-    if (step.reasoning !== undefined) {
-      const id = step.reasoning.id;
-      const outputIndex = outputIds.length;
-      const blob = withEncrypted ? `enc_${id}_${randomBytes(6).toString('hex')}` : undefined;
-      const summary = step.reasoning.summary ?? [];
-      events.push({
-        type: 'response.output_item.added',
-        output_index: outputIndex,
-        item: { type: 'reasoning', id, summary: [] },
-      });
-      summary.forEach((text, summaryIndex) => {
-        const part = { item_id: id, output_index: outputIndex, summary_index: summaryIndex };
-        events.push({
-          type: 'response.reasoning_summary_part.added',
-          ...part,
-          part: { type: 'summary_text', text: '' },
-        });
-        events.push({ type: 'response.reasoning_summary_text.delta', ...part, delta: text });
-        events.push({ type: 'response.reasoning_summary_text.done', ...part, text });
-        events.push({
-          type: 'response.reasoning_summary_part.done',
-          ...part,
-          part: { type: 'summary_text', text },
-        });
-      });
-      const item = {
-        type: 'reasoning',
-        id,
-        summary: summary.map((text) => ({ type: 'summary_text', text })),
-        ...(blob === undefined ? {} : { encrypted_content: blob }),
-      };
-      events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
-      finalItems.push(item);
-      issue(id, {
-        type: 'reasoning',
-        stored: false,
-        response: responses,
-        ...(blob === undefined ? {} : { encryptedContent: blob }),
-      });
-      if (blob !== undefined) encrypted.set(blob, id);
-      reasoningId = id;
-    }
-    const after = reasoningId === undefined ? {} : { reasoningId };
-    if (step.text !== undefined) {
-      const id = `msg_${tag}_${responses}`;
-      const outputIndex = outputIds.length;
-      const where = { item_id: id, output_index: outputIndex, content_index: 0 };
-      events.push({
-        type: 'response.output_item.added',
-        output_index: outputIndex,
-        item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
-      });
-      events.push({
-        type: 'response.content_part.added',
-        ...where,
-        part: { type: 'output_text', text: '', annotations: [] },
-      });
-      // Two deltas, so that the text is really assembled.
-      const half = Math.ceil(step.text.length / 2);
-      events.push({
-        type: 'response.output_text.delta',
-        ...where,
-        delta: step.text.slice(0, half),
-        logprobs: [],
-      });
-      if (step.failure?.after === 'output') return fail(step.failure);
-      events.push({
-        type: 'response.output_text.delta',
-        ...where,
-        delta: step.text.slice(half),
-        logprobs: [],
-      });
-      events.push({ type: 'response.output_text.done', ...where, text: step.text, logprobs: [] });
-      const content = [{ type: 'output_text', text: step.text, annotations: [] }];
-      events.push({ type: 'response.content_part.done', ...where, part: content[0] });
-      const item = { type: 'message', id, status: 'completed', role: 'assistant', content };
-      events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
-      finalItems.push(item);
-      issue(id, { type: 'message', stored: false, response: responses, ...after });
-    } else if (step.failure?.after === 'output') {
-      return fail(step.failure);
-    }
-    for (const [index, call] of (step.calls ?? []).entries()) {
-      const id = `fc_${tag}_${responses}_${index}`;
-      const outputIndex = outputIds.length;
-      const argumentsText = JSON.stringify(call.input);
-      const base = { type: 'function_call', id, call_id: call.id, name: call.name };
-      events.push({
-        type: 'response.output_item.added',
-        output_index: outputIndex,
-        item: { ...base, arguments: '', status: 'in_progress' },
-      });
-      events.push({
-        type: 'response.function_call_arguments.delta',
-        item_id: id,
-        output_index: outputIndex,
-        delta: argumentsText,
-      });
-      events.push({
-        type: 'response.function_call_arguments.done',
-        item_id: id,
-        output_index: outputIndex,
-        arguments: argumentsText,
-      });
-      const item = { ...base, arguments: argumentsText, status: 'completed' };
-      events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
-      finalItems.push(item);
-      issue(id, {
-        type: 'function_call',
-        stored: false,
-        response: responses,
-        callId: call.id,
-        ...after,
-      });
-    }
-    events.push({
-      type: 'response.completed',
-      response: {
-        ...shell('completed'),
-        incomplete_details: null,
-        usage: {
-          input_tokens: 12,
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: 5,
-          output_tokens_details: { reasoning_tokens: step.reasoning === undefined ? 0 : 2 },
-          total_tokens: 17,
-        },
-      },
-    });
+    for (const [blob, id] of built.blobs) encrypted.set(blob, id);
     // Only a completed response is kept, and only when the request let it be stored.
-    outputIds.forEach((id, index) => {
-      items.set(id, { ...(output[index] as IssuedItem), stored: store });
-    });
-    sendEvents(response, events);
+    if (built.completed) {
+      for (const [id, item] of built.issued)
+        items.set(id, { ...item, stored: body.store !== false });
+    }
+    sendEvents(response, built.events);
   };
 
   const server = await startScriptedServer(handle, requests, rejections, steps, '/v1/responses');
   return { ...server, items };
+}
+
+/** A scripted turn (not an outage). */
+type TurnStep = Exclude<ResponsesStep, { status: number }>;
+
+/** What the handler decided about one response before it is built. */
+interface ResponseFrame {
+  /** The server's tag, which makes its ids its own. */
+  tag: string;
+  /** Which response of this server this is, counting from 1. */
+  number: number;
+  model: string;
+  /** Whether the request asked for `reasoning.encrypted_content`. */
+  withEncrypted: boolean;
+}
+
+/** One response as built from its step: the events to send and what it handed out. */
+interface BuiltResponse {
+  events: Record<string, unknown>[];
+  /** The output items in order, by id (not yet stored: that is the handler's decision). */
+  issued: [id: string, item: IssuedItem][];
+  /** Each encrypted reasoning blob handed out, with its reasoning item's id. */
+  blobs: [blob: string, id: string][];
+  /** The items as `response.completed` lists them. */
+  final: unknown[];
+  /** Whether the response ended with `response.completed` (not a scripted failure). */
+  completed: boolean;
+}
+
+/** The events of one scripted turn, in the order OpenAI streams them. */
+function scriptedResponse(step: TurnStep, frame: ResponseFrame): BuiltResponse {
+  const built: BuiltResponse = { events: [], issued: [], blobs: [], final: [], completed: false };
+  const shell = (status: string) => ({
+    id: `resp_${frame.tag}_${frame.number}`,
+    object: 'response',
+    created_at: 1_700_000_000,
+    model: frame.model,
+    status,
+    output: status === 'completed' ? built.final : [],
+  });
+  const fail = (failure: NonNullable<TurnStep['failure']>): BuiltResponse => {
+    built.events.push(failureEvent(failure, shell('failed')));
+    return built;
+  };
+  built.events.push({ type: 'response.created', response: shell('in_progress') });
+  built.events.push({ type: 'response.in_progress', response: shell('in_progress') });
+  if (step.failure?.after === 'created') return fail(step.failure);
+  const reasoningId =
+    step.reasoning === undefined ? undefined : addReasoning(built, step.reasoning, frame);
+  const after = reasoningId === undefined ? {} : { reasoningId };
+  if (step.text !== undefined) {
+    const id = `msg_${frame.tag}_${frame.number}`;
+    const half = Math.ceil(step.text.length / 2);
+    const where = openMessage(built, id, step.text.slice(0, half));
+    if (step.failure?.after === 'output') return fail(step.failure);
+    closeMessage(built, where, step.text, step.text.slice(half));
+    built.issued.push([id, { type: 'message', stored: false, response: frame.number, ...after }]);
+  } else if (step.failure?.after === 'output') {
+    return fail(step.failure);
+  }
+  for (const [index, call] of (step.calls ?? []).entries()) {
+    const id = `fc_${frame.tag}_${frame.number}_${index}`;
+    addCall(built, id, call);
+    built.issued.push([
+      id,
+      { type: 'function_call', stored: false, response: frame.number, callId: call.id, ...after },
+    ]);
+  }
+  built.events.push(completedEvent(shell('completed'), step.reasoning !== undefined));
+  built.completed = true;
+  return built;
+}
+
+/** A reasoning item with its summary parts; returns its id. */
+function addReasoning(
+  built: BuiltResponse,
+  reasoning: NonNullable<TurnStep['reasoning']>,
+  frame: ResponseFrame,
+): string {
+  const id = reasoning.id;
+  const outputIndex = built.issued.length;
+  const blob = frame.withEncrypted ? `enc_${id}_${randomBytes(6).toString('hex')}` : undefined;
+  const summary = reasoning.summary ?? [];
+  built.events.push({
+    type: 'response.output_item.added',
+    output_index: outputIndex,
+    item: { type: 'reasoning', id, summary: [] },
+  });
+  summary.forEach((text, summaryIndex) => {
+    const part = { item_id: id, output_index: outputIndex, summary_index: summaryIndex };
+    built.events.push({
+      type: 'response.reasoning_summary_part.added',
+      ...part,
+      part: { type: 'summary_text', text: '' },
+    });
+    built.events.push({ type: 'response.reasoning_summary_text.delta', ...part, delta: text });
+    built.events.push({ type: 'response.reasoning_summary_text.done', ...part, text });
+    built.events.push({
+      type: 'response.reasoning_summary_part.done',
+      ...part,
+      part: { type: 'summary_text', text },
+    });
+  });
+  const item = {
+    type: 'reasoning',
+    id,
+    summary: summary.map((text) => ({ type: 'summary_text', text })),
+    ...(blob === undefined ? {} : { encrypted_content: blob }),
+  };
+  built.events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+  built.final.push(item);
+  built.issued.push([
+    id,
+    {
+      type: 'reasoning',
+      stored: false,
+      response: frame.number,
+      ...(blob === undefined ? {} : { encryptedContent: blob }),
+    },
+  ]);
+  if (blob !== undefined) built.blobs.push([blob, id]);
+  return id;
+}
+
+/** Where a message's text goes in the stream. */
+interface TextPlace {
+  item_id: string;
+  output_index: number;
+  content_index: 0;
+}
+
+/** A message item opened, with the first half of its text. */
+function openMessage(built: BuiltResponse, id: string, firstHalf: string): TextPlace {
+  const outputIndex = built.issued.length;
+  const where: TextPlace = { item_id: id, output_index: outputIndex, content_index: 0 };
+  built.events.push({
+    type: 'response.output_item.added',
+    output_index: outputIndex,
+    item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
+  });
+  built.events.push({
+    type: 'response.content_part.added',
+    ...where,
+    part: { type: 'output_text', text: '', annotations: [] },
+  });
+  // Two deltas, so that the text is really assembled.
+  built.events.push({
+    type: 'response.output_text.delta',
+    ...where,
+    delta: firstHalf,
+    logprobs: [],
+  });
+  return where;
+}
+
+/** The rest of an opened message: its second half, and the message done. */
+function closeMessage(built: BuiltResponse, where: TextPlace, text: string, rest: string): void {
+  built.events.push({ type: 'response.output_text.delta', ...where, delta: rest, logprobs: [] });
+  built.events.push({ type: 'response.output_text.done', ...where, text, logprobs: [] });
+  const content = [{ type: 'output_text', text, annotations: [] }];
+  built.events.push({ type: 'response.content_part.done', ...where, part: content[0] });
+  const item = {
+    type: 'message',
+    id: where.item_id,
+    status: 'completed',
+    role: 'assistant',
+    content,
+  };
+  built.events.push({ type: 'response.output_item.done', output_index: where.output_index, item });
+  built.final.push(item);
+}
+
+/** A function call item, its arguments in one delta. */
+function addCall(
+  built: BuiltResponse,
+  id: string,
+  call: NonNullable<TurnStep['calls']>[number],
+): void {
+  const outputIndex = built.issued.length;
+  const argumentsText = JSON.stringify(call.input);
+  const base = { type: 'function_call', id, call_id: call.id, name: call.name };
+  built.events.push({
+    type: 'response.output_item.added',
+    output_index: outputIndex,
+    item: { ...base, arguments: '', status: 'in_progress' },
+  });
+  built.events.push({
+    type: 'response.function_call_arguments.delta',
+    item_id: id,
+    output_index: outputIndex,
+    delta: argumentsText,
+  });
+  built.events.push({
+    type: 'response.function_call_arguments.done',
+    item_id: id,
+    output_index: outputIndex,
+    arguments: argumentsText,
+  });
+  const item = { ...base, arguments: argumentsText, status: 'completed' };
+  built.events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+  built.final.push(item);
+}
+
+/** The scripted failure that ends a stream: an `error` event or `response.failed`. */
+function failureEvent(
+  failure: NonNullable<TurnStep['failure']>,
+  shell: Record<string, unknown>,
+): Record<string, unknown> {
+  return failure.event === 'error'
+    ? { type: 'error', code: failure.code, message: failure.message, param: null }
+    : {
+        type: 'response.failed',
+        response: {
+          ...shell,
+          error: { code: failure.code, message: failure.message },
+          incomplete_details: null,
+        },
+      };
+}
+
+/** `response.completed`, with the usage a small turn would report. */
+function completedEvent(
+  shell: Record<string, unknown>,
+  reasoned: boolean,
+): Record<string, unknown> {
+  return {
+    type: 'response.completed',
+    response: {
+      ...shell,
+      incomplete_details: null,
+      usage: {
+        input_tokens: 12,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: reasoned ? 2 : 0 },
+        total_tokens: 17,
+      },
+    },
+  };
+}
+
+/** An error body as OpenAI sends it: a refusal of the input, or (no param) a server error. */
+function sendError(
+  response: ServerResponse,
+  status: number,
+  message: string,
+  param: 'input' | null,
+): void {
+  sendJson(response, status, {
+    error: {
+      message,
+      type: param === null ? 'server_error' : 'invalid_request_error',
+      param,
+      code: null,
+    },
+  });
 }
 
 /** SSE as OpenAI sends it: each event named by its type, numbered in order. */

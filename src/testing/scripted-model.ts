@@ -54,7 +54,7 @@ export interface PromptViolation {
  *   { calls: [{ id: 'c1', name: 'echo', input: { text: 'hi' } }] },
  *   { text: 'Done.' },
  * ]);
- * const loop = new Loop({ backends: [scripted.model], session, tools });
+ * const loop = new Loop({ backends: [scripted.model], writer: session, tools });
  * await loop.start('Echo hi.');
  * console.log(scripted.prompts.length, scripted.violations); // 2 []
  */

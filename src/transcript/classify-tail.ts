@@ -121,7 +121,10 @@ export type UnreadableReason =
  * The outcome of scanning a transcript.
  *
  * @example
- * const result: ScanResult = await scanTranscript('runs/a.jsonl');
+ * const iterator = scanRecords('runs/a.jsonl');
+ * let step = await iterator.next();
+ * while (step.done !== true) step = await iterator.next();
+ * const result: ScanResult = step.value;
  * if (!result.ok) console.error(result.detail); // 'runs/a.jsonl:7: the line has no checksum'
  */
 export type ScanResult =

@@ -3,60 +3,39 @@
  * readers. It imports no model library. The machinery under them (the line codec, the scanner,
  * the writer lock, the tail-state fold, the pairing rules) is not part of the API: a transcript
  * is read through `peek`, `readRecords`, `scanRecords` and `conversationView`, and written
- * through `Session`.
+ * through `Session`. docs/architecture.md ("The public surface") gives the reason for each name.
  *
  * @example
  * import { Session, peek } from 'llm-agent-revival/transcript';
  *
  * @module
  */
-export {
-  type FileIdentity,
-  type FileSystem,
-  nodeFileSystem,
-  type OpenMode,
-} from './file-system.ts';
+// The FileSystem seam (tests and wrappers substitute it); the types of its arguments and
+// answers are read from its methods.
+export { type FileSystem, nodeFileSystem } from './file-system.ts';
+// The readers: a quick look, every record, a stream of records with the file's classification,
+// the conversation as a model saw it.
 export { type PeekResult, peek } from './peek.ts';
 export { readRecords } from './read-records.ts';
-// The format's types: what a transcript holds is part of the API. The bodies of the records
-// only the library writes (checkpoints, compactions, revivals, failures, stops) are named
-// through `RecordOf<'type'>` rather than one name each.
+export { type ScanResult, scanRecords, type UnreadableReason } from './scan-transcript.ts';
+export { conversationView, type ViewMessage } from './conversation-view.ts';
+// The format: what a transcript holds is part of the API. A message's parts are one union
+// (`ContentPart`, narrowed by `type`); each record is named through `RecordOf<'type'>` rather
+// than one name per body; `RecordBody` is what `Session.append` takes.
 export {
   FORMAT_VERSION,
   type JsonValue,
-  type JsonObject,
-  type Role,
-  type TextPart,
-  type ReasoningPart,
-  type ToolCallPart,
-  type ToolResultPart,
   type ContentPart,
   type Message,
   type Idempotency,
-  type SettleStatus,
-  type ParentLink,
-  type SessionMetaBody,
-  type MessageBody,
-  type ToolDispatchedBody,
-  type ToolSettledBody,
   type RecordBody,
   type TranscriptRecord,
   type ForeignRecord,
   type RecordOf,
   RECORD_TYPES,
-  AGENT_ID_PATTERN,
   isAgentId,
 } from './records.ts';
-export {
-  type LineInfo,
-  MAX_LINE_BYTES,
-  type ScannedRecord,
-  type ScanOptions,
-  type ScanResult,
-  scanRecords,
-  scanTranscript,
-  type UnreadableReason,
-} from './scan-transcript.ts';
+// The one writer, and its one error.
 export {
   type Durability,
   Session,
@@ -64,8 +43,7 @@ export {
   type SessionOpenOptions,
   type SessionOptions,
 } from './session.ts';
-export { needsPerson, type RunHalt } from './run-halt.ts';
 export { TranscriptError, type TranscriptErrorCode } from './transcript-error.ts';
+// What a checkpoint holds, and how a run stopped (and whether a person must act first).
 export type { TailState } from './tail-state.ts';
-export type { LockHolder } from './writer-lock.ts';
-export { conversationView, type ViewMessage } from './conversation-view.ts';
+export { needsPerson, type RunHalt } from './run-halt.ts';

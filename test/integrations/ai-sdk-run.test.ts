@@ -56,9 +56,11 @@ async function loopShape(folder: string): Promise<string[]> {
   });
   try {
     const model = new ScriptedModel(SCRIPT);
-    await new Loop({ backends: [model.model], session, tools: { send: sendTool([]) } }).start(
-      'Send ann a note.',
-    );
+    await new Loop({
+      backends: [model.model],
+      writer: session,
+      tools: { send: sendTool([]) },
+    }).start('Send ann a note.');
   } finally {
     await session.close();
   }

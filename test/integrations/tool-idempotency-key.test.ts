@@ -117,7 +117,7 @@ test('the Loop hands an AI SDK tool() the key its dispatch recorded, read the sa
           return `sent to ${to}`;
         },
       });
-      await new Loop({ backends: [model.model], session, tools: { send } }).start(
+      await new Loop({ backends: [model.model], writer: session, tools: { send } }).start(
         'Send ann a note.',
       );
     } finally {

@@ -37,7 +37,7 @@ test('live provider: a run calls a tool, reads its result, and answers', async (
   try {
     const loop = new Loop({
       backends: [backend.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'You are a test harness. Follow the instructions exactly.',
       maxTurns: 4,

@@ -43,7 +43,7 @@ test('abort while a tool runs: the tool gets the signal, no result or settle is 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [wait, quick],
     });
     const run = loop.start('Go');
@@ -72,7 +72,7 @@ test('abort while a tool runs: the tool gets the signal, no result or settle is 
     try {
       const again = await new Loop({
         backends: [new ScriptedModel([]).model],
-        session: reopened,
+        writer: reopened,
         tools: [wait, quick],
       }).run(
         records.flatMap((record) =>
@@ -103,7 +103,7 @@ test('a tool that answers despite the abort has its answer recorded: it is the t
         }),
     };
     const model = new ScriptedModel([{ calls: [{ id: 's', name: 'stubborn', input: {} }] }]);
-    const loop = new Loop({ backends: [model.model], session: fixture.session, tools: [stubborn] });
+    const loop = new Loop({ backends: [model.model], writer: fixture.session, tools: [stubborn] });
     const run = loop.start('Go');
     await running;
     run.abort();
@@ -121,7 +121,7 @@ test('a tool that answers despite the abort has its answer recorded: it is the t
 test('abort while the model is thinking: only run-stopped after the user turn, the run stays revivable', () =>
   withFreshSession(async (fixture) => {
     const model = new ScriptedModel([{ hang: true }]);
-    const loop = new Loop({ backends: [model.model], session: fixture.session });
+    const loop = new Loop({ backends: [model.model], writer: fixture.session });
     const run = loop.start('Think hard');
     for await (const event of run) {
       if (event.type === 'turn-start') run.abort();

@@ -46,7 +46,7 @@ test('past the budget, older turns become a compaction record; the next prompt u
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
       compaction: { maxTokens: 300, keepRecent: 2 },
     });

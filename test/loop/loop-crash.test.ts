@@ -61,7 +61,7 @@ async function checkKillPoint(folder: string, operation: 'write' | 'sync', nth: 
     try {
       const result = await new Loop({
         backends: [crashScriptModel()],
-        session: revived.session,
+        writer: revived.session,
         tools: crashScriptTools((line) => appendFileSync(effectsPath, `${line}\n`)),
       }).run(revived.messages);
       assert.equal(result.status, 'finished', `${where}: ${result.error}`);

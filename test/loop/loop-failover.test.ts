@@ -55,7 +55,7 @@ for (const failure of [
       const { sleep, slept } = instantSleep();
       const loop = new Loop({
         backends: [first.model, second.model],
-        session: fixture.session,
+        writer: fixture.session,
         sleep,
       });
       const run = loop.start('Hi');
@@ -84,7 +84,7 @@ test('after a whole round fails the loop backs off, then tries the list again', 
     const { sleep, slept } = instantSleep();
     const loop = new Loop({
       backends: [first.model, second.model],
-      session: fixture.session,
+      writer: fixture.session,
       sleep,
       backoff: (attempt) => attempt * 1000,
     });
@@ -107,7 +107,7 @@ test("when every backend fails the run ends failed, with a run-failed record and
     const { sleep } = instantSleep();
     const loop = new Loop({
       backends: [first.model, second.model],
-      session: fixture.session,
+      writer: fixture.session,
       sleep,
       backendRounds: 2,
     });
@@ -146,7 +146,7 @@ function refusalLoop(fixture: { session: Session }, first: ScriptedModel, second
   const slept: number[] = [];
   const loop = new Loop({
     backends: [first.model, second.model],
-    session: fixture.session,
+    writer: fixture.session,
     backendRounds: 3,
     sleep: async (milliseconds) => {
       slept.push(milliseconds);
@@ -187,7 +187,7 @@ test('a request every backend refuses ends the run failed at once, naming the la
 test('a run whose transcript cannot be written ends failed, never rejects', () =>
   withFreshSession(async (fixture) => {
     const model = new ScriptedModel([{ text: 'unwritten' }]);
-    const loop = new Loop({ backends: [model.model], session: fixture.session });
+    const loop = new Loop({ backends: [model.model], writer: fixture.session });
     await fixture.session.close();
     const result = await loop.run([
       { role: 'user', content: [{ type: 'text', text: 'Hi' }], seq: 1 },
@@ -201,7 +201,7 @@ test('a throwing hook (takeDeliveries) ends the run failed with the reason, neve
     const model = new ScriptedModel([{ text: 'never asked' }]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       takeDeliveries: () => {
         throw new Error('delivery queue broke');
       },
@@ -222,13 +222,13 @@ test('string backends are resolved through the provider (an AI SDK registry), in
     const loop = new Loop({
       backends: ['test:down', 'test:up'],
       provider: registry,
-      session: fixture.session,
+      writer: fixture.session,
     });
     const result = await loop.start('Hi');
     assert.equal(result.text, 'Resolved.');
     assert.equal(down.prompts.length, 1);
     assert.throws(
-      () => new Loop({ backends: ['nope:model'], provider: registry, session: fixture.session }),
+      () => new Loop({ backends: ['nope:model'], provider: registry, writer: fixture.session }),
       /cannot resolve the backend "nope:model"/,
     );
   }));
@@ -239,7 +239,7 @@ test('a backend that goes silent past modelIdleTimeout counts as a transport fai
     const up = new ScriptedModel([{ text: 'Here.' }], 'up');
     const loop = new Loop({
       backends: [silent.model, up.model],
-      session: fixture.session,
+      writer: fixture.session,
       modelIdleTimeout: 50,
     });
     const run = loop.start('Hi');
@@ -268,7 +268,7 @@ test('the default backoff has equal jitter: half of each wait fixed, half from t
     try {
       const result = await new Loop({
         backends: [model.model],
-        session: fixture.session,
+        writer: fixture.session,
         sleep: async (milliseconds) => {
           slept.push(milliseconds);
         },

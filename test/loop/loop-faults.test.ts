@@ -55,7 +55,7 @@ async function runWithFault(operation: FileSystemOperation | null, nth: number) 
     }
     const loop = new Loop({
       backends: [script().model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
     });
     const result = await loop.start('Echo 1, 2, then 3');
@@ -140,7 +140,7 @@ test('abort mid-tool, revive, run again: the interrupted call is answered honest
     ]);
     const run = new Loop({
       backends: [first.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [deploy],
     }).start('Deploy to prod');
     await running;
@@ -154,7 +154,7 @@ test('abort mid-tool, revive, run again: the interrupted call is answered honest
       const second = new ScriptedModel([{ text: 'I will check prod before deploying again.' }]);
       const result = await new Loop({
         backends: [second.model],
-        session: revived.session,
+        writer: revived.session,
         tools: [deploy],
       }).run(revived.messages);
       assert.equal(result.status, 'finished', result.error);

@@ -147,7 +147,7 @@ test('fuzz: a run never rejects and always leaves a transcript in order', async 
         const model = new ScriptedModel(steps);
         const loop = new Loop({
           backends: [model.model],
-          session,
+          writer: session,
           tools: tools(log, pick),
           maxTurns: 5,
           backendRounds: 1,

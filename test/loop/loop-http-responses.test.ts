@@ -15,11 +15,8 @@ import {
   recordsOf,
   shapeOf,
 } from './support/harness.ts';
-import {
-  type ResponsesServer,
-  type ResponsesStep,
-  startResponsesServer,
-} from '../../src/testing/index.ts';
+import { type ResponsesStep, startResponsesServer } from '../../src/testing/index.ts';
+import type { ResponsesServer } from '../../src/testing/responses-server.ts';
 
 /*
  * The real Loop over real HTTP against a scripted OpenAI Responses API: what `openai('gpt-5')`
@@ -111,7 +108,7 @@ async function carryOnFromDisk(path: string, backend: LanguageModel): Promise<vo
     });
     const result = await new Loop({
       backends: [backend],
-      session,
+      writer: session,
       tools: [echoTool([])],
       system: 'Be brief.',
     }).run(conversationView(await recordsOf(path)));
@@ -210,7 +207,7 @@ test('Responses over HTTP: reasoning replayed by reference before the calls, bot
   try {
     const loop = new Loop({
       backends: [responsesModel(server.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     });
@@ -273,7 +270,7 @@ test('Responses over HTTP with store: false: reasoning replayed inline with its 
   try {
     const result = await new Loop({
       backends: [statelessModel(server.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     }).start('Echo one and two.');
@@ -343,7 +340,7 @@ test('Responses over HTTP: a 503 fails over to the second backend, which finishe
   try {
     const run = new Loop({
       backends: [responsesModel(down.url), responsesModel(up.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
     }).start('Echo one.');
     const events = await collectEvents(run);
@@ -398,7 +395,7 @@ test('Responses over HTTP: a stream that fails mid-answer (response.failed) or b
   try {
     const run = new Loop({
       backends: [responsesModel(flaky.url), responsesModel(steady.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
     }).start('Echo one.');
     const events = await collectEvents(run);
@@ -441,7 +438,7 @@ test('Responses over HTTP: after a failover, the first backend back up refuses i
   try {
     const run = new Loop({
       backends: [responsesModel(first.url), responsesModel(second.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
     }).start('Echo one.');
     const events = await collectEvents(run);

@@ -111,7 +111,7 @@ test('OpenAI-compatible over HTTP: parallel calls, failover from a 503, every re
     // over to the second.
     const loop = new Loop({
       backends: [chatModel(down.url), chatModel(chat.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     });
@@ -178,7 +178,7 @@ test('OpenAI-compatible over HTTP: a revived pending join and its resume notice 
   try {
     const loop = new Loop({
       backends: [chatModel(chat.url)],
-      session,
+      writer: session,
       tools: [waitTool],
       resolveJoin: async () => ({ output: 'child-1: 42', isError: false }),
     });
@@ -218,7 +218,7 @@ test('Anthropic over HTTP: thinking replayed unmodified, parallel results first 
   try {
     const loop = new Loop({
       backends: [anthropicModel(anthropic.url)],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     });

@@ -73,7 +73,7 @@ test('the call settings reach the provider as streamText sends them', () =>
     const ours: LanguageModelV4CallOptions[] = [];
     const result = await new Loop({
       backends: [recordingModel(ours)],
-      session: fixture.session,
+      writer: fixture.session,
       callSettings: SETTINGS,
     }).start('Hi');
     assert.equal(result.status, 'finished');
@@ -113,7 +113,7 @@ test('per backend and per call: a backend’s settings over the loop’s, a call
           providerOptions: { openai: { user: 'u-2' } },
         },
       ],
-      session: fixture.session,
+      writer: fixture.session,
       callSettings: {
         temperature: 0,
         maxOutputTokens: 100,
@@ -163,7 +163,7 @@ test('repairToolCall mends a malformed call before it is recorded; one it leaves
     const seen: string[] = [];
     const result = await new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [read as ToolDefinition<unknown>],
       repairToolCall: async (call) => {
         seen.push(`${call.toolName}: ${call.problem.slice(0, 30)} [${call.tools.join(',')}]`);
@@ -205,7 +205,7 @@ test("a caller's signal aborts the run: stopped, with its reason", () =>
     const model = new ScriptedModel([{ hang: true }]);
     const run = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       signal: controller.signal,
     }).start('Think');
     for await (const event of run)
@@ -271,7 +271,7 @@ test('a tracer gets a span per model call (ai.streamText.doStream) and per tool 
     };
     const result = await new Loop({
       backends: [failing.model, model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [flaky as ToolDefinition<unknown>],
       tracer,
       sleep: async () => undefined,

@@ -223,7 +223,7 @@ test('every prompt a model receives is the one derived from scratch from the tra
         };
         const options = (session: Session, maxTurns: number) => ({
           backends: [world.model(0), world.model(1)],
-          session,
+          writer: session,
           tools: world.tools() as ToolDefinition<never>[],
           maxTurns,
           backendRounds: 1,

@@ -96,7 +96,7 @@ test('resume, answered: every call has its result, so the loop calls the model a
     const model = new ScriptedModel([{ text: 'Done: x' }]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
     });
     const result = await loop.run(fixture.messages);
@@ -135,7 +135,7 @@ test('resume, not yet run: calls never dispatched are dispatched and run once, t
     const model = new ScriptedModel([{ text: 'Both echoed.' }]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
     });
     const result = await loop.run(fixture.messages);
@@ -176,7 +176,7 @@ test('resume, pending-again: an open join is awaited under the same call id, wit
     const model = new ScriptedModel([{ text: 'The child says 42.' }]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [waitTool],
       resolveJoin,
     });
@@ -217,7 +217,7 @@ test('a pending join with no resolver, and an in-flight call nobody revived, fai
       const model = new ScriptedModel([]);
       const loop = new Loop({
         backends: [model.model],
-        session: fixture.session,
+        writer: fixture.session,
         tools: [waitTool],
       });
       const result = await loop.run(fixture.messages);
@@ -241,7 +241,7 @@ test('a conversation that already ended is finished without a model call', async
   ]);
   try {
     const model = new ScriptedModel([]);
-    const loop = new Loop({ backends: [model.model], session: fixture.session });
+    const loop = new Loop({ backends: [model.model], writer: fixture.session });
     const result = await loop.run(fixture.messages);
     assert.equal(result.status, 'finished');
     assert.equal(result.text, 'Hello!');
@@ -272,7 +272,7 @@ test('background deliveries wait for a safe point: never between a call and its 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
       takeDeliveries,
     });
@@ -308,7 +308,7 @@ test('resume, mixed tail: a pending join and a never-dispatched sibling are answ
     const model = new ScriptedModel([{ text: 'Both answered.' }]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [waitTool, echoTool(log)],
       resolveJoin: async () => {
         joins += 1;
@@ -347,7 +347,7 @@ test('abort while a pending join waits: it stays pending (no result, no settle),
       });
     const loop = new Loop({
       backends: [new ScriptedModel([]).model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [waitTool],
       resolveJoin: waiting,
     });
@@ -365,7 +365,7 @@ test('abort while a pending join waits: it stays pending (no result, no settle),
     const model = new ScriptedModel([{ text: 'Child done.' }]);
     const again = await new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [waitTool],
       resolveJoin: async () => ({ output: 'done', isError: false }),
     }).run(fixture.messages);
@@ -395,7 +395,7 @@ test('a conversation the providers would refuse (a call left unanswered mid-hist
     const model = new ScriptedModel([{ text: 'never' }]);
     const result = await new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
     }).run(fixture.messages);
     assert.equal(result.status, 'failed');

@@ -31,7 +31,7 @@ test('a fresh run: user turn, tool call, result, final answer, in write order', 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
       system: 'Be brief.',
     });
@@ -131,7 +131,7 @@ test('parallel calls run concurrently; each result is its own record; the model 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [slow, fast],
     });
     const result = await loop.start('Go');
@@ -190,7 +190,7 @@ test('a throwing tool and a ToolFailure become error results the model reads; se
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [throwing, failing],
     });
     const run = loop.start('Try both');
@@ -236,7 +236,7 @@ test('invalid input, malformed JSON and unknown tools are answered with errors, 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool(log)],
     });
     const result = await loop.start('Try');
@@ -298,7 +298,7 @@ test('a run stops after maxTurns with its last results recorded, and the transcr
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
       maxTurns: 2,
     });
@@ -315,9 +315,9 @@ test('start refuses a session that already holds a conversation', () =>
       role: 'user',
       content: [{ type: 'text', text: 'earlier' }],
     });
-    const loop = new Loop({ backends: [new ScriptedModel([]).model], session: fixture.session });
+    const loop = new Loop({ backends: [new ScriptedModel([]).model], writer: fixture.session });
     assert.throws(() => loop.start('again'), TypeError);
-    assert.throws(() => new Loop({ backends: [], session: fixture.session }), TypeError);
+    assert.throws(() => new Loop({ backends: [], writer: fixture.session }), TypeError);
   }));
 
 test('a tool whose idempotency a reader would refuse is refused before anything is written', () =>
@@ -328,7 +328,7 @@ test('a tool whose idempotency a reader would refuse is refused before anything 
       () =>
         new Loop({
           backends: [new ScriptedModel([]).model],
-          session: fixture.session,
+          writer: fixture.session,
           tools: [tool],
         }),
       (error: unknown) =>

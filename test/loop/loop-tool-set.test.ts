@@ -37,7 +37,7 @@ test('new Loop({ tools: { name: tool(…) } }) runs: the key is the name, idempo
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: { echo: echo(effects), shout: echo(effects) },
       idempotency: { echo: 'read-only' },
     });
@@ -70,7 +70,7 @@ test('toolChoice and activeTools reach the model as the AI SDK passes them, and 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: { echo: echo(effects), shout: echo(effects) },
       activeTools: ['echo'],
       toolChoice: { type: 'tool', toolName: 'echo' },
@@ -92,7 +92,7 @@ test('toolChoice as a string is passed as the provider type', () =>
     const model = new ScriptedModel([{ text: 'Done.' }]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: { echo: echo([]) },
       toolChoice: 'none',
     });
@@ -103,7 +103,7 @@ test('toolChoice as a string is passed as the provider type', () =>
 test('AI SDK options the Loop does not take are refused by name, saying what to use instead', () =>
   withFreshSession(async (fixture) => {
     const model = new ScriptedModel([]);
-    const base = { backends: [model.model], session: fixture.session };
+    const base = { backends: [model.model], writer: fixture.session };
     const refusals: [Record<string, unknown>, RegExp][] = [
       [{ stopWhen: stepCountIs(3) }, /stopWhen is not supported: .*maxTurns/],
       [{ prepareStep: () => ({}) }, /prepareStep is not supported: prepareCall/],
@@ -116,6 +116,9 @@ test('AI SDK options the Loop does not take are refused by name, saying what to 
         /toolChoice names "x"/,
       ],
       [{ tools: { echo: echo([]) }, idempotency: { other: 'read-only' } }, /names "other"/],
+      // The option's name before 0.4, refused rather than ignored (the run would have no writer).
+      [{ session: fixture.session }, /session is not supported: .*given as writer now/],
+      [{ writer: undefined }, /`writer` is required/],
     ];
     for (const [extra, message] of refusals) {
       assert.throws(
@@ -126,9 +129,38 @@ test('AI SDK options the Loop does not take are refused by name, saying what to 
     }
   }));
 
+test("a tool's context carries the Loop's writer as writer, and as session (its deprecated name)", () =>
+  withFreshSession(async (fixture) => {
+    const seen: { writer: unknown; session: unknown }[] = [];
+    const model = new ScriptedModel([
+      { calls: [{ id: 'c1', name: 'look', input: {} }] },
+      { text: 'Done.' },
+    ]);
+    const result = await new Loop({
+      backends: [model.model],
+      writer: fixture.session,
+      tools: [
+        {
+          name: 'look',
+          description: 'Look at the context',
+          inputSchema: z.object({}),
+          idempotency: 'read-only',
+          execute: async (_input, context) => {
+            seen.push({ writer: context.writer, session: context.session });
+            return 'ok';
+          },
+        },
+      ],
+    }).start('Look.');
+    assert.equal(result.status, 'finished', result.error);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]?.writer, fixture.session);
+    assert.equal(seen[0]?.session, fixture.session);
+  }));
+
 test('tool() features the Loop cannot honour are refused by name', () =>
   withFreshSession(async (fixture) => {
-    const base = { backends: [new ScriptedModel([]).model], session: fixture.session };
+    const base = { backends: [new ScriptedModel([]).model], writer: fixture.session };
     const schema = z.object({ text: z.string() });
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ inputSchema: schema }, /has no execute/],
@@ -153,7 +185,7 @@ test('tool() features the Loop cannot honour are refused by name', () =>
 
 test('an image or file part is refused before anything is written: a transcript cannot store it', () =>
   withFreshSession(async (fixture) => {
-    const loop = new Loop({ backends: [new ScriptedModel([]).model], session: fixture.session });
+    const loop = new Loop({ backends: [new ScriptedModel([]).model], writer: fixture.session });
     const withImage = {
       role: 'user',
       content: [
@@ -178,7 +210,7 @@ test("a tool() that reads execute's messages is told the Loop does not pass them
     });
     const result = await new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: { peek },
     }).start('Go.');
     assert.equal(result.status, 'finished');

@@ -158,7 +158,7 @@ test('reasoning and its signature go to disk and back to the model unchanged on 
     ]);
     const loop = new Loop({
       backends: [model.model],
-      session: fixture.session,
+      writer: fixture.session,
       tools: [echoTool([])],
     });
     assert.equal((await loop.start('Go')).status, 'finished');
@@ -308,7 +308,7 @@ test('a recorded conversation with system turns runs (the AI SDK refuses them in
       messages.push({ role, content, seq: record.seq });
     }
     const model = new ScriptedModel([{ text: 'Hello.' }]);
-    const result = await new Loop({ backends: [model.model], session: fixture.session }).run(
+    const result = await new Loop({ backends: [model.model], writer: fixture.session }).run(
       messages,
     );
     assert.equal(result.status, 'finished', result.error);

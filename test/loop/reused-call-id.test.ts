@@ -67,9 +67,11 @@ test('a turn reusing an earlier call id is not run: the earlier key is never han
       { calls: [{ id: 'call_0', name: 'charge', input: { cents: 900 } }] },
       { text: 'done' },
     ]);
-    const result = await new Loop({ backends: [model.model], session, tools: [charge] }).start(
-      'Charge twice.',
-    );
+    const result = await new Loop({
+      backends: [model.model],
+      writer: session,
+      tools: [charge],
+    }).start('Charge twice.');
     await session.close();
     assert.equal(result.status, 'failed');
     assert.match(

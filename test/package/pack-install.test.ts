@@ -256,7 +256,7 @@ fileSystem.makeFolderSync('/runs');
 const scripted = new ScriptedModel([{ text: 'Hello from the script.' }]);
 const meta = { agentId: 'main', agentType: 'main', label: 'Main', model: 'scripted' };
 const session = await Session.create('/runs/main.jsonl', meta, { fileSystem });
-const result = await new Loop({ backends: [scripted.model], session }).start('Hi');
+const result = await new Loop({ backends: [scripted.model], writer: session }).start('Hi');
 await session.close();
 console.log(JSON.stringify([
   Session === SubSession, Loop === SubLoop, Revival === SubRevival, Composer === SubComposer,

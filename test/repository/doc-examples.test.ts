@@ -11,7 +11,8 @@ import { ROOT } from '../../scripts/compile-snippets.ts';
 test('every @example of the public API compiles', () => {
   const { examples, problems } = exampleProblems();
   assert.deepEqual(problems, []);
-  assert.ok(examples.length > 200, `only ${examples.length} examples found`);
+  // A floor, so that a check that silently finds nothing fails: 177 with the surface of 139 names.
+  assert.ok(examples.length > 150, `only ${examples.length} examples found`);
 });
 
 /** A small package: an entry point re-exporting from a module, and a module it does not export. */

@@ -125,7 +125,7 @@ async function reviveAndRun(
   const tools = [chargeTool(executions)];
   try {
     const model = new ScriptedModel([{ text: 'Done.' }]);
-    await new Loop({ backends: [model.model], session: revived.session, tools }).run(
+    await new Loop({ backends: [model.model], writer: revived.session, tools }).run(
       revived.messages,
     );
   } finally {
@@ -135,7 +135,7 @@ async function reviveAndRun(
   const session = await Session.open(PATH, { fileSystem });
   try {
     const model = new ScriptedModel([{ text: 'Still done.' }]);
-    await new Loop({ backends: [model.model], session, tools }).run(
+    await new Loop({ backends: [model.model], writer: session, tools }).run(
       conversationView(await records(fileSystem)),
     );
   } finally {
@@ -159,7 +159,11 @@ async function salvageAndRun(fileSystem: MemoryFileSystem, executions: string[])
   try {
     const model = new ScriptedModel([{ text: 'Done.' }]);
     const view = conversationView(await records(fileSystem));
-    const loop = new Loop({ backends: [model.model], session, tools: [chargeTool(executions)] });
+    const loop = new Loop({
+      backends: [model.model],
+      writer: session,
+      tools: [chargeTool(executions)],
+    });
     const result = await loop.run(view);
     // The salvage marked the turn's calls dispatched; a Loop never runs such calls: it refuses
     // the transcript until a revival answers them. That refusal is the outcome this path owes.

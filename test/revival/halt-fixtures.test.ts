@@ -32,7 +32,7 @@ async function reviveCopy(name: string): Promise<{ prompt: string; records: stri
     assert.ok(revived.ok, JSON.stringify(revived));
     const model = new ScriptedModel([{ text: 'Carrying on.' }]);
     try {
-      const result = await new Loop({ backends: [model.model], session: revived.session }).run(
+      const result = await new Loop({ backends: [model.model], writer: revived.session }).run(
         revived.messages,
       );
       assert.equal(result.status, 'finished', JSON.stringify(result));

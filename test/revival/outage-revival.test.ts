@@ -82,7 +82,7 @@ test('a provider outage: the run fails honestly, reads failed, and revives to it
     });
     const first = new Loop({
       backends: [provider.chatModel('m')],
-      session,
+      writer: session,
       tools: [note],
       sleep,
       random: () => 0.5,
@@ -127,7 +127,7 @@ test('a provider outage: the run fails honestly, reads failed, and revives to it
     try {
       const second = new Loop({
         backends: [provider.chatModel('m')],
-        session: revived.session,
+        writer: revived.session,
         tools: [note],
         sleep,
       });

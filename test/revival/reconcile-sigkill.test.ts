@@ -177,7 +177,7 @@ test('files: after a real SIGKILL, a reconcile that sees the ledger turns both u
       { callId: 'call-b', answer: 'did-not-happen' },
     ]);
     const model = new ScriptedModel([{ text: 'Order A is paid; I will charge B again.' }]);
-    const result = await new Loop({ backends: [model.model], session: revived.session, tools }).run(
+    const result = await new Loop({ backends: [model.model], writer: revived.session, tools }).run(
       revived.messages,
     );
     await revived.session.close();
@@ -239,7 +239,7 @@ test('PostgreSQL: after a real SIGKILL, a reconcile that sees the ledger table t
     assert.ok(revived.ok, JSON.stringify(revived));
     assert.deepEqual(revived.interrupted, []);
     const model = new ScriptedModel([{ text: 'Order A is paid.' }]);
-    const result = await new Loop({ backends: [model.model], session: revived.writer, tools }).run(
+    const result = await new Loop({ backends: [model.model], writer: revived.writer, tools }).run(
       revived.messages,
     );
     await revived.writer.close();

@@ -89,7 +89,7 @@ test('a worker killed mid-tool on PostgreSQL: of four racing revivers exactly on
     assert.deepEqual(revived.interrupted, ['call-deploy']);
 
     const model = new ScriptedModel([{ text: 'I will check prod before deploying again.' }]);
-    const result = await new Loop({ backends: [model.model], session: revived.writer }).run(
+    const result = await new Loop({ backends: [model.model], writer: revived.writer }).run(
       revived.messages,
     );
     await revived.writer.close();

@@ -134,7 +134,7 @@ test("docs/tools.md's reconcile, against a provider that keeps keys: the truth b
         ],
       },
     ]);
-    const run = new Loop({ backends: [model.model], session, tools: [charge] }).start(
+    const run = new Loop({ backends: [model.model], writer: session, tools: [charge] }).start(
       'Charge the three orders.',
     );
     const deadline = Date.now() + 10_000;
@@ -191,6 +191,7 @@ test("docs/tools.md's reconcile, against a provider that keeps keys: the truth b
         callId: 'call-ann',
         idempotencyKey: keys.get('call-ann') as string,
         signal: new AbortController().signal,
+        writer: revived.session,
         session: revived.session,
       },
     );

@@ -336,7 +336,7 @@ export function storeContract(harness: StoreHarness): void {
       const writer = await store.create('main', sessionMeta('main'));
       const result = await new Loop({
         backends: [model.model],
-        session: writer,
+        writer: writer,
         tools: [
           {
             name: 'add',

@@ -38,7 +38,7 @@ const model = new ScriptedModel([
 ]);
 const loop = new Loop({
   backends: [model.model],
-  session,
+  writer: session,
   compaction: { maxTokens: 600, keepRecent: 2 },
   tools: [
     {

@@ -52,7 +52,7 @@ async function failed(name: string): Promise<void> {
   );
   const loop = new Loop({
     backends: [primary.model, fallback.model],
-    session,
+    writer: session,
     backendRounds: 2,
     sleep: async () => undefined,
     tools: [
@@ -85,7 +85,7 @@ async function stopped(name: string): Promise<void> {
   });
   const loop = new Loop({
     backends: [model.model],
-    session,
+    writer: session,
     tools: [
       {
         name: 'deploy',

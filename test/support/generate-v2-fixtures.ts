@@ -90,7 +90,7 @@ async function dieAndRevive(): Promise<never> {
 
 await new Loop({
   backends: [model.model],
-  session,
+  writer: session,
   tools: [
     {
       name: 'orders',

@@ -34,7 +34,7 @@ export function runAsLoop(
   void (async () => {
     let result: RunResult;
     try {
-      const recorder = new RunRecorder(options.session, messages);
+      const recorder = new RunRecorder(options.writer, messages);
       await recorder.answerNeverStarted(recorder.unansweredCalls());
       const answer = await withRecorder(recorder, () => body(recorder, controller.signal));
       result = {
@@ -69,8 +69,8 @@ async function recordStop(options: LoopOptions, reason: unknown): Promise<void> 
     500,
   );
   try {
-    await options.session.append({ type: 'run-stopped', reason: text || 'aborted' });
-    await options.session.barrier();
+    await options.writer.append({ type: 'run-stopped', reason: text || 'aborted' });
+    await options.writer.barrier();
   } catch {
     // The transcript then reads as a run whose process died, which revives the same way.
   }

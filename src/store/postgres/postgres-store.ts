@@ -77,7 +77,7 @@ const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;
  * await PostgresStore.migrate({ connectionString });
  * const store = await PostgresStore.connect({ connectionString });
  * const writer = await store.create('main', meta);
- * await new Loop({ backends: [model], session: writer }).start('Hello');
+ * await new Loop({ backends: [model], writer }).start('Hello');
  * await writer.close();
  * await store.close();
  */

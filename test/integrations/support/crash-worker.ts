@@ -30,7 +30,7 @@ if (program === 'loop') {
   });
   const result = await new Loop({
     backends: [model],
-    session,
+    writer: session,
     tools: { send: sendTool(effects, phase) },
   }).start(PROMPT);
   await session.close();

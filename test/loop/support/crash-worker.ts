@@ -31,7 +31,7 @@ armed = true;
 const effects = `${path}.effects`;
 const loop = new Loop({
   backends: [crashScriptModel()],
-  session,
+  writer: session,
   tools: crashScriptTools((line) => {
     appendFileSync(effects, `${line}\n`);
     const fd = openSync(effects, 'r');

@@ -75,6 +75,6 @@ const hanging: ToolDefinition<ChargeInput> = {
 };
 await new Loop({
   backends: [model.model],
-  session: writer,
+  writer: writer,
   tools: [hanging as ToolDefinition<unknown>],
 }).start('Charge the two orders.');

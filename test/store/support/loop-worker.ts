@@ -30,7 +30,7 @@ const model = new ScriptedModel([
 ]);
 await new Loop({
   backends: [model.model],
-  session: writer,
+  writer: writer,
   tools: [
     {
       name: 'deploy',

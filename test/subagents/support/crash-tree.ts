@@ -110,7 +110,7 @@ export function crashTreeRegistry(logPath: string, deep = false): AgentRegistry 
     idempotency: 'side-effect',
     execute: async ({ what }, context) => {
       const execution: Execution = {
-        transcript: basename(context.session.path),
+        transcript: basename(context.writer.path),
         callId: context.callId,
         what,
       };
