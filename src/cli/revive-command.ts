@@ -18,7 +18,12 @@ import { findTranscripts } from '../runs/find-transcripts.ts';
 import { inspectTree } from '../runs/inspect-tree.ts';
 import { RunStopper } from '../runs/run-stopper.ts';
 import { findSalvageable, salvage, salvageText } from '../runs/salvage-damaged.ts';
-import { callsToReconcileInPlan, reconcilePlanText } from '../runs/reconcile-plan.ts';
+import {
+  askReconciles,
+  type PlanReconciliations,
+  reconcilePlanText,
+} from '../runs/reconcile-plan.ts';
+import { parseReconciledInput, readBoundedText } from '../runs/reconciled-input.ts';
 import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { UserError } from '../runs/user-error.ts';
 import { type Command, integerOption, parseCommandLine } from './command.ts';
@@ -42,7 +47,9 @@ and run them to the end, children before parents:
 
   1. plan: which runs restart, what each revival repairs (calls in flight are answered
      as interrupted, outcome unknown, NOT retried; joins stay open for the children),
-     which runs are left alone and why, and about how many tokens resuming sends;
+     which runs are left alone and why, and about how many tokens resuming sends; a
+     call whose tool (in MODULE) has a reconcile is asked about now — it only looks —
+     and the plan shows its answer, which the revival records;
   2. ask: on a terminal, a y/N question; otherwise --yes is required (without it the
      command refuses and writes nothing);
   3. revive each run (Revival.revive: repair, tell the run it was resumed, count the
@@ -61,6 +68,9 @@ Options:
                      llm-agent run --help); not needed for the demo's own transcripts
   --yes, -y          do not ask
   --max-revivals N   refuse to revive a run already revived N times (default ${DEFAULT_MAX_REVIVALS})
+  --reconciled-stdin record the reconcile answers given on stdin (JSON, as \`ui\` passes
+                     the answers its plan showed) instead of asking those tools again;
+                     needs --yes
   --salvage          cut damage that ends a transcript (a last line that fails its checksum
                      yet ends in a newline: it may be a durable record) into a sidecar, and
                      answer every call of that run's last turn as interrupted, never run
@@ -82,6 +92,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       yes: { type: 'boolean', short: 'y' },
       'max-revivals': { type: 'string' },
       salvage: { type: 'boolean' },
+      'reconciled-stdin': { type: 'boolean' },
       database: { type: 'string' },
       schema: { type: 'string' },
     });
@@ -142,7 +153,8 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       io,
       async () => (await import('../demo/demo-agents.ts')).default,
     );
-    io.stdout.write(reconcilePlanText(callsToReconcileInPlan(plan, roots, registries), io.out));
+    const reconciliations = await reconcilePlan(plan, roots, registries, values, io);
+    io.stdout.write(reconcilePlanText(plan, reconciliations, io.out));
     if (values.yes !== true) {
       const question = `Revive ${plural(plan.revivals.length, 'run')}, sending about ${formatCount(plan.estimatedTokens)} tokens? [y/N] `;
       if (io.stdin.isTTY !== true) {
@@ -169,6 +181,7 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
         registries,
         maxRevivals,
         io,
+        reconciliations,
         stopper,
         claimed.claims,
       );
@@ -183,6 +196,31 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
       : EXIT.failure;
   },
 };
+
+/**
+ * The reconcile answers the plan shows and the revival records: read from stdin with
+ * `--reconciled-stdin` (the web view's, for the plan it showed; runs they do not cover are
+ * asked here), else asked now, before anyone confirms.
+ */
+async function reconcilePlan(
+  plan: Parameters<typeof askReconciles>[0],
+  roots: RunNode[],
+  registries: Parameters<typeof askReconciles>[2],
+  values: Record<string, unknown>,
+  io: CommandIo,
+): Promise<PlanReconciliations> {
+  if (values['reconciled-stdin'] !== true) return askReconciles(plan, roots, registries);
+  if (values.yes !== true) {
+    throw new UserError('revive: --reconciled-stdin takes stdin, so it needs --yes');
+  }
+  const given = parseReconciledInput(await readBoundedText(io.stdin, 'stdin'), 'stdin');
+  const asked = await askReconciles(
+    { ...plan, revivals: plan.revivals.filter((revival) => !given.has(revival.node.path)) },
+    roots,
+    registries,
+  );
+  return new Map([...given, ...asked]);
+}
 
 /**
  * Salvage the damaged tails of the runs, shown and confirmed (or `--yes`) first like the

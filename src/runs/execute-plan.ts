@@ -21,10 +21,10 @@ import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { nodeFileSystem } from '../transcript/file-system.ts';
-import { toolDefinitionsOf } from '../loop/tool-set.ts';
 import { type CommandIo, hintCommand } from './command-io.ts';
 import { inspectTree } from './inspect-tree.ts';
 import { type AgentsContext, loadAgents } from './load-agents.ts';
+import type { PlanReconciliations } from './reconcile-plan.ts';
 import type { RunStopper } from './run-stopper.ts';
 import {
   type PlannedRevival,
@@ -49,7 +49,7 @@ export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
  * How one planned revival went.
  *
  * @example
- * const outcomes: RevivalOutcome[] = await executePlan(plan, roots, registries, 3, io, stopper);
+ * const outcomes: RevivalOutcome[] = await executePlan(plan, roots, registries, 3, io, answers);
  * const unfinished = outcomes.filter((outcome) => outcome.result?.status !== 'finished');
  */
 export interface RevivalOutcome {
@@ -234,10 +234,12 @@ export async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> 
  * Revive and run every planned run, tree by tree, children first: one composer per tree, so a
  * revived child is tracked where its revived parent's pending join looks for it. Runs the
  * plan leaves alone are reported to the composer, so a join waiting on one answers with the
- * reason instead of waiting for ever.
+ * reason instead of waiting for ever. Each run's calls in flight are settled by the reconcile
+ * answers the plan showed (`reconciliations`, by path), the rest as interrupted.
  *
  * @example
- * const outcomes = await executePlan(plan, roots, registries, 3, io, stopper);
+ * const answers = await askReconciles(plan, roots, registries);
+ * const outcomes = await executePlan(plan, roots, registries, 3, io, answers, stopper);
  */
 export async function executePlan(
   plan: TreeRevivalPlan,
@@ -245,6 +247,7 @@ export async function executePlan(
   registries: Map<RunNode, AgentRegistry>,
   maxRevivals: number,
   io: CommandIo,
+  reconciliations: PlanReconciliations,
   stopper?: RunStopper,
   claims?: Map<RunNode, TreeClaim>,
 ): Promise<RevivalOutcome[]> {
@@ -284,10 +287,8 @@ export async function executePlan(
       const outcome: RevivalOutcome = { node };
       outcomes.push(outcome);
       const treeClaim = claims?.get(root);
-      // Tools that can see the world say what became of their calls in flight; nothing re-runs.
-      const definition = registry[node.inspection.agentType ?? ''];
-      const tools = toolDefinitionsOf(definition?.tools ?? [], definition?.idempotency);
-      const reconciled = await Revival.reconcile({ path: node.path, tools });
+      // What the tools said of their calls in flight when the plan was made; nothing re-runs.
+      const reconciled = [...(reconciliations.get(node.path) ?? [])];
       for (const asked of reconciled) {
         io.stderr.write(
           `${io.err.dim(`[${safe(name)}]`)} reconcile of ${safe(asked.toolName)} ${safe(asked.callId)}: ${safe(asked.answer)}${asked.detail === undefined ? '' : ` (${safe(asked.detail)})`}\n`,

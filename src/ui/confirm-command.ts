@@ -75,7 +75,7 @@ export class ConfirmCommand {
     const child = spawn(program as string, [...before, ...action.argv], {
       cwd: this.#setup.cwd,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [action.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
     if (child.pid === undefined) {
@@ -83,6 +83,9 @@ export class ConfirmCommand {
       return { status: 500, text: 'the command could not be started' };
     }
     this.#child = child;
+    // A command that ends before reading all of it closes the pipe: its exit says why.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(action.input);
     // In a group of its own the command no longer hears the terminal: if the ui's process ends
     // without closing (a second Ctrl-C, a crash), the command is told to stop on the way out.
     const onExit = (): void => stopGroup(child);

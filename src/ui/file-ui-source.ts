@@ -7,24 +7,29 @@ import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 import { createStyle } from '../render/terminal-style.ts';
 import { loadAgents } from '../runs/load-agents.ts';
 import {
-  type CallToReconcile,
-  callsToReconcileInPlan,
+  type PlanReconciliations,
   reconcilePlanHtml,
   reconcilePlanText,
 } from '../runs/reconcile-plan.ts';
-import { planText, planTreeRevival, type TreeRevivalPlan } from '../runs/tree-revival-plan.ts';
+import { reconciledInputText } from '../runs/reconciled-input.ts';
+import { planText, planTreeRevival } from '../runs/tree-revival-plan.ts';
 import type { RunNode } from '../render/run-node.ts';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { peek } from '../transcript/peek.ts';
 import { FolderWatch } from './folder-watch.ts';
 import { planTableHtml } from './plan-table.ts';
+import { ReconcileCache } from './reconcile-cache.ts';
 import { RunTreeReader } from './run-tree-reader.ts';
 import type { UiSource, UiTree } from './ui-source.ts';
+
+/** How long the answers of a plan's reconciles are shown before they are asked again. */
+const RECONCILE_TTL_MS = 60_000;
 
 /**
  * The runs recorded below `paths` (transcripts or folders, relative to `cwd`), as `status`
  * decides them (with its index, found through `env`, on a large tree); Confirm runs
- * `llm-agent revive PATH… --yes` (with `--agents` when given).
+ * `llm-agent revive PATH… --yes` (with `--agents` when given, and the reconcile answers the
+ * plan showed on its stdin).
  *
  * @example
  * const source = fileUiSource(['runs/'], process.cwd(), { agents: 'agents.ts', env: process.env });
@@ -42,6 +47,7 @@ export function fileUiSource(
   // share one read.
   const reader = new RunTreeReader();
   let last: { signature: string; tree: Promise<UiTree> } | undefined;
+  const reconciles = new ReconcileCache(RECONCILE_TTL_MS, Date.now);
   return {
     files: true,
     async tree() {
@@ -62,27 +68,34 @@ export function fileUiSource(
     },
     async action(roots) {
       const plan = planTreeRevival(roots);
-      // The ui loads the agents module in its own process to say which calls' tools will be
-      // asked to reconcile (asked only by the revive Confirm runs); a module that does not
-      // load is the revive's to report.
-      const asked =
-        agents === undefined
-          ? []
-          : await reconcilableCalls(plan, roots, agents, cwd, env).catch(() => []);
-      // The PATHs after `--`: a folder named like an option stays a PATH.
+      // The ui loads the agents module in its own process and asks the reconciles of the
+      // plan's calls in flight, so the plan shows their answers before anyone confirms; a
+      // module that does not load is the revive's to report.
+      const answers: PlanReconciliations =
+        agents === undefined || plan.revivals.length === 0
+          ? new Map()
+          : await registriesOf(roots, agents, cwd, env).then(
+              (registries) => reconciles.answers(plan, roots, registries),
+              () => new Map(),
+            );
+      // The PATHs after `--`: a folder named like an option stays a PATH. The answers shown
+      // go to the revive on its stdin: it records them instead of asking again.
       const argv = [
         'revive',
         '--yes',
         ...(agents === undefined ? [] : ['--agents', agents]),
+        ...(answers.size === 0 ? [] : ['--reconciled-stdin']),
         '--',
         ...paths,
       ];
       return {
-        text: planText(plan, createStyle(false)) + reconcilePlanText(asked, createStyle(false)),
-        table: planTableHtml(plan) + reconcilePlanHtml(asked),
+        text:
+          planText(plan, createStyle(false)) + reconcilePlanText(plan, answers, createStyle(false)),
+        table: planTableHtml(plan) + reconcilePlanHtml(plan, answers),
         runs: plan.revivals.length,
         verb: 'revive',
         argv,
+        ...(answers.size === 0 ? {} : { input: reconciledInputText(answers) }),
       };
     },
     async signature() {
@@ -141,17 +154,16 @@ async function fileSignature(
   return { text: parts.join('\n'), folders };
 }
 
-/** The plan's calls whose tools will be asked to reconcile, by the agents module of each root. */
-async function reconcilableCalls(
-  plan: TreeRevivalPlan,
+/** The registry of each root, from the agents module. */
+async function registriesOf(
   roots: RunNode[],
   module: string,
   cwd: string,
   env: NodeJS.ProcessEnv,
-): Promise<CallToReconcile[]> {
+): Promise<Map<RunNode, AgentRegistry>> {
   const registries = new Map<RunNode, AgentRegistry>();
   for (const root of roots) {
     registries.set(root, await loadAgents(module, { transcript: root.path, cwd, env }));
   }
-  return callsToReconcileInPlan(plan, roots, registries);
+  return registries;
 }

@@ -21,6 +21,8 @@ export interface UiAction {
   shown?: string;
   /** The plan as a table, markup of ours with every transcript string escaped (files only). */
   table?: string;
+  /** What the command reads on its stdin: the reconcile answers the plan showed. */
+  input?: string;
 }
 
 /**
