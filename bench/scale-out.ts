@@ -27,6 +27,7 @@ import { encodeLine } from '../src/transcript/line-codec.ts';
 import { FORMAT_VERSION } from '../src/transcript/records.ts';
 import { emptyTailState, foldTailState } from '../src/transcript/tail-state.ts';
 import { dbosSection } from './dbos-section.ts';
+import { ensureBuilt } from './ensure-built.ts';
 import { countingModel, OPENING_TEXT, STEP_TOOL_NAME, stepToolOutput } from './counting-model.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { machineInfo } from './machine-info.ts';
@@ -321,7 +322,7 @@ async function manyRuns(url: string, admin: pg.Client) {
     const file = await open(output, 'w');
     const exited = spawn(
       process.execPath,
-      [join(ROOT, 'src/cli/main.ts'), 'status', '--database', url, '--schema', schema, '--json'],
+      [join(ROOT, 'dist/cli/main.js'), 'status', '--database', url, '--schema', schema, '--json'],
       { stdio: ['ignore', file.fd, 'inherit'] },
     );
     await new Promise((done) => exited.on('exit', done));
@@ -348,6 +349,8 @@ async function perStepSection(url: string, admin: pg.Client) {
 
 /** The supervisor's scan and `status --database` over MANY_RUNS runs. */
 async function manySection(url: string, admin: pg.Client) {
+  // `status` is measured as shipped: the compiled CLI a user runs.
+  await ensureBuilt(log);
   log(`  ${MANY_RUNS} runs: loading …`);
   const many = await manyRuns(url, admin);
   log(

@@ -8,6 +8,7 @@ import type { RunNode, StatusState } from './run-node.ts';
 import { fitWidth } from './display-width.ts';
 import { fitTable, type TableCell, type TableColumn } from './fit-table.ts';
 import { haltLine, haltWhy } from './halt-text.ts';
+import { serializeJson } from './json-text.ts';
 import { terminalSafe } from './terminal-safe.ts';
 import { type Style, visibleWidth } from './terminal-style.ts';
 import { needsPerson } from '../transcript/run-halt.ts';
@@ -177,6 +178,44 @@ function databaseWait(node: RunNode): string | null {
 export function statusJson(roots: RunNode[], maxRevivals: number): StatusJson {
   const summary = summarize(roots);
   return { maxRevivals, runs: roots.map(runJson), summary, exitCode: statusExitCode(summary) };
+}
+
+/**
+ * The text of {@link statusJson} on one line — the same text `JSON.stringify` makes of it — in
+ * pieces of about `pieceChars` characters: each tree's JSON is made, written into a piece and
+ * dropped in turn, so a store's 100,000 runs never exist as one object graph and one string at
+ * once. A tree nested too deep for `JSON.stringify` is written by `serializeJson`.
+ *
+ * @example
+ * for (const piece of statusJsonPieces(roots, 3)) io.stdout.write(piece);
+ */
+export function* statusJsonPieces(
+  roots: RunNode[],
+  maxRevivals: number,
+  pieceChars = 1 << 20,
+): Generator<string> {
+  const summary = summarize(roots);
+  let piece = `{"maxRevivals":${JSON.stringify(maxRevivals)},"runs":[`;
+  let first = true;
+  for (const root of roots) {
+    piece += `${first ? '' : ','}${treeJsonText(root)}`;
+    first = false;
+    if (piece.length >= pieceChars) {
+      yield piece;
+      piece = '';
+    }
+  }
+  yield `${piece}],"summary":${JSON.stringify(summary)},"exitCode":${statusExitCode(summary)}}`;
+}
+
+function treeJsonText(root: RunNode): string {
+  const tree = runJson(root);
+  try {
+    return JSON.stringify(tree);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return serializeJson(tree);
+  }
 }
 
 function runJson(node: RunNode): StatusJsonRun {

@@ -16,6 +16,7 @@ import {
   type StatusNext,
   statusExitCode,
   statusJson,
+  statusJsonPieces,
   statusText,
   summarize,
 } from '../render/format-status.ts';
@@ -62,8 +63,13 @@ export async function databaseStatus(
   const roots = await databaseTree(store, options);
   const exitCode = statusExitCode(summarize(roots));
   if (options.json) {
-    const json = { ...statusJson(roots, options.maxRevivals), exitCode };
-    io.stdout.write(`${jsonText(json, io.stdout)}\n`);
+    // For a person, indented; for a program, on one line and in pieces (100,000 runs are 48 MB).
+    if ((io.stdout as { isTTY?: boolean }).isTTY === true) {
+      io.stdout.write(`${jsonText(statusJson(roots, options.maxRevivals), io.stdout)}\n`);
+    } else {
+      for (const piece of statusJsonPieces(roots, options.maxRevivals)) io.stdout.write(piece);
+      io.stdout.write('\n');
+    }
     return exitCode;
   }
   io.stdout.write(

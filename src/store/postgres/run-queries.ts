@@ -85,20 +85,54 @@ export async function runRows(context: StoreContext): Promise<StoreRunRow[]> {
  * for (const row of await runSummaries(context)) console.log(row.run, row.summary?.revivals);
  */
 export async function runSummaries(context: StoreContext): Promise<StoreRunSummary[]> {
-  const result = await context.pool.query<RunRowColumns & { summary: string | null }>(
-    SQL.SUMMARIES(context.schema),
-  );
+  // 100,000 rows at a glance: each as an array of texts, converted here (no object per row and
+  // no type parser per field in the driver), in the column order of SQL.SUMMARIES.
+  const result = await context.pool.query<SummaryColumns>({
+    text: SQL.SUMMARIES(context.schema),
+    rowMode: 'array',
+    types: { getTypeParser: () => asText },
+  });
   return result.rows.map((row) => ({
-    ...rowOf(row),
-    summary: row.summary === null ? null : tailStateFromJson(JSON.parse(row.summary)),
+    run: row[0],
+    owner: row[1],
+    epoch: Number(row[2]),
+    leaseExpired: row[3] === 't',
+    lastSeq: Number(row[4]),
+    status: row[5],
+    leaseExpires: row[6],
+    revivalsUsed: Number(row[7]),
+    parent: row[8],
+    depth: Number(row[9]),
+    bytes: Number(row[10]),
+    detail: row[11],
+    summary: row[12] === null ? null : tailStateFromJson(JSON.parse(row[12])),
   }));
 }
+
+/** SQL.SUMMARIES's columns, each as the server's text (null for NULL). */
+type SummaryColumns = [
+  run: string,
+  owner: string | null,
+  epoch: string,
+  expired: string | null,
+  lastSeq: string,
+  status: string,
+  leaseExpires: string | null,
+  revivalsUsed: string,
+  parent: string | null,
+  depth: string,
+  bytes: string,
+  detail: string | null,
+  summary: string | null,
+];
+
+const asText = (value: string): string => value;
 
 interface RunRowColumns {
   run_id: string;
   owner: string | null;
   epoch: string;
-  lease_expires: Date | null;
+  lease_expires: string | null;
   expired: boolean | null;
   last_seq: string;
   status: string;
@@ -114,7 +148,7 @@ function rowOf(row: RunRowColumns): StoreRunRow {
     run: row.run_id,
     owner: row.owner,
     epoch: Number(row.epoch),
-    leaseExpires: row.lease_expires?.toISOString() ?? null,
+    leaseExpires: row.lease_expires,
     leaseExpired: row.expired === true,
     lastSeq: Number(row.last_seq),
     status: row.status,

@@ -4,6 +4,15 @@
  */
 
 /**
+ * A run's row as `status` reads it: the lease's expiry as the ISO text JavaScript writes
+ * (milliseconds, UTC), made by the server — parsing 100,000 dates into `Date`s was a tenth of
+ * `status --database`'s time.
+ */
+const ROW_COLUMNS = `run_id, owner, epoch, (lease_expires < now()) AS expired, last_seq, status,
+       to_char(lease_expires AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS lease_expires,
+       revivals_used, parent_run, depth, bytes, status_detail`;
+
+/**
  * The statements, by name; each takes the quoted schema.
  *
  * @example
@@ -102,8 +111,7 @@ RETURNING 1`,
 
   /** Every run with its owner, lease and status, for `status --database`. */
   RUNS: (s: string): string => `
-SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at, parent_run, depth, bytes, status_detail
+SELECT ${ROW_COLUMNS}
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
@@ -111,8 +119,7 @@ FROM ${s}.runs ORDER BY run_id`,
    * run not written since the summary existed), for `status --database`.
    */
   SUMMARIES: (s: string): string => `
-SELECT run_id, owner, epoch, lease_expires, (lease_expires < now()) AS expired, last_seq,
-       status, revivals_used, created_at, parent_run, depth, bytes, status_detail, summary::text AS summary
+SELECT ${ROW_COLUMNS}, summary::text AS summary
 FROM ${s}.runs ORDER BY run_id`,
 
   /**
