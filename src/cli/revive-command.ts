@@ -40,6 +40,7 @@ import { writeLine } from '../runs/command-io.ts';
 export const reviveCommand: Command = {
   name: 'revive',
   help: `Usage: llm-agent revive PATH… [--agents MODULE] [--yes] [--max-revivals N] [--salvage]
+                        [--reconciled-stdin]
        llm-agent revive --database URL [--schema NAME] [--yes] RUN…
 
 Revive the interrupted runs recorded at PATH (a transcript with its children, or a folder)
