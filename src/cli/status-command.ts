@@ -1,6 +1,5 @@
 import { type Command, integerOption, parseCommandLine } from './command.ts';
 import type { CommandIo } from '../runs/command-io.ts';
-import { databaseStatus } from '../runs/database-status.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import {
@@ -12,9 +11,8 @@ import {
 } from '../render/format-status.ts';
 import { databaseOptions } from '../render/database-hint.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
-import { allDemoRuns } from '../runs/execute-plan.ts';
-import { planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { jsonText } from '../render/json-text.ts';
+import { planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { statusTree } from '../runs/status-tree.ts';
 import { terminalSafe } from '../render/terminal-safe.ts';
 import { UserError } from '../runs/user-error.ts';
@@ -95,6 +93,7 @@ Exit codes:
       if (positionals.length > 0) {
         throw new UserError('status: give PATHs or --database URL, not both');
       }
+      const { databaseStatus } = await import('../runs/database-status.ts');
       const store = await connectStore('status', url, values.schema as string | undefined);
       try {
         return await databaseStatus(io, store, {
@@ -129,7 +128,8 @@ Exit codes:
       if (typeof values.agents === 'string') next.agents = values.agents;
       if (values['max-revivals'] !== undefined) next.maxRevivals = maxRevivals;
       // The hint says what revive would do: the plan's roots and tokens (a tree a live process
-      // holds is left alone), and no --agents when every run to revive is the demo's.
+      // holds is left alone), and no --agents when every run to revive is the demo's (that
+      // module is revive's, and brings the loop and the AI SDK: loaded only here).
       const plan = planTreeRevival(roots);
       next.plan = {
         estimatedTokens: plan.estimatedTokens,
@@ -138,7 +138,7 @@ Exit codes:
       if (
         next.agents === undefined &&
         plan.revivals.length > 0 &&
-        (await allDemoRuns(plan.revivals))
+        (await (await import('../runs/execute-plan.ts')).allDemoRuns(plan.revivals))
       ) {
         next.agents = null;
       }
