@@ -95,6 +95,8 @@ export interface BulkStats {
   kept: number;
   read: number;
   byHelpers: number;
+  /** Worker threads started (absent: not counted). */
+  helpers?: number;
 }
 
 /**
@@ -153,6 +155,7 @@ async function readInBulk(
   const next = new Int32Array(counter);
   const job = jobOf(paths, context, counter);
   const workers = helpers > 0 ? startHelpers(helpers, job, answers, stats) : [];
+  if (stats.helpers !== undefined) stats.helpers += workers.length;
   const inspect = bulkInspector(context);
   for (; share.callerReads || workers.length === 0; ) {
     const start = Atomics.add(next, 0, CHUNK);

@@ -124,14 +124,16 @@ export class StatusIndex implements KnownReads {
   /**
    * Write the index back when this run read anything anew, or no longer found a file it held:
    * its entries are this run's. Never throws; written under a new name and renamed into place,
-   * so that a reader never sees half of it.
+   * so that a reader never sees half of it. True when it was written.
    */
-  save(): void {
-    if (!this.#changed && this.#now.size === this.#kept.size) return;
+  save(): boolean {
+    if (!this.#changed && this.#now.size === this.#kept.size) return false;
     try {
       writeIndex(this.path, this.#code, this.#now);
+      return true;
     } catch {
       // No cache kept: the next run reads the transcripts.
+      return false;
     }
   }
 }

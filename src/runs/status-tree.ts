@@ -1,6 +1,6 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
-import { inspectTree } from './inspect-tree.ts';
+import { inspectTree, type TreeStats } from './inspect-tree.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 
 /**
@@ -15,15 +15,23 @@ export async function statusTree(
   given: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: { maxRevivals: number; verify?: boolean },
+  options: {
+    maxRevivals: number;
+    verify?: boolean;
+    /** Filled in with where the answers came from and how long the walk and each part took. */
+    stats?: TreeStats & { walkMs?: number };
+  },
 ): Promise<{ roots: RunNode[]; notRead: NotRead[] }> {
   const notRead: NotRead[] = [];
   const listing: FolderListing = { folders: new Set(), claims: new Set() };
+  const started = performance.now();
   const paths = await findTranscripts(given, cwd, notRead, listing);
+  if (options.stats !== undefined) options.stats.walkMs = performance.now() - started;
   const roots = await inspectTree(paths, options.maxRevivals, cwd, {
     verify: options.verify === true,
     index: { env },
     listing,
+    ...(options.stats === undefined ? {} : { stats: options.stats }),
   });
   sizeUnreadable(roots);
   return { roots, notRead };
