@@ -115,7 +115,7 @@ Exit codes:
     }
     // LLM_AGENT_STATUS_STATS=1: one line on stderr saying where the answers came from (the
     // status index or a read) and what each part took; the bench records it.
-    const stats: (TreeStats & { walkMs?: number }) | undefined =
+    const stats: (TreeStats & { walkMs?: number; earlyHelpers?: boolean }) | undefined =
       io.env.LLM_AGENT_STATUS_STATS === '1' ? newTreeStats() : undefined;
     const startedAt = performance.now();
     const { roots, notRead } = await statusTree(
@@ -182,7 +182,7 @@ export function terminalWidth(io: Pick<CommandIo, 'env' | 'stdout'>): number {
  */
 function writeStats(
   io: CommandIo,
-  stats: TreeStats & { walkMs?: number },
+  stats: TreeStats & { walkMs?: number; earlyHelpers?: boolean },
   startedAt: number,
   treeAt: number,
 ): void {

@@ -9,7 +9,7 @@ import { relative } from 'node:path';
 import { parentTranscriptPath } from '../subagents/child-layout.ts';
 import { inspectRun } from './inspect-run.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
-import { type BulkStats, inspectInBulk } from './bulk-pool.ts';
+import { type BulkStats, type EarlyHelpers, inspectInBulk } from './bulk-pool.ts';
 import type { FolderListing } from './find-transcripts.ts';
 import { lockSnapshotFileSystem, readLockTableAsync } from './lock-snapshot.ts';
 import { MIN_INDEXED_TRANSCRIPTS, StatusIndex } from './status-index.ts';
@@ -136,6 +136,8 @@ export async function inspectTree(
     listing?: FolderListing;
     /** Filled in with where the answers came from and what each part took. */
     stats?: TreeStats;
+    /** Worker threads started ahead, for the bulk reads (ended here when not needed). */
+    early?: EarlyHelpers | null;
   } = {},
 ): Promise<RunNode[]> {
   // The reads block (see lock-snapshot.ts): inspecting several at once would only interleave
@@ -180,7 +182,9 @@ export async function inspectTree(
           index: statusIndex,
           listing: options.listing,
           stats: bulkStats,
+          early: options.early ?? null,
         });
+  options.early?.close();
   stats.fromIndex = bulkStats.kept;
   stats.read = bulkStats.read;
   stats.byHelpers = bulkStats.byHelpers;

@@ -138,6 +138,33 @@ export class StatusIndex implements KnownReads {
   }
 }
 
+/**
+ * Whether a status index may answer for transcripts among which are `some`: it is not turned
+ * off, and an index file is kept for the deepest folder holding `some` or a folder above it
+ * (the folder of the whole list is one of those). Looks, never reads; true when unsure. For
+ * `status`, deciding during its walk whether reading is likely (then worker threads are
+ * started early).
+ *
+ * @example
+ * if (!indexMayAnswer(foundSoFar, process.env)) early = EarlyHelpers.start();
+ */
+export function indexMayAnswer(some: Iterable<string>, env: NodeJS.ProcessEnv): boolean {
+  try {
+    if (env.LLM_AGENT_STATUS_INDEX === 'off') return false;
+    const paths = [...some];
+    if (paths.length === 0) return true;
+    const folder = cacheFolder(env);
+    if (folder === null) return false;
+    for (let at = commonFolder(paths); ; at = dirname(at)) {
+      const file = join(folder, `${digest(at)}.index`);
+      if (statSync(file, { throwIfNoEntry: false })?.isFile() === true) return true;
+      if (at === dirname(at)) return false;
+    }
+  } catch {
+    return true;
+  }
+}
+
 /** Where indexes are kept, created (mode 0700) when missing; null when there is no such place. */
 function cacheFolder(env: NodeJS.ProcessEnv): string | null {
   // Only an absolute XDG_CACHE_HOME counts (the specification's own rule).
