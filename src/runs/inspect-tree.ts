@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { relative } from 'node:path';
+import { isAbsolute, normalize, relative, sep } from 'node:path';
 import { parentTranscriptPath } from '../subagents/child-layout.ts';
 import { inspectRun } from './inspect-run.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
@@ -29,10 +29,11 @@ export function buildTree(
   cwd: string,
 ): RunNode[] {
   const nodes = new Map<string, RunNode>();
+  const shown = displayPaths(cwd);
   for (const { path, inspection } of entries) {
     nodes.set(path, {
       path,
-      displayPath: displayPath(path, cwd),
+      displayPath: shown(path),
       state: stateOf(inspection),
       inspection,
       children: [],
@@ -225,9 +226,25 @@ export async function inspectTree(
   return roots;
 }
 
-function displayPath(path: string, cwd: string): string {
-  const inside = relative(cwd, path);
-  return inside.startsWith('..') || inside === '' ? path : inside;
+/**
+ * A path as shown: relative to `cwd` when it is inside it, else as it is. A path plainly below
+ * `cwd` (absolute and normalised, as the walk makes them) is cut without `relative`, which
+ * resolves both paths again each time (10,000 times in a large folder).
+ */
+function displayPaths(cwd: string): (path: string) => string {
+  const absolute = isAbsolute(cwd) && normalize(cwd) === cwd;
+  const prefix = !absolute ? null : cwd.endsWith(sep) ? cwd : `${cwd}${sep}`;
+  return (path) => {
+    const inside =
+      prefix !== null &&
+      path.startsWith(prefix) &&
+      path.length > prefix.length &&
+      !path.endsWith(sep) &&
+      normalize(path) === path
+        ? path.slice(prefix.length)
+        : relative(cwd, path);
+    return inside.startsWith('..') || inside === '' ? path : inside;
+  };
 }
 
 function compare(left: string, right: string): number {
