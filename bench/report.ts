@@ -42,9 +42,22 @@ function indexHit(runs: StatusRun[] | undefined): boolean | null {
   return runs.every((run) => run.stats !== null && run.stats.fromIndex === run.stats.transcripts);
 }
 
-/** The runs' answers, once when they agree, else each in turn. */
+/**
+ * The runs' answers, once when they agree (how many of the reads each worker took may differ:
+ * shown as a range), else each in turn.
+ */
 function answersOfRuns(runs: StatusRun[] | undefined): string {
-  return runs === undefined ? '—' : sameOrEach(runs.map((run) => answersOf(run.stats)));
+  if (runs === undefined) return '—';
+  const taken = runs.map((run) => run.stats?.byHelpers ?? 0);
+  const low = Math.min(...taken);
+  const high = Math.max(...taken);
+  const texts = runs.map((run) =>
+    answersOf(run.stats).replace(
+      /\(\d+ by (\d+) worker/,
+      `(${low === high ? low : `${low}–${high}`} by $1 worker`,
+    ),
+  );
+  return sameOrEach(texts);
 }
 
 function sameOrEach(texts: string[]): string {
