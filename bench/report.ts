@@ -2,6 +2,7 @@ import type { WrapperSection } from './wrapper-section.ts';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { BenchResults, GoalVerdict } from './bench-results.ts';
 import type { PersistenceRow } from './persistence-result.ts';
+import { answersOf, type StatusRun } from './status-section.ts';
 import { logLogPlot, type PlotSeries } from './svg-plot.ts';
 import type { Timed, TimedPage, UiSection } from './ui-section.ts';
 
@@ -31,6 +32,46 @@ function size(bytes: number | null | undefined): string {
 function table(head: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** Whether every run answered every transcript from the status index; null: not reported. */
+function indexHit(runs: StatusRun[] | undefined): boolean | null {
+  if (runs === undefined || runs.length === 0 || runs.some((run) => run.stats === null)) {
+    return null;
+  }
+  return runs.every((run) => run.stats !== null && run.stats.fromIndex === run.stats.transcripts);
+}
+
+/**
+ * The runs' answers, once when they agree (how many of the reads each worker took may differ:
+ * shown as a range), else each in turn.
+ */
+function answersOfRuns(runs: StatusRun[] | undefined): string {
+  if (runs === undefined) return '—';
+  const taken = runs.map((run) => run.stats?.byHelpers ?? 0);
+  const low = Math.min(...taken);
+  const high = Math.max(...taken);
+  const texts = runs.map((run) =>
+    answersOf(run.stats).replace(
+      /\(\d+ by (\d+) worker/,
+      `(${low === high ? low : `${low}–${high}`} by $1 worker`,
+    ),
+  );
+  return sameOrEach(texts);
+}
+
+function sameOrEach(texts: string[]): string {
+  if (texts.length === 0) return '—';
+  return texts.every((text) => text === texts[0]) ? `${texts[0]} (each run)` : texts.join('; ');
+}
+
+/** The 1-minute load averages the runs started at, as a range. */
+function loadOf(runs: StatusRun[] | undefined): string {
+  if (runs === undefined || runs.length === 0) return '—';
+  const loads = runs.map((run) => run.load1);
+  const low = Math.min(...loads).toFixed(2);
+  const high = Math.max(...loads).toFixed(2);
+  return low === high ? low : `${low}–${high}`;
 }
 
 function verdict(goal: GoalVerdict): string {
@@ -72,14 +113,24 @@ export function judgeGoals(results: BenchResults): GoalVerdict[] {
     });
   }
   const status = results.status;
+  const judged =
+    status !== undefined && status.count >= 10_000 && status.processError === undefined;
+  // The goal is the index's: runs that did not answer every transcript from it are not judged.
+  const hit = indexHit(status?.processRuns);
   goals.push({
     goal: `2. status over ${status?.count ?? 10_000} transcripts (CLI process, warm cache)`,
     target: '≤ 0.5 s',
-    measured: status === undefined ? 'not run' : ms(status.processMedianMs),
-    met:
-      status === undefined || status.count < 10_000 || status.processError !== undefined
-        ? null
-        : status.processMedianMs <= 500,
+    measured:
+      status === undefined
+        ? 'not run'
+        : `${ms(status.processMedianMs)}${hit === null ? '' : hit ? ' (every answer from the index)' : ' (the index was not hit in every run)'}`,
+    met: !judged || hit === false ? null : status.processMedianMs <= 500,
+  });
+  goals.push({
+    goal: `2. the same, the status index off (every transcript read)`,
+    target: '≤ 0.8 s',
+    measured: status?.readAllMedianMs === undefined ? 'not run' : ms(status.readAllMedianMs),
+    met: !judged || status.readAllMedianMs === undefined ? null : status.readAllMedianMs <= 800,
   });
   const persistence = results.persistence;
   // Judged like for like: both sides call a mock model with the conversation every step, as
@@ -246,13 +297,15 @@ export function markdownReport(results: BenchResults): string {
           ? ''
           : ` Measured ${status.measuredAt} at commit ${status.commit?.id.slice(0, 7) ?? '?'}${status.commit?.dirty === true ? ' (with uncommitted changes)' : ''}${status.note === undefined ? '' : `, ${status.note}`}.`) +
         `\n\n${table(
-          ['how', 'median', 'runs'],
+          ['how', 'median', 'runs', 'answers (the CLI’s own count)', '1-min load'],
           [
             [
               '`llm-agent status DIR --json` as a process (warm page cache)',
               ms(status.processMedianMs),
               status.processMs.map(ms).join(', ') +
                 (status.processError === undefined ? '' : ` (failed: ${status.processError})`),
+              answersOfRuns(status.processRuns),
+              loadOf(status.processRuns),
             ],
             ...(status.readAllMs === undefined
               ? []
@@ -261,17 +314,29 @@ export function markdownReport(results: BenchResults): string {
                     'as a process, the status index off (every transcript read)',
                     ms(status.readAllMedianMs ?? Number.NaN),
                     status.readAllMs.map(ms).join(', '),
+                    answersOfRuns(status.readAllRuns),
+                    loadOf(status.readAllRuns),
                   ],
                 ]),
             [
               'the status command in-process (modules loaded)',
               ms(status.commandMedianMs),
               status.commandMs.map(ms).join(', '),
+              status.commandStats === undefined
+                ? '—'
+                : sameOrEach(status.commandStats.map((stats) => answersOf(stats))),
+              '—',
             ],
             [
               'as a process, page cache dropped first',
               ms(status.coldProcessMs),
               status.coldProcessMs === null ? 'not possible here' : '1',
+              status.coldRun === undefined || status.coldRun === null
+                ? '—'
+                : answersOf(status.coldRun.stats),
+              status.coldRun === undefined || status.coldRun === null
+                ? '—'
+                : status.coldRun.load1.toFixed(2),
             ],
           ],
         )}`,

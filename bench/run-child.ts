@@ -54,7 +54,8 @@ export function runChild<T>(
 
 /**
  * Time a whole process (start-up included), as a user at a shell would: resolves to the wall
- * time, the exit code and how many bytes it printed.
+ * time, the exit code, how many bytes it printed, its last three lines on stderr (`stderr`)
+ * and the whole of it (`stderrText`).
  *
  * @example
  * const timed = await timeProcess(['src/cli/main.ts', 'status', folder, '--json']);
@@ -62,7 +63,13 @@ export function runChild<T>(
 export function timeProcess(
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ ms: number; exitCode: number | null; stdoutBytes: number; stderr: string }> {
+): Promise<{
+  ms: number;
+  exitCode: number | null;
+  stdoutBytes: number;
+  stderr: string;
+  stderrText: string;
+}> {
   return new Promise((resolve) => {
     const started = performance.now();
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -73,11 +80,14 @@ export function timeProcess(
     });
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('close', (code) => {
+      const ms = performance.now() - started;
+      const stderrText = Buffer.concat(err).toString('utf8');
       resolve({
-        ms: performance.now() - started,
+        ms,
         exitCode: code,
         stdoutBytes,
-        stderr: Buffer.concat(err).toString('utf8').trim().split('\n').slice(-3).join(' | '),
+        stderr: stderrText.trim().split('\n').slice(-3).join(' | '),
+        stderrText,
       });
     });
   });

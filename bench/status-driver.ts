@@ -14,6 +14,7 @@ interface CommandLike {
 
 const STATUS_MODULE = '../dist/cli/status-command.js';
 const STYLE_MODULE = '../dist/render/terminal-style.js';
+const STATS_PREFIX = 'llm-agent status stats: ';
 
 /** Count every `state` member anywhere in the JSON the command printed. */
 export function countStates(
@@ -43,11 +44,19 @@ async function main(): Promise<void> {
       callback();
     },
   });
+  // The command's stats line (where its answers came from) is caught, not printed.
+  const errors: Buffer[] = [];
+  const stderr = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      errors.push(Buffer.from(chunk));
+      callback();
+    },
+  });
   const io = {
     stdout,
-    stderr: process.stderr,
+    stderr,
     stdin: process.stdin,
-    env: {},
+    env: { LLM_AGENT_STATUS_STATS: '1' },
     cwd: process.cwd(),
     out: createStyle(false),
     err: createStyle(false),
@@ -62,7 +71,17 @@ async function main(): Promise<void> {
   } catch {
     states = { 'unparsed-output': 1 };
   }
-  process.stdout.write(`${JSON.stringify({ ms, exitCode, states, outputBytes: text.length })}\n`);
+  const errorText = Buffer.concat(errors).toString('utf8');
+  // Anything else the command said on stderr is passed on.
+  const other = errorText
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith(STATS_PREFIX));
+  if (other.length > 0) process.stderr.write(`${other.join('\n')}\n`);
+  const statsText = errorText.split('\n').find((line) => line.startsWith(STATS_PREFIX));
+  const stats = statsText === undefined ? null : JSON.parse(statsText.slice(STATS_PREFIX.length));
+  process.stdout.write(
+    `${JSON.stringify({ ms, exitCode, states, outputBytes: text.length, stats })}\n`,
+  );
 }
 
 await main();

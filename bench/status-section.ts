@@ -1,7 +1,34 @@
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { median, runChild, timeProcess } from './run-child.ts';
 import { type CorpusManifest, statusCorpus } from './status-corpus.ts';
+
+/**
+ * What a `status` said of its answers (`LLM_AGENT_STATUS_STATS=1`, one line on its stderr):
+ * how many came from the status index and how many transcripts were read (by worker threads),
+ * and the milliseconds of each part (`start`: from the process's start to the command's).
+ */
+export interface StatusRunStats {
+  transcripts: number;
+  index: 'used' | 'off' | 'not-used';
+  indexEntries: number;
+  indexSaved: boolean;
+  fromIndex: number;
+  read: number;
+  byHelpers: number;
+  helpers: number;
+  inspected: number;
+  ms: Record<string, number>;
+}
+
+/** One timed run: its time, the 1-minute load average as it started, and its stats line. */
+export interface StatusRun {
+  ms: number;
+  load1: number;
+  /** Null when the command printed no stats line (an older build, a failure). */
+  stats: StatusRunStats | null;
+}
 
 /** Goal 2's figures. */
 export interface StatusSection {
@@ -19,6 +46,12 @@ export interface StatusSection {
    */
   readAllMs?: number[];
   readAllMedianMs?: number;
+  /** Each timed run as a process, with its load average and stats line (absent in older results). */
+  processRuns?: StatusRun[];
+  readAllRuns?: StatusRun[];
+  coldRun?: StatusRun | null;
+  /** The in-process runs' stats lines. */
+  commandStats?: (StatusRunStats | null)[];
   /** The same command in-process (module loading excluded): each run. */
   commandMs: number[];
   commandMedianMs: number;
@@ -69,8 +102,16 @@ export async function statusSection(
       (generatedMs > 0 ? ` (generated in ${(generatedMs / 1000).toFixed(1)} s)` : ' (reused)'),
   );
   const processMs: number[] = [];
+  const processRuns: StatusRun[] = [];
   let processExitCode: number | null = null;
   let processError: string | undefined;
+  // Every run reports where its answers came from (the index or a read) on stderr.
+  const withStats = { ...process.env, LLM_AGENT_STATUS_STATS: '1' };
+  const timedRun = async (env: NodeJS.ProcessEnv) => {
+    const load1 = loadavg()[0] ?? Number.NaN;
+    const timed = await timeProcess([CLI, 'status', absolute, '--json'], env);
+    return { timed, run: { ms: timed.ms, load1, stats: statsLine(timed.stderrText) } };
+  };
   // Three runs each, unless one takes so long that three would only cost minutes.
   const runs = (first: number | undefined) => (first !== undefined && first > 10_000 ? 1 : 3);
   // One unmeasured run first, so that the timed ones find the folder in the page cache as they
@@ -79,36 +120,50 @@ export async function statusSection(
   // Where the bench may, it empties the page cache before that run, so that the warm runs start
   // from the same state whatever ran before them (the inspect section leaves a gigabyte there).
   if (cold) dropPageCache();
-  await timeProcess([CLI, 'status', absolute, '--json']);
+  const first = await timedRun(withStats);
+  log(`  unmeasured first run: ${describeRun(first.run)}`);
   for (let run = 0; run < runs(processMs[0]); run += 1) {
-    const timed = await timeProcess([CLI, 'status', absolute, '--json']);
+    const { timed, run: measured } = await timedRun(withStats);
     processMs.push(timed.ms);
+    processRuns.push(measured);
+    log(`  as a process: ${describeRun(measured)}`);
     processExitCode = timed.exitCode;
     if (timed.stdoutBytes === 0) processError = timed.stderr;
   }
   // What the index saves: every transcript read, as a first run over the folder does.
   const readAllMs: number[] = [];
-  const readAll = { ...process.env, LLM_AGENT_STATUS_INDEX: 'off' };
+  const readAllRuns: StatusRun[] = [];
+  const readAll = { ...withStats, LLM_AGENT_STATUS_INDEX: 'off' };
   for (let run = 0; run < runs(readAllMs[0]); run += 1) {
-    readAllMs.push((await timeProcess([CLI, 'status', absolute, '--json'], readAll)).ms);
+    const { run: measured } = await timedRun(readAll);
+    readAllMs.push(measured.ms);
+    readAllRuns.push(measured);
+    log(`  index off: ${describeRun(measured)}`);
   }
   const commandMs: number[] = [];
+  const commandStats: (StatusRunStats | null)[] = [];
   let statesReported: Record<string, number> = {};
   for (let run = 0; run < runs(commandMs[0]); run += 1) {
-    const answer = await runChild<{ ms: number; states: Record<string, number> }>(DRIVER, [
-      absolute,
-    ]);
+    const answer = await runChild<{
+      ms: number;
+      states: Record<string, number>;
+      stats: StatusRunStats | null;
+    }>(DRIVER, [absolute]);
     if (!answer.ok) {
       statesReported = { error: 1 };
       log(`  status in-process failed: ${answer.reason}`);
       break;
     }
     commandMs.push(answer.value.ms);
+    commandStats.push(answer.value.stats ?? null);
     statesReported = answer.value.states;
   }
   let coldProcessMs: number | null = null;
+  let coldRun: StatusRun | null = null;
   if (cold && dropPageCache()) {
-    coldProcessMs = (await timeProcess([CLI, 'status', absolute, '--json'])).ms;
+    coldRun = (await timedRun(withStats)).run;
+    coldProcessMs = coldRun.ms;
+    log(`  page cache dropped: ${describeRun(coldRun)}`);
   }
   const section: StatusSection = {
     count,
@@ -119,6 +174,10 @@ export async function statusSection(
     processExitCode,
     readAllMs,
     readAllMedianMs: median(readAllMs),
+    processRuns,
+    readAllRuns,
+    coldRun,
+    commandStats,
     commandMs,
     commandMedianMs: median(commandMs),
     statesReported,
@@ -126,4 +185,57 @@ export async function statusSection(
   };
   if (processError !== undefined) section.processError = processError;
   return section;
+}
+
+const STATS_PREFIX = 'llm-agent status stats: ';
+
+/**
+ * The stats line a `status` printed on stderr (`LLM_AGENT_STATUS_STATS=1`), or null.
+ *
+ * @example
+ * statsLine('llm-agent status stats: {"fromIndex":10000,…}\n'); // { fromIndex: 10000, … }
+ */
+export function statsLine(stderr: string): StatusRunStats | null {
+  const line = stderr.split('\n').find((candidate) => candidate.startsWith(STATS_PREFIX));
+  if (line === undefined) return null;
+  try {
+    return JSON.parse(line.slice(STATS_PREFIX.length)) as StatusRunStats;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where a run's answers came from, in a few words: `10000 from the index`, `10000 read (4352
+ * by 1 worker thread)`, or both.
+ *
+ * @example
+ * answersOf(run.stats); // '9990 from the index, 10 read'
+ */
+export function answersOf(stats: StatusRunStats | null | undefined): string {
+  if (stats === null || stats === undefined) return 'not reported';
+  const parts: string[] = [];
+  if (stats.fromIndex > 0 || stats.index === 'used')
+    parts.push(`${stats.fromIndex} from the index`);
+  if (stats.read > 0 || parts.length === 0) {
+    const helpers =
+      stats.helpers > 0
+        ? ` (${stats.byHelpers} by ${stats.helpers} worker thread${stats.helpers === 1 ? '' : 's'})`
+        : '';
+    parts.push(`${stats.read} read${helpers}`);
+  }
+  if (stats.inspected > 0) parts.push(`${stats.inspected} by inspect`);
+  if (stats.index === 'off') parts.push('index off');
+  if (stats.indexSaved) parts.push('index written');
+  return parts.join(', ');
+}
+
+function describeRun(run: StatusRun): string {
+  const phases =
+    run.stats === null
+      ? ''
+      : `; ms: ${Object.entries(run.stats.ms)
+          .map(([phase, ms]) => `${phase} ${ms.toFixed(0)}`)
+          .join(', ')}`;
+  return `${run.ms.toFixed(0)} ms, load ${run.load1.toFixed(2)}; ${answersOf(run.stats)}${phases}`;
 }

@@ -1,6 +1,5 @@
 import { type Command, integerOption, parseCommandLine } from './command.ts';
 import type { CommandIo } from '../runs/command-io.ts';
-import { databaseStatus } from '../runs/database-status.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import {
@@ -12,9 +11,10 @@ import {
 } from '../render/format-status.ts';
 import { databaseOptions } from '../render/database-hint.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
-import { allDemoRuns } from '../runs/execute-plan.ts';
-import { planTreeRevival } from '../runs/tree-revival-plan.ts';
 import { jsonText } from '../render/json-text.ts';
+import { allDemoRuns } from '../runs/demo-runs.ts';
+import { planTreeRevival } from '../runs/tree-revival-plan.ts';
+import { newTreeStats, type TreeStats } from '../runs/inspect-tree.ts';
 import { statusTree } from '../runs/status-tree.ts';
 import { terminalSafe } from '../render/terminal-safe.ts';
 import { UserError } from '../runs/user-error.ts';
@@ -95,6 +95,7 @@ Exit codes:
       if (positionals.length > 0) {
         throw new UserError('status: give PATHs or --database URL, not both');
       }
+      const { databaseStatus } = await import('../runs/database-status.ts');
       const store = await connectStore('status', url, values.schema as string | undefined);
       try {
         return await databaseStatus(io, store, {
@@ -112,12 +113,18 @@ Exit codes:
         await store.close();
       }
     }
+    // LLM_AGENT_STATUS_STATS=1: one line on stderr saying where the answers came from (the
+    // status index or a read) and what each part took; the bench records it.
+    const stats: (TreeStats & { walkMs?: number; earlyHelpers?: boolean }) | undefined =
+      io.env.LLM_AGENT_STATUS_STATS === '1' ? newTreeStats() : undefined;
+    const startedAt = performance.now();
     const { roots, notRead } = await statusTree(
       positionals.length === 0 ? ['.'] : positionals,
       io.cwd,
       io.env,
-      { maxRevivals, verify: values.verify === true },
+      { maxRevivals, verify: values.verify === true, ...(stats === undefined ? {} : { stats }) },
     );
+    const treeAt = performance.now();
     // A folder it could not read hides runs: a reason to look, like an unreadable transcript.
     const exitCode = notRead.length > 0 ? EXIT.unreadable : statusExitCode(summarize(roots));
     if (values.json === true) {
@@ -149,6 +156,7 @@ Exit codes:
         );
       }
     }
+    if (stats !== undefined) writeStats(io, stats, startedAt, treeAt);
     return exitCode;
   },
 };
@@ -165,6 +173,35 @@ export function terminalWidth(io: Pick<CommandIo, 'env' | 'stdout'>): number {
   if (/^[1-9]\d{0,4}$/.test(fromEnv)) return Number(fromEnv);
   const columns = (io.stdout as { columns?: unknown }).columns;
   return typeof columns === 'number' && columns > 0 ? columns : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The line `LLM_AGENT_STATUS_STATS=1` asks for, on stderr: the counts and milliseconds of
+ * {@link TreeStats}, the walk's, the output's, and the time since the process started
+ * (`startMs`: Node's start-up and the modules loaded before the command ran).
+ */
+function writeStats(
+  io: CommandIo,
+  stats: TreeStats & { walkMs?: number; earlyHelpers?: boolean },
+  startedAt: number,
+  treeAt: number,
+): void {
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  const ms = Object.fromEntries(
+    Object.entries(stats.ms).map(([key, value]) => [key, round(value)]),
+  );
+  const line = {
+    ...stats,
+    ms: {
+      start: round(startedAt),
+      walk: round(stats.walkMs ?? 0),
+      ...ms,
+      output: round(performance.now() - treeAt),
+      total: round(performance.now()),
+    },
+  };
+  delete line.walkMs;
+  io.stderr.write(`llm-agent status stats: ${JSON.stringify(line)}\n`);
 }
 
 function inTree(root: RunNode, node: RunNode): boolean {

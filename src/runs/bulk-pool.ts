@@ -31,8 +31,11 @@ const MAX_HELPERS = 3;
 /**
  * Fewer paths to read than this are read on this thread alone: a worker's start-up (tens of
  * milliseconds on another core) is more than what it would take over.
+ *
+ * @example
+ * if (found.size >= MIN_PATHS_FOR_HELPERS) early = EarlyHelpers.start();
  */
-const MIN_PATHS_FOR_HELPERS = 2000;
+export const MIN_PATHS_FOR_HELPERS = 2000;
 
 /**
  * What a worker is given (bulk-worker.ts): the paths, the cap, the lock table's inodes, the
@@ -48,6 +51,11 @@ export interface BulkJob {
   listing: { folders: string[]; claims: string[] } | null;
   /** One Int32: the index of the next chunk's first path. */
   counter: SharedArrayBuffer;
+  /**
+   * Whether the reads are kept (a status index): without one, a worker hands back only the
+   * inspections, half of what the calling thread would otherwise decode.
+   */
+  keep: boolean;
 }
 
 /**
@@ -75,6 +83,8 @@ export interface BulkOptions {
   helpers?: number;
   /** Filled in with where the answers came from (tests, the bench). */
   stats?: BulkStats;
+  /** Workers started ahead (see {@link EarlyHelpers}): used first, if workers are needed. */
+  early?: EarlyHelpers | null;
   /**
    * Whether the calling thread reads too (default true). False leaves the reading to the
    * workers, so a test can prove their path whatever the machine's load; what no worker hands
@@ -95,6 +105,8 @@ export interface BulkStats {
   kept: number;
   read: number;
   byHelpers: number;
+  /** Worker threads started (absent: not counted). */
+  helpers?: number;
 }
 
 /**
@@ -131,7 +143,12 @@ export async function inspectInBulk(
   stats.read += toRead.length;
   const helpers = options.helpers ?? defaultHelpers(toRead.length);
   const callerReads = options.callerReads ?? true;
-  const read = await readInBulk(toRead, context, { helpers, callerReads }, stats);
+  const read = await readInBulk(
+    toRead,
+    context,
+    { helpers, callerReads, keep: index !== null, early: options.early ?? null },
+    stats,
+  );
   for (const [k, at] of unread.entries()) {
     const answer = read[k] ?? null;
     answers[at] = answer;
@@ -144,16 +161,21 @@ export async function inspectInBulk(
 async function readInBulk(
   paths: string[],
   context: BulkContext,
-  share: { helpers: number; callerReads: boolean },
+  share: { helpers: number; callerReads: boolean; keep: boolean; early: EarlyHelpers | null },
   stats: BulkStats,
 ): Promise<(BulkAnswer | null)[]> {
   const { helpers } = share;
   const answers: (BulkAnswer | null | undefined)[] = new Array(paths.length);
   const counter = new SharedArrayBuffer(4);
   const next = new Int32Array(counter);
-  const job = jobOf(paths, context, counter);
-  const workers = helpers > 0 ? startHelpers(helpers, job, answers, stats) : [];
-  const inspect = bulkInspector(context);
+  const job = jobOf(paths, context, counter, share.keep);
+  const workers = helpers > 0 ? startHelpers(helpers, job, answers, stats, share.early) : [];
+  share.early?.close();
+  if (stats.helpers !== undefined) stats.helpers += workers.length;
+  const read = bulkInspector(context);
+  // Without an index to keep the reads in, they are let go at once: fewer live objects for the
+  // collector to move while the rest is read.
+  const inspect = share.keep ? read : (path: string) => withoutRead(read(path));
   for (; share.callerReads || workers.length === 0; ) {
     const start = Atomics.add(next, 0, CHUNK);
     if (start >= paths.length) break;
@@ -168,9 +190,25 @@ async function readInBulk(
   return answers as (BulkAnswer | null)[];
 }
 
-function jobOf(paths: string[], context: BulkContext, counter: SharedArrayBuffer): BulkJob {
+/**
+ * The answer without what was read to make it (for a run that keeps no index).
+ *
+ * @example
+ * port.postMessage({ kind: 'chunk', start, answers: answers.map(withoutRead) });
+ */
+export function withoutRead(answer: BulkAnswer | null): BulkAnswer | null {
+  return answer === null || answer.read === undefined ? answer : { inspection: answer.inspection };
+}
+
+function jobOf(
+  paths: string[],
+  context: BulkContext,
+  counter: SharedArrayBuffer,
+  keep: boolean,
+): BulkJob {
   const { listing } = context;
   return {
+    keep,
     paths,
     maxRevivals: context.maxRevivals,
     inodes: [...(context.table?.inodes ?? [])],
@@ -202,20 +240,97 @@ function defaultHelpers(count: number): number {
   return Math.max(0, Math.min(MAX_HELPERS, availableParallelism() - 1));
 }
 
-/** Start the workers; each promise settles when its worker is done or gone, never rejects. */
+/**
+ * Worker threads started before the list they will read is known: `status` starts them while
+ * its walk is still finding transcripts, once it has found {@link MIN_PATHS_FOR_HELPERS} and no
+ * status index is likely to answer them, so that their start-up — their own copy of the
+ * modules, about 45 ms here — overlaps the walk instead of the reading. Each waits for its job;
+ * one never given a job holds nothing (unreferenced) and is ended by {@link EarlyHelpers.close}.
+ *
+ * @example
+ * const early = EarlyHelpers.start();
+ * await inspectInBulk(paths, 3, table, { early });
+ * early.close();
+ */
+export class EarlyHelpers {
+  #waiting: Worker[];
+
+  private constructor(workers: Worker[]) {
+    this.#waiting = workers;
+  }
+
+  /**
+   * Start as many workers as a long list gets (one per other core, at most three).
+   *
+   * @example
+   * const early = EarlyHelpers.start();
+   */
+  static start(): EarlyHelpers {
+    const workers: Worker[] = [];
+    for (let helper = 0; helper < defaultHelpers(MIN_PATHS_FOR_HELPERS); helper += 1) {
+      const worker = newWorker();
+      if (worker === null) break;
+      worker.unref();
+      workers.push(worker);
+    }
+    const early = new EarlyHelpers(workers);
+    for (const worker of workers) {
+      // One that fails before it is given a job is simply not used.
+      worker.on('error', () => undefined);
+      worker.once('exit', () => early.#drop(worker));
+    }
+    return early;
+  }
+
+  #drop(worker: Worker): void {
+    this.#waiting = this.#waiting.filter((waiting) => waiting !== worker);
+  }
+
+  /** A waiting worker, handed over (it is the caller's to end), or null when none is left. */
+  take(): Worker | null {
+    const worker = this.#waiting.shift() ?? null;
+    worker?.removeAllListeners();
+    worker?.ref();
+    return worker;
+  }
+
+  /** End the workers that were not taken. */
+  close(): void {
+    for (const worker of this.#waiting.splice(0)) {
+      worker.removeAllListeners();
+      void worker.terminate().catch(() => undefined);
+    }
+  }
+}
+
+function newWorker(): Worker | null {
+  const url = new URL(`./bulk-worker${extensionOf(import.meta.url)}`, import.meta.url);
+  try {
+    return new Worker(url, { stdout: false, stderr: false });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Start the workers (those started early first) and hand each the job; each promise settles
+ * when its worker is done or gone, never rejects.
+ */
 function startHelpers(
   count: number,
   job: BulkJob,
   answers: (BulkAnswer | null | undefined)[],
   stats: BulkStats,
+  early: EarlyHelpers | null,
 ): Promise<void>[] {
-  const url = new URL(`./bulk-worker${extensionOf(import.meta.url)}`, import.meta.url);
   const started: Promise<void>[] = [];
   for (let helper = 0; helper < count; helper += 1) {
-    let worker: Worker;
+    const worker = early?.take() ?? newWorker();
+    if (worker === null) break;
     try {
-      worker = new Worker(url, { workerData: job, stdout: false, stderr: false });
+      worker.postMessage(job);
     } catch {
+      void worker.terminate().catch(() => undefined);
       break;
     }
     started.push(

@@ -17,33 +17,20 @@ import { claimFoundTree } from '../revival/claim-found-tree.ts';
 import { checkJoinedChildren, findTreeRoot } from '../revival/tree-root.ts';
 import { VerifiedUnderClaim } from '../revival/verified-under-claim.ts';
 import { type AgentRegistry, backendsOf } from '../subagents/agent-definition.ts';
-import { readSessionMeta } from '../subagents/child-transcript.ts';
 import { Composer } from '../subagents/composer.ts';
 import { resolveModelSpec } from '../subagents/model-spec.ts';
 import { nodeFileSystem } from '../transcript/file-system.ts';
 import { type CommandIo, hintCommand } from './command-io.ts';
 import { inspectTree } from './inspect-tree.ts';
+import { allDemoRuns } from './demo-runs.ts';
 import { type AgentsContext, loadAgents } from './load-agents.ts';
 import type { PlanReconciliations } from './reconcile-plan.ts';
 import type { RunStopper } from './run-stopper.ts';
-import {
-  type PlannedRevival,
-  planText,
-  planTreeRevival,
-  type TreeRevivalPlan,
-} from './tree-revival-plan.ts';
+import { planText, planTreeRevival, type TreeRevivalPlan } from './tree-revival-plan.ts';
 import { asUserError, UserError } from './user-error.ts';
 
 /** The plan compared without colour: the same plan whatever the terminal. */
 const PLAIN = createStyle(false);
-
-/**
- * The model spec the demo's transcripts record: such runs can be revived without `--agents`.
- *
- * @example
- * const isDemoRun = (await readSessionMeta(path))?.model === DEMO_MODEL_SPEC;
- */
-export const DEMO_MODEL_SPEC = 'llm-agent-scripted:demo-script';
 
 /**
  * How one planned revival went.
@@ -213,21 +200,6 @@ export async function claimTrees(
     );
   }
   return { ok: true, claims };
-}
-
-/**
- * True when every planned revival is a run of the demo, whose agents are built in: such runs
- * are revived without `--agents`.
- *
- * @example
- * const needsModule = !(await allDemoRuns(planTreeRevival(roots).revivals));
- */
-export async function allDemoRuns(revivals: PlannedRevival[]): Promise<boolean> {
-  for (const revival of revivals) {
-    const meta = await readSessionMeta(revival.node.path);
-    if (meta?.model !== DEMO_MODEL_SPEC) return false;
-  }
-  return true;
 }
 
 /**

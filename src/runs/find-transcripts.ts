@@ -30,6 +30,8 @@ export async function findTranscripts(
   cwd: string,
   notRead: NotRead[] = [],
   listing?: FolderListing,
+  /** Called after each folder is listed, with the transcripts found so far. */
+  progress?: (found: ReadonlySet<string>) => void,
 ): Promise<string[]> {
   const found = new Set<string>();
   for (const given of paths) {
@@ -49,10 +51,10 @@ export async function findTranscripts(
     if (kind === 'file') {
       found.add(path);
       if (isRealFolder(childrenFolder(path), notRead)) {
-        walk(childrenFolder(path), found, notRead, listing);
+        walk(childrenFolder(path), found, notRead, listing, progress);
       }
     } else {
-      walk(path, found, notRead, listing);
+      walk(path, found, notRead, listing, progress);
     }
   }
   return [...found].sort();
@@ -67,6 +69,7 @@ function walk(
   found: Set<string>,
   notRead: NotRead[],
   listing: FolderListing | undefined,
+  progress?: (found: ReadonlySet<string>) => void,
 ): void {
   let entries: Dirent[];
   try {
@@ -87,11 +90,12 @@ function walk(
     if (entry.name.endsWith('.claim')) listing?.claims.add(path);
     if (entry.isDirectory()) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      walk(path, found, notRead, listing);
+      walk(path, found, notRead, listing, progress);
     } else if (entry.isFile() && entry.name.endsWith('.jsonl')) {
       found.add(path);
     }
   }
+  progress?.(found);
 }
 
 /**

@@ -1,5 +1,7 @@
-import { Revival } from '../revival/index.ts';
-import { unreadableInspection } from '../revival/inspect.ts';
+// `inspectTranscript` is `Revival.inspect`, imported from its own module: the revival entry
+// point also brings revive and reconcile, and through them the AI SDK, which `status` does not
+// need.
+import { inspectTranscript, unreadableInspection } from '../revival/inspect.ts';
 import { VerifiedUnderClaim } from '../revival/verified-under-claim.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
 import type { TreeClaim } from '../transcript/tree-claim.ts';
@@ -22,7 +24,7 @@ export async function inspectRun(
   verify = false,
 ): Promise<InspectionView> {
   try {
-    const inspection = await Revival.inspect({
+    const inspection = await inspectTranscript({
       path,
       maxRevivals,
       ...(fileSystem === undefined ? {} : { fileSystem }),

@@ -124,15 +124,44 @@ export class StatusIndex implements KnownReads {
   /**
    * Write the index back when this run read anything anew, or no longer found a file it held:
    * its entries are this run's. Never throws; written under a new name and renamed into place,
-   * so that a reader never sees half of it.
+   * so that a reader never sees half of it. True when it was written.
    */
-  save(): void {
-    if (!this.#changed && this.#now.size === this.#kept.size) return;
+  save(): boolean {
+    if (!this.#changed && this.#now.size === this.#kept.size) return false;
     try {
       writeIndex(this.path, this.#code, this.#now);
+      return true;
     } catch {
       // No cache kept: the next run reads the transcripts.
+      return false;
     }
+  }
+}
+
+/**
+ * Whether a status index may answer for transcripts among which are `some`: it is not turned
+ * off, and an index file is kept for the deepest folder holding `some` or a folder above it
+ * (the folder of the whole list is one of those). Looks, never reads; true when unsure. For
+ * `status`, deciding during its walk whether reading is likely (then worker threads are
+ * started early).
+ *
+ * @example
+ * if (!indexMayAnswer(foundSoFar, process.env)) early = EarlyHelpers.start();
+ */
+export function indexMayAnswer(some: Iterable<string>, env: NodeJS.ProcessEnv): boolean {
+  try {
+    if (env.LLM_AGENT_STATUS_INDEX === 'off') return false;
+    const paths = [...some];
+    if (paths.length === 0) return true;
+    const folder = cacheFolder(env);
+    if (folder === null) return false;
+    for (let at = commonFolder(paths); ; at = dirname(at)) {
+      const file = join(folder, `${digest(at)}.index`);
+      if (statSync(file, { throwIfNoEntry: false })?.isFile() === true) return true;
+      if (at === dirname(at)) return false;
+    }
+  } catch {
+    return true;
   }
 }
 

@@ -1,6 +1,8 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { type FolderListing, findTranscripts, type NotRead } from './find-transcripts.ts';
-import { inspectTree } from './inspect-tree.ts';
+import { EarlyHelpers, MIN_PATHS_FOR_HELPERS } from './bulk-pool.ts';
+import { inspectTree, type TreeStats } from './inspect-tree.ts';
+import { indexMayAnswer } from './status-index.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 
 /**
@@ -15,18 +17,42 @@ export async function statusTree(
   given: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: { maxRevivals: number; verify?: boolean },
+  options: {
+    maxRevivals: number;
+    verify?: boolean;
+    /** Filled in with where the answers came from and how long the walk and each part took. */
+    stats?: TreeStats & { walkMs?: number; earlyHelpers?: boolean };
+  },
 ): Promise<{ roots: RunNode[]; notRead: NotRead[] }> {
   const notRead: NotRead[] = [];
   const listing: FolderListing = { folders: new Set(), claims: new Set() };
-  const paths = await findTranscripts(given, cwd, notRead, listing);
-  const roots = await inspectTree(paths, options.maxRevivals, cwd, {
-    verify: options.verify === true,
-    index: { env },
-    listing,
-  });
-  sizeUnreadable(roots);
-  return { roots, notRead };
+  const started = performance.now();
+  // Once the walk has found enough transcripts for worker threads to read with, and no status
+  // index is likely to answer them (a first run, or the index off), the workers start at once:
+  // their start-up overlaps the rest of the walk instead of the reads.
+  let early: EarlyHelpers | null = null;
+  let decided = options.verify === true;
+  const progress = (found: ReadonlySet<string>): void => {
+    if (decided || found.size < MIN_PATHS_FOR_HELPERS) return;
+    decided = true;
+    if (!indexMayAnswer(found, env)) early = EarlyHelpers.start();
+    if (options.stats !== undefined) options.stats.earlyHelpers = early !== null;
+  };
+  try {
+    const paths = await findTranscripts(given, cwd, notRead, listing, progress);
+    if (options.stats !== undefined) options.stats.walkMs = performance.now() - started;
+    const roots = await inspectTree(paths, options.maxRevivals, cwd, {
+      verify: options.verify === true,
+      index: { env },
+      listing,
+      early,
+      ...(options.stats === undefined ? {} : { stats: options.stats }),
+    });
+    sizeUnreadable(roots);
+    return { roots, notRead };
+  } finally {
+    (early as EarlyHelpers | null)?.close();
+  }
 }
 
 /**

@@ -68,3 +68,46 @@ test('the report says missed for a missed goal', () => {
     /inspect at 1\.00 GiB \| ≤ 10 ms \| 40\.0 ms \| \*\*missed\*\*/,
   );
 });
+
+test('status is judged with the index only when every run answered from it, and without it at 0.8 s', () => {
+  const run = (fromIndex: number) => ({
+    ms: 400,
+    load1: 0.5,
+    stats: {
+      transcripts: 10_000,
+      index: 'used' as const,
+      indexEntries: 10_000,
+      indexSaved: false,
+      fromIndex,
+      read: 10_000 - fromIndex,
+      byHelpers: 0,
+      helpers: 0,
+      inspected: 0,
+      ms: {},
+    },
+  });
+  const status = (fromIndex: number) => ({
+    count: 10_000,
+    manifest: {} as never,
+    generatedMs: 0,
+    processMs: [400, 400, 400],
+    processMedianMs: 400,
+    processExitCode: 4,
+    readAllMs: [790, 810, 820],
+    readAllMedianMs: 810,
+    processRuns: [run(10_000), run(fromIndex), run(10_000)],
+    commandMs: [300],
+    commandMedianMs: 300,
+    statesReported: {},
+    coldProcessMs: null,
+  });
+  const hit = judgeGoals(results({ status: status(10_000) }));
+  const withIndex = hit.find((goal) => goal.goal.startsWith('2. status over'));
+  assert.equal(withIndex?.met, true);
+  assert.match(withIndex?.measured ?? '', /every answer from the index/);
+  assert.equal(hit.find((goal) => goal.goal.includes('index off'))?.met, false, '810 ms > 0.8 s');
+  const missed = judgeGoals(results({ status: status(9_000) }));
+  const notJudged = missed.find((goal) => goal.goal.startsWith('2. status over'));
+  assert.equal(notJudged?.met, null, 'a run that read transcripts is not the index’s figure');
+  assert.match(notJudged?.measured ?? '', /not hit/);
+});

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type CorpusState, writeTranscript } from '../../bench/status-corpus.ts';
 import { bulkInspector, fileKey } from '../../src/runs/bulk-inspect.ts';
-import { type BulkStats, inspectInBulk } from '../../src/runs/bulk-pool.ts';
+import { type BulkStats, EarlyHelpers, inspectInBulk } from '../../src/runs/bulk-pool.ts';
 import { type FolderListing, findTranscripts } from '../../src/runs/find-transcripts.ts';
 import { readLockTable } from '../../src/runs/lock-snapshot.ts';
 import { StatusIndex } from '../../src/runs/status-index.ts';
@@ -148,6 +148,24 @@ describe('status inspects in bulk what Revival.inspect would answer', () => {
     assert.equal(stats.read, many.length);
     console.log(`bulk-inspect: ${stats.byHelpers} of ${many.length} answered by the worker`);
     assert.ok(stats.byHelpers > 0, 'the worker thread answered some of them');
+
+    // Started before the list is known (as status does during its walk): the same answers.
+    const early = EarlyHelpers.start();
+    const earlyStats: BulkStats = { kept: 0, read: 0, byHelpers: 0, helpers: 0 };
+    const fromEarly = await inspectInBulk(many, 3, table, {
+      helpers: 1,
+      stats: earlyStats,
+      callerReads: false,
+      early,
+    });
+    assert.deepEqual(
+      fromEarly.map((answer) => answer?.inspection ?? null),
+      alone.map((answer) => answer?.inspection ?? null),
+    );
+    assert.equal(earlyStats.helpers, 1);
+    assert.ok(earlyStats.byHelpers > 0, 'the early worker answered some of them');
+    // One never given a job is ended, and holds nothing meanwhile.
+    EarlyHelpers.start().close();
   });
 
   test('the status index: kept outside the folder, used while a file is unchanged, never after', async () => {
