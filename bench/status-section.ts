@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import type { TreeStats } from '../src/runs/inspect-tree.ts';
 import { median, runChild, timeProcess } from './run-child.ts';
 import { type CorpusManifest, statusCorpus } from './status-corpus.ts';
 
@@ -9,18 +10,7 @@ import { type CorpusManifest, statusCorpus } from './status-corpus.ts';
  * how many came from the status index and how many transcripts were read (by worker threads),
  * and the milliseconds of each part (`start`: from the process's start to the command's).
  */
-export interface StatusRunStats {
-  transcripts: number;
-  index: 'used' | 'off' | 'not-used';
-  indexEntries: number;
-  indexSaved: boolean;
-  fromIndex: number;
-  read: number;
-  byHelpers: number;
-  helpers: number;
-  inspected: number;
-  ms: Record<string, number>;
-}
+export type StatusRunStats = Omit<TreeStats, 'indexPath' | 'ms'> & { ms: Record<string, number> };
 
 /** One timed run: its time, the 1-minute load average as it started, and its stats line. */
 export interface StatusRun {
