@@ -1,6 +1,6 @@
 import { dirname, posix } from 'node:path';
 import type { ToolContext, ToolDefinition, ToolFailure } from '../loop/types.ts';
-import type { PostgresStore } from '../store/postgres/postgres-store.ts';
+import type { RunQueue } from '../store/run-queue.ts';
 import type { AgentRegistry } from '../subagents/agent-definition.ts';
 import { modelSpecOf } from '../subagents/agent-definition.ts';
 import { type AgentIdFactory, agentIdForSpawn } from '../subagents/agent-id.ts';
@@ -19,7 +19,7 @@ import { RunFamily } from './run-family.ts';
  * const options: ChildRunsOptions = { store, registry, maxDepth: 2, maxConcurrent: 4 };
  */
 export interface ChildRunsOptions {
-  store: PostgresStore;
+  store: RunQueue;
   registry: AgentRegistry;
   /** How deep a tree may grow (a root is depth 0; default 2). */
   maxDepth?: number;
@@ -48,7 +48,7 @@ export interface ChildRunsOptions {
  *   resolveJoin: family.resolveJoin, takeDeliveries: family.takeDeliveries });
  */
 export class ChildRuns {
-  readonly #store: PostgresStore;
+  readonly #store: RunQueue;
   readonly #registry: AgentRegistry;
   readonly #maxDepth: number;
   readonly #maxConcurrent: number;

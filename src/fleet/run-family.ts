@@ -1,6 +1,6 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { JoinResolver, ToolContext, ToolDefinition, ToolFailure } from '../loop/types.ts';
-import type { PostgresStore } from '../store/postgres/postgres-store.ts';
+import type { RunQueue } from '../store/run-queue.ts';
 import type { AgentIdFactory } from '../subagents/agent-id.ts';
 import { type ChildOutcome, recordedOutcome } from '../subagents/child-outcome.ts';
 import {
@@ -29,7 +29,7 @@ const ENDED = new Set(['finished', 'failed', 'stopped', 'capped', 'open']);
 export class RunFamily {
   /** `spawn_agent` and `task_wait`, when the run may spawn. */
   readonly tools: ToolDefinition<never>[] = [];
-  readonly #store: PostgresStore;
+  readonly #store: RunQueue;
   readonly #run: string;
   readonly #ids: AgentIdFactory;
   readonly #pollMs: number;
@@ -41,7 +41,7 @@ export class RunFamily {
   readonly #stopped = new AbortController();
   #watching: Promise<void> | null = null;
 
-  constructor(options: { store: PostgresStore; run: string; ids: AgentIdFactory; pollMs: number }) {
+  constructor(options: { store: RunQueue; run: string; ids: AgentIdFactory; pollMs: number }) {
     this.#store = options.store;
     this.#run = options.run;
     this.#ids = options.ids;

@@ -6,8 +6,7 @@ import type { LoopMessage, LoopOptions, RunResult, ToolDefinition } from '../loo
 import type { Reconciliation } from '../revival/reconcile-calls.ts';
 import type { ReviveRefused } from '../revival/revive.ts';
 import { reviveStoreRun } from '../revival/revive-store-run.ts';
-import type { PostgresStore } from '../store/postgres/postgres-store.ts';
-import type { PostgresTranscriptWriter } from '../store/postgres/postgres-writer.ts';
+import type { LeasedWriter, RunQueue } from '../store/run-queue.ts';
 import {
   type AgentRegistry,
   backendsOf,
@@ -35,7 +34,7 @@ export type RevivalPolicy = 'auto' | 'ask';
  * const options: WorkerOptions = { store, agents, resolveModel, policy: 'ask', maxRevivals: 3 };
  */
 export interface WorkerOptions {
-  store: PostgresStore;
+  store: RunQueue;
   agents: AgentRegistry;
   /** Turns a model spec of an agent definition into a model. */
   resolveModel: ModelResolver;
@@ -179,7 +178,7 @@ export class Worker {
         continue;
       }
       const kind = item.dead ? 'dead' : item.status === 'approved' ? 'approved' : 'queued';
-      let writer: PostgresTranscriptWriter | null;
+      let writer: LeasedWriter | null;
       try {
         writer = await store.take(item.run, kind);
       } catch (error) {
@@ -209,7 +208,7 @@ export class Worker {
 
   /**
    * Say why a run could not be taken. One that cannot be read was parked `unreadable` by the
-   * store ({@link PostgresStore.take}): no worker takes it again, so this is said once.
+   * store ({@link RunQueue.take}): no worker takes it again, so this is said once.
    */
   #notTaken(run: string, error: unknown, report: TickReport): void {
     const why = describeError(error);
@@ -226,7 +225,7 @@ export class Worker {
   async #carry(
     run: string,
     kind: 'dead' | 'queued' | 'approved',
-    writer: PostgresTranscriptWriter,
+    writer: LeasedWriter,
     report: TickReport,
   ): Promise<void> {
     const { store, maxRevivals } = this.#options;
@@ -260,7 +259,7 @@ export class Worker {
   }
 
   /** Ask the run's tools that have a reconcile about its calls in flight; say what each answered. */
-  async #reconcile(run: string, writer: PostgresTranscriptWriter): Promise<Reconciliation[]> {
+  async #reconcile(run: string, writer: LeasedWriter): Promise<Reconciliation[]> {
     const type = writer.state.meta?.agentType ?? '';
     const definition = Object.hasOwn(this.#options.agents, type)
       ? this.#options.agents[type]
@@ -293,7 +292,7 @@ export class Worker {
    */
   async #refused(
     run: string,
-    writer: PostgresTranscriptWriter,
+    writer: LeasedWriter,
     refusal: ReviveRefused,
     report: TickReport,
   ): Promise<void> {
@@ -324,7 +323,7 @@ export class Worker {
   /** Run a taken run to its end with its agent type's definition and its children, then let it go. */
   async #run(
     run: string,
-    writer: PostgresTranscriptWriter,
+    writer: LeasedWriter,
     messages: LoopMessage[],
     pendingJoins: string[],
   ): Promise<RunResult> {

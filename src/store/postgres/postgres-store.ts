@@ -2,13 +2,14 @@ import { hostname } from 'node:os';
 import type { Pool } from 'pg';
 import type { SessionMeta } from '../../transcript/session.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
-import type { StoreRead, TranscriptStore } from '../transcript-store.ts';
+import type { RunQueue, RunStanding, RunWatch } from '../run-queue.ts';
+import type { StoreRead } from '../transcript-store.ts';
 import { assertSchemaVersion } from './check-schema-version.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION } from './migrations.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
 import { type ImportedRun, importRun } from './import-run.ts';
 import { claimRun, markRun, parkRun, parkUnreadableRun, takeRun } from './run-leases.ts';
-import { RunNotifications, type RunWatch } from './run-notifications.ts';
+import { RunNotifications } from './run-notifications.ts';
 import {
   activeChildCount,
   runNames,
@@ -81,7 +82,7 @@ const DEFAULT_CHECKPOINT_BYTES = 32 * 1024;
  * await writer.close();
  * await store.close();
  */
-export class PostgresStore implements TranscriptStore {
+export class PostgresStore implements RunQueue {
   readonly kind = 'postgres';
   readonly owner: string;
   readonly #context: StoreContext;
@@ -235,9 +236,7 @@ export class PostgresStore implements TranscriptStore {
    * @example
    * const standing = await store.standing(['main.agents/researcher-call_1']);
    */
-  standing(
-    runs: readonly string[],
-  ): Promise<Map<string, { owner: string | null; status: string; depth: number }>> {
+  standing(runs: readonly string[]): Promise<Map<string, RunStanding>> {
     return runStanding(this.#context, runs);
   }
 

@@ -3,8 +3,8 @@ import { encodeLine, encodeReadableLine } from '../../transcript/line-codec.ts';
 import { type RecordBody, recordVersion, type TranscriptRecord } from '../../transcript/records.ts';
 import { TranscriptError } from '../../transcript/transcript-error.ts';
 import { foldTailState, type TailState, tailStateToJson } from '../../transcript/tail-state.ts';
-import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import { WriterCore } from '../../transcript/writer-core.ts';
+import type { LeasedWriter } from '../run-queue.ts';
 import { SQL } from './sql.ts';
 
 /**
@@ -46,7 +46,7 @@ interface PendingLine {
  * await writer?.append({ type: 'message', role: 'user', content: [{ type: 'text', text: 'Go on.' }] });
  * await writer?.barrier(); // committed, or ownership-lost
  */
-export class PostgresTranscriptWriter implements TranscriptWriter {
+export class PostgresTranscriptWriter implements LeasedWriter {
   readonly path: string;
   readonly #pool: Pool;
   readonly #schema: string;

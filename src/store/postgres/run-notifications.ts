@@ -1,18 +1,5 @@
 import type { Client } from 'pg';
-
-/**
- * A watch on some runs: `changed` resolves at the first change of a watched run since the
- * watch began (or since `changed` last resolved), after `pollMs`, or when `signal` aborts.
- *
- * @example
- * const watch: RunWatch = await store.watch(['main']);
- * await watch.changed(1000);
- * watch.dispose();
- */
-export interface RunWatch {
-  changed(pollMs: number, signal?: AbortSignal): Promise<void>;
-  dispose(): void;
-}
+import type { RunWatch } from '../run-queue.ts';
 
 /**
  * Wake-ups when runs change, from PostgreSQL's LISTEN/NOTIFY: the store's trigger notifies
