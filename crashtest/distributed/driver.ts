@@ -192,6 +192,21 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
     return live[Math.floor(random() * live.length)];
   };
 
+  // With reconciles, half the kills aim at a worker inside `effect`: its ledger row is a moment
+  // old and the tool still pauses (100–400 ms), so the call is in flight with its effect done —
+  // the case a reconcile must settle. Left to chance alone, a quick run sometimes had none.
+  const midEffect = async (): Promise<WorkerProcess | undefined> => {
+    const found = await admin.query<{ owner: string }>(
+      `SELECT r.owner FROM "${schema}".ledger l JOIN "${schema}".runs r ON r.run_id = l.run
+       WHERE l.at > clock_timestamp() - interval '60 milliseconds' AND r.owner IS NOT NULL
+       ORDER BY l.at DESC LIMIT 1`,
+    );
+    const owner = found.rows[0]?.owner;
+    return [...workers].find(
+      (worker) => worker.owner === owner && !worker.stopped && !worker.retiring,
+    );
+  };
+
   const shortfalls: string[] = [];
   try {
     await submit(options.runs);
@@ -239,7 +254,8 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
         return draw < 0;
       });
       if (action === 'kill') {
-        const victim = pick();
+        const aimed = options.reconcile === true && random() < 0.5 ? await midEffect() : undefined;
+        const victim = aimed ?? pick();
         if (victim === undefined) continue;
         victim.child.kill('SIGKILL');
         await victim.exited;

@@ -5,7 +5,7 @@ import { TranscriptError } from '../../transcript/transcript-error.ts';
 import { foldTailState, type TailState, tailStateToJson } from '../../transcript/tail-state.ts';
 import { WriterCore } from '../../transcript/writer-core.ts';
 import type { LeasedWriter } from '../run-queue.ts';
-import { SQL } from './sql.ts';
+import { prepared, SQL } from './sql.ts';
 
 /**
  * What a writer needs from its store: the pool, the tables, who it is, its lease.
@@ -186,7 +186,10 @@ export class PostgresTranscriptWriter implements LeasedWriter {
       if (lines.length === 0) {
         // Nothing to write: still prove the run is ours, as a file writer proves its identity.
         const found = await this.#guard(() =>
-          this.#pool.query(SQL.FENCE_CHECK(this.#schema), [this.#run, this.#epoch]),
+          this.#pool.query({
+            ...prepared(SQL.FENCE_CHECK(this.#schema)),
+            values: [this.#run, this.#epoch],
+          }),
         );
         if (found.rowCount === 0) throw this.#lost();
         return;
@@ -195,15 +198,18 @@ export class PostgresTranscriptWriter implements LeasedWriter {
       // The state folded through exactly these lines: the run's summary, in the same statement.
       const summary = JSON.stringify(this.#state);
       const result = await this.#guard(() =>
-        this.#pool.query(SQL.APPEND(this.#schema), [
-          this.#run,
-          this.#epoch,
-          this.#written,
-          lines.map((line) => line.bytes),
-          lines.map((line) => line.type),
-          this.#leaseMs,
-          summary,
-        ]),
+        this.#pool.query({
+          ...prepared(SQL.APPEND(this.#schema)),
+          values: [
+            this.#run,
+            this.#epoch,
+            this.#written,
+            lines.map((line) => line.bytes),
+            lines.map((line) => line.type),
+            this.#leaseMs,
+            summary,
+          ],
+        }),
       );
       if (result.rowCount !== lines.length) throw this.#lost();
       this.#written += lines.length;
@@ -233,12 +239,15 @@ export class PostgresTranscriptWriter implements LeasedWriter {
         // A writer that failed leaves the lease to run out.
         if (this.#core.failure !== null) return;
         await this.#pool
-          .query(SQL.RELEASE(this.#schema), [
-            this.#run,
-            this.#epoch,
-            this.#releaseAs ?? releasedStatus(this.#state),
-            this.#state.revivals,
-          ])
+          .query({
+            ...prepared(SQL.RELEASE(this.#schema)),
+            values: [
+              this.#run,
+              this.#epoch,
+              this.#releaseAs ?? releasedStatus(this.#state),
+              this.#state.revivals,
+            ],
+          })
           .catch(() => undefined);
       },
     );
@@ -252,11 +261,10 @@ export class PostgresTranscriptWriter implements LeasedWriter {
   async #renewLease(): Promise<void> {
     if (this.#closed || this.#core.failure !== null) return;
     try {
-      const renewed = await this.#pool.query(SQL.HEARTBEAT(this.#schema), [
-        this.#run,
-        this.#epoch,
-        this.#leaseMs,
-      ]);
+      const renewed = await this.#pool.query({
+        ...prepared(SQL.HEARTBEAT(this.#schema)),
+        values: [this.#run, this.#epoch, this.#leaseMs],
+      });
       if (renewed.rowCount === 0 && this.#core.failure === null) this.#lost();
     } catch {
       // A missed heartbeat is not a lost run: the next barrier finds out for certain.

@@ -9,7 +9,7 @@ import { describeError, TranscriptError } from '../../transcript/transcript-erro
 import { emptyTailState, foldTailState, type TailState } from '../../transcript/tail-state.ts';
 import type { StoreRead } from '../transcript-store.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
-import { SQL } from './sql.ts';
+import { prepared, SQL } from './sql.ts';
 import { runPath, type StoreContext, withClient, writerFor } from './store-context.ts';
 import { checkStoredLine } from './stored-line.ts';
 
@@ -47,25 +47,26 @@ export async function createRun(
   const created = await withClient(context.pool, async (client) => {
     await client.query('BEGIN');
     try {
-      const inserted = await client.query(SQL.CREATE_RUN(context.schema), [
-        run,
-        context.owner,
-        context.leaseMs,
-        parent,
-      ]);
+      const inserted = await client.query({
+        ...prepared(SQL.CREATE_RUN(context.schema)),
+        values: [run, context.owner, context.leaseMs, parent],
+      });
       if (inserted.rowCount === 0) {
         await client.query('ROLLBACK');
         return false;
       }
-      await client.query(SQL.APPEND(context.schema), [
-        run,
-        1,
-        -1,
-        [line.bytes],
-        ['session-meta'],
-        context.leaseMs,
-        JSON.stringify(state),
-      ]);
+      await client.query({
+        ...prepared(SQL.APPEND(context.schema)),
+        values: [
+          run,
+          1,
+          -1,
+          [line.bytes],
+          ['session-meta'],
+          context.leaseMs,
+          JSON.stringify(state),
+        ],
+      });
       await client.query('COMMIT');
       return true;
     } catch (error) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /*
  * The PostgreSQL store's statements, each a function of the (quoted) schema name. Every write
  * to a run is one autocommit statement, so a paused worker never sits on a row lock.
@@ -263,4 +264,24 @@ FROM created,
      unnest($2::bytea[]) WITH ORDINALITY AS l(line, ord)
      JOIN unnest($3::text[]) WITH ORDINALITY AS t(type, ord) USING (ord)
 RETURNING seq`;
+}
+
+const preparedNames = new Map<string, string>();
+
+/**
+ * `text` as a named statement: the `pg` driver prepares it once per connection, so the server
+ * parses and plans a statement sent on every barrier once rather than each time (measured: half
+ * the server's CPU per step). The name is a digest of the text (the schema is part of it), well
+ * within PostgreSQL's 63 bytes.
+ *
+ * @example
+ * await pool.query({ ...prepared(SQL.FENCE_CHECK('"llm_agent"')), values: [run, epoch] });
+ */
+export function prepared(text: string): { name: string; text: string } {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `llm_agent_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    preparedNames.set(text, name);
+  }
+  return { name, text };
 }
