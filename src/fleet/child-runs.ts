@@ -9,7 +9,7 @@ import { type SpawnInput, spawnAgentTool } from '../subagents/spawn-agent-tool.t
 import { taskWaitTool } from '../subagents/task-wait-tool.ts';
 import type { JsonValue, Message } from '../transcript/records.ts';
 import { TranscriptError, describeError } from '../transcript/transcript-error.ts';
-import { childRunName } from './child-run-name.ts';
+import { childRunName } from '../store/child-run-name.ts';
 import { RunFamily } from './run-family.ts';
 
 /**

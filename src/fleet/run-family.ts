@@ -13,7 +13,7 @@ import {
 import type { TaskWaitInput } from '../subagents/task-wait-tool.ts';
 import { isAgentId, type JsonValue, type Message } from '../transcript/records.ts';
 import { unheardChildren } from '../subagents/spawned-children.ts';
-import { childRunName } from './child-run-name.ts';
+import { childRunName } from '../store/child-run-name.ts';
 
 /** Statuses of an unowned run that end it for its parent. */
 const ENDED = new Set(['finished', 'failed', 'stopped', 'capped', 'open']);

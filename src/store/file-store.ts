@@ -1,15 +1,19 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
+import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { peek } from '../transcript/peek.ts';
-import { isAgentId } from '../transcript/records.ts';
 import { Session, type SessionMeta, type SessionOptions } from '../transcript/session.ts';
 import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
+import { isRunName } from './child-run-name.ts';
 import type { StoreRead, TranscriptStore } from './transcript-store.ts';
 
 /**
  * A folder of transcripts, one file per run (`<folder>/<run>.jsonl`): the store of one
  * machine, where ownership is the kernel's lock on the transcript itself and a barrier is an
- * fsync (see {@link Session}). Run names are agent ids (letters, digits, `.`, `_`, `-`).
+ * fsync (see {@link Session}). Run names are agent ids (letters, digits, `.`, `_`, `-`), and a
+ * child's name is its parent's with `.agents/<agent id>` after it ({@link childRunName}): child
+ * `a` of run `main` is `<folder>/main.agents/a.jsonl`, the layout the `Composer` writes, each
+ * `*.agents` folder required to be a real folder (not a link out of the tree).
  *
  * @example
  * const store = new FileStore('runs');
@@ -29,23 +33,33 @@ export class FileStore implements TranscriptStore {
 
   /** The transcript file of `run`. */
   pathOf(run: string): string {
-    if (!isAgentId(run)) throw new TypeError(`FileStore: "${run}" is not a run name`);
+    if (!isRunName(run)) throw new TypeError(`FileStore: "${run}" is not a run name`);
     return join(this.folder, `${run}.jsonl`);
   }
 
+  /** The writer's options for `run`: a child's `*.agents` folders must be real folders. */
+  #optionsFor(run: string): SessionOptions {
+    this.pathOf(run); // refuses a name that is not one
+    const segments = run.split('/');
+    const realFolders = segments
+      .slice(0, -1)
+      .map((_, index) => join(this.folder, ...segments.slice(0, index + 1)));
+    return realFolders.length === 0 ? this.#options : { ...this.#options, realFolders };
+  }
+
   /** A new transcript `<folder>/<run>.jsonl`, locked by its writer ({@link Session.create}). */
-  create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
-    return Session.create(this.pathOf(run), meta, this.#options);
+  async create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
+    return Session.create(this.pathOf(run), meta, this.#optionsFor(run));
   }
 
   /** The run's transcript opened for appending: its torn tail repaired, its lock taken ({@link Session.open}). */
-  open(run: string): Promise<TranscriptWriter> {
-    return Session.open(this.pathOf(run), this.#options);
+  async open(run: string): Promise<TranscriptWriter> {
+    return Session.open(this.pathOf(run), this.#optionsFor(run));
   }
 
   /** Every record, read without a lock and without writing ({@link peek}). */
   async read(run: string): Promise<StoreRead> {
-    if (!isAgentId(run))
+    if (!isRunName(run))
       return { ok: false, reason: 'missing', detail: `"${run}" is not a run name` };
     const path = this.pathOf(run);
     const found = await peek(
@@ -75,19 +89,29 @@ export class FileStore implements TranscriptStore {
     return bytes.subarray(0, found.validBytes);
   }
 
-  /** The runs of the folder: its `*.jsonl` files named as agent ids. */
+  /** Whether a process holds the transcript's lock now ({@link FileSystem.isLocked}). */
+  async held(run: string): Promise<boolean> {
+    if (!isRunName(run)) return false;
+    return (this.#options.fileSystem ?? nodeFileSystem).isLocked(this.pathOf(run));
+  }
+
+  /**
+   * The runs of the folder: its `*.jsonl` files named as run names — roots, and children in
+   * their `*.agents` folders (as the PostgreSQL store lists children too).
+   */
   async list(): Promise<string[]> {
     let names: string[];
     try {
-      names = await readdir(this.folder);
+      names = await readdir(this.folder, { recursive: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
     return names
+      .map((name) => name.split(sep).join('/'))
       .filter((name) => name.endsWith('.jsonl'))
       .map((name) => name.slice(0, -'.jsonl'.length))
-      .filter(isAgentId)
+      .filter(isRunName)
       .sort();
   }
 

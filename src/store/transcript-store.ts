@@ -50,6 +50,11 @@ export interface TranscriptStore {
   read(run: string): Promise<StoreRead>;
   /** The run's records as v1 JSONL lines, byte for byte what a file of that run holds. */
   exportBytes(run: string): Promise<Buffer>;
+  /**
+   * Whether a live writer holds `run` now (a file's lock; an unexpired lease) — a hint that
+   * may be stale the moment it is read; false for a run that does not exist. Never writes.
+   */
+  held(run: string): Promise<boolean>;
   /** The runs the store holds, sorted. */
   list(): Promise<string[]>;
   /** Release what the store holds (connections); its writers must be closed first. */

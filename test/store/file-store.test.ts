@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { after } from 'node:test';
+import { copyFile, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { after, test } from 'node:test';
 import { FileStore } from '../../src/store/file-store.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { makeTempFolder, removeFolder, steppingClock } from '../support/transcripts.ts';
@@ -52,4 +52,25 @@ storeContract({
     await writeFile(path, bytes);
   },
   async cleanup() {},
+});
+
+test('FileStore: a name that would leave the folder or break the layout is refused, and nothing is written', async () => {
+  const folder = await makeTempFolder('llm-agent-store-');
+  folders.push(folder);
+  const store = new FileStore(folder, { clock: steppingClock() });
+  for (const bad of [
+    '../main',
+    'main.agents/../x',
+    'main/worker-1',
+    'main.agents/',
+    'a.agents.agents/b',
+    '',
+  ]) {
+    await assert.rejects(
+      () => store.create(bad, { agentId: 'x', agentType: 'x', label: 'x', model: 'test:model' }),
+      TypeError,
+      `${JSON.stringify(bad)} is refused as a run name`,
+    );
+  }
+  assert.deepEqual(await readdir(folder), []);
 });

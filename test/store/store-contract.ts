@@ -156,6 +156,44 @@ export function storeContract(harness: StoreHarness): void {
   );
 
   test(
+    named('held says whether a live writer holds a run, as another handle sees it'),
+    async () => {
+      const store = await harness.make();
+      const other = await harness.other(store);
+      assert.equal(await other.held('main'), false, 'a run that does not exist is not held');
+      const writer = await store.create('main', sessionMeta('main'));
+      assert.equal(await other.held('main'), true, 'held while its writer is open');
+      await writer.close();
+      assert.equal(await other.held('main'), false, 'let go once its writer closed');
+      const reopened = await other.open('main');
+      assert.equal(await store.held('main'), true, 'held by the writer that opened it');
+      await reopened.close();
+      await other.close();
+    },
+  );
+
+  test(
+    named('a child run is named <parent>.agents/<agent id>: created, read and listed like any run'),
+    async () => {
+      const store = await harness.make();
+      const parent = await store.create('main', sessionMeta('main'));
+      const child = await store.create('main.agents/worker-1', {
+        ...sessionMeta('worker-1'),
+        parent: { transcript: '../main.jsonl', callId: 'call_1' },
+      });
+      await child.appendDurable(user('part A'));
+      await child.close();
+      await parent.close();
+      const found = records(await store.read('main.agents/worker-1'));
+      assert.deepEqual(
+        found.map((record) => record.type),
+        ['session-meta', 'message', 'checkpoint'],
+      );
+      assert.deepEqual(await store.list(), ['main', 'main.agents/worker-1']);
+    },
+  );
+
+  test(
     named(
       'one writer at a time: open is refused while a writer holds the run, then goes on from its state',
     ),

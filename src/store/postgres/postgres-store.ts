@@ -4,6 +4,7 @@ import type { SessionMeta } from '../../transcript/session.ts';
 import type { TranscriptWriter } from '../../transcript/transcript-writer.ts';
 import type { RunQueue, RunStanding, RunWatch } from '../run-queue.ts';
 import type { StoreRead } from '../transcript-store.ts';
+import { parentRunName } from '../child-run-name.ts';
 import { assertSchemaVersion } from './check-schema-version.ts';
 import { migrate, quoteSchema, SCHEMA_VERSION } from './migrations.ts';
 import type { PostgresTranscriptWriter } from './postgres-writer.ts';
@@ -12,6 +13,7 @@ import { claimRun, markRun, parkRun, parkUnreadableRun, takeRun } from './run-le
 import { RunNotifications } from './run-notifications.ts';
 import {
   activeChildCount,
+  runHeld,
   runNames,
   runRows,
   runStanding,
@@ -135,9 +137,18 @@ export class PostgresStore implements RunQueue {
     }
   }
 
-  /** A new run at epoch 1, owned by this store's `owner`, with its `session-meta`, in one transaction. */
+  /**
+   * A new run at epoch 1, owned by this store's `owner`, with its `session-meta`, in one
+   * transaction. A run whose `session-meta` names a parent and whose name is a child's
+   * (`<parent>.agents/<agent id>`, as the `Composer` makes them) is recorded as that run's child.
+   */
   create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
-    return createRun(this.#context, run, meta, null);
+    return createRun(
+      this.#context,
+      run,
+      meta,
+      meta.parent === undefined ? null : parentRunName(run),
+    );
   }
 
   /** Take the run over — a new epoch, a fresh lease — when nobody holds it, then read and check every record. */
@@ -238,6 +249,17 @@ export class PostgresStore implements RunQueue {
    */
   standing(runs: readonly string[]): Promise<Map<string, RunStanding>> {
     return runStanding(this.#context, runs);
+  }
+
+  /**
+   * Whether a live writer holds `run` now — an owner whose lease has not expired; false for a
+   * run that does not exist.
+   *
+   * @example
+   * if (await store.held('report-42')) console.log('a worker is on it');
+   */
+  held(run: string): Promise<boolean> {
+    return runHeld(this.#context, run);
   }
 
   /**

@@ -5,7 +5,7 @@ import {
   tailStateFromJson,
 } from '../../transcript/tail-state.ts';
 import { foldRunLines, readRun } from './run-records.ts';
-import { SQL } from './sql.ts';
+import { prepared, SQL } from './sql.ts';
 import type { StoreContext } from './store-context.ts';
 import type { StoreRunRow, StoreRunSummary, StoreTail } from './store-run-row.ts';
 import { checkStoredLine } from './stored-line.ts';
@@ -51,6 +51,20 @@ export async function runStanding(
       { owner: row.owner, status: row.status, depth: row.depth },
     ]),
   );
+}
+
+/**
+ * Whether a live writer holds `run` (its lease unexpired); false for a run that does not exist.
+ *
+ * @example
+ * if (await runHeld(context, 'main.agents/researcher-call_1')) console.log('running elsewhere');
+ */
+export async function runHeld(context: StoreContext, run: string): Promise<boolean> {
+  const result = await context.pool.query<{ held: boolean }>({
+    ...prepared(SQL.HELD(context.schema)),
+    values: [run],
+  });
+  return result.rows[0]?.held === true;
 }
 
 /**

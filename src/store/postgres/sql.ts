@@ -210,6 +210,10 @@ ${insertCreatedLines(s)}`,
   STANDING: (s: string): string => `
 SELECT run_id, owner, status, depth FROM ${s}.runs WHERE run_id = ANY($1::text[])`,
 
+  /** Whether a live writer holds a run: $1 run. No row for a run that does not exist. */
+  HELD: (s: string): string => `
+SELECT (owner IS NOT NULL AND lease_expires > now()) AS held FROM ${s}.runs WHERE run_id = $1`,
+
   /** A run's children that have not ended, for the limit on children at once: $1 parent run. */
   ACTIVE_CHILDREN: (s: string): string => `
 SELECT count(*)::int AS active FROM ${s}.runs
