@@ -1,10 +1,9 @@
 import type { Message } from '../transcript/records.ts';
 import type { AgentIdFactory } from './agent-id.ts';
 import type { ChildOutcome } from './child-outcome.ts';
-import { childTranscriptPath } from './child-layout.ts';
 import type { Family } from './family.ts';
-import { unheardChildren } from './spawned-children.ts';
 import { backgroundDelivery, runningAgainNotice } from './join-output.ts';
+import { unheardChildren } from './spawned-children.ts';
 
 /**
  * Before a revived parent runs again, make sure it hears about every child it started and has
@@ -20,8 +19,9 @@ import { backgroundDelivery, runningAgainNotice } from './join-output.ts';
  *
  * @example
  * const family = new Family(path);
- * const outcomeOf = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
- * await adoptChildren({ family, parentAgentId: 'main', messages, pendingJoins: [], ids: agentIdForSpawn, outcomeOf });
+ * const outcomeOf = (agentId: string) => outcomeFromTranscript(filePlaces({}), agentId, childTranscriptPath(path, agentId));
+ * const childOf = (agentId: string) => childTranscriptPath(path, agentId);
+ * await adoptChildren({ family, parentAgentId: 'main', messages, pendingJoins: [], ids: agentIdForSpawn, childOf, outcomeOf });
  */
 export async function adoptChildren(options: {
   family: Family;
@@ -30,13 +30,15 @@ export async function adoptChildren(options: {
   /** Agent ids named by the parent's open joins. */
   pendingJoins: readonly string[];
   ids: AgentIdFactory;
+  /** Where child `agentId` of this parent lives (its transcript's path, or its run name). */
+  childOf: (agentId: string) => string;
   /** The outcome of a child this process does not run, from its transcript. */
   outcomeOf: (agentId: string) => Promise<ChildOutcome>;
 }): Promise<void> {
   const { family } = options;
   for (const { child: spawned, idKnown } of unheardChildren(options)) {
     const agentId = spawned.agentId;
-    const child = { ...spawned, sessionPath: childTranscriptPath(family.parentPath, agentId) };
+    const child = { ...spawned, sessionPath: options.childOf(agentId) };
     const tracked = family.child(agentId);
     if (tracked !== undefined) {
       // A child taken back before its parent: its end is delivered when it comes (or was

@@ -1,6 +1,8 @@
 import type { LoopOptions, RunHandle } from '../loop/types.ts';
+import type { TranscriptStore } from '../store/transcript-store.ts';
 import type { FileSystem } from '../transcript/file-system.ts';
-import type { Durability, Session } from '../transcript/session.ts';
+import type { Durability } from '../transcript/session.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import type { AgentRegistry, LoopFactory, ModelResolver } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
 import type { ChildOutcome } from './child-outcome.ts';
@@ -39,6 +41,13 @@ export interface ComposerOptions {
     /** How many levels of children below a root run (default 2: children and grandchildren). */
     maxDepth?: number;
   };
+  /**
+   * Where the runs live: without it, transcript files — `start` takes a `path` and a child of
+   * `X.jsonl` is `X.agents/<id>.jsonl`; with it, runs of this store — `start` takes a `run`
+   * name and a child of run `X` is run `X.agents/<id>` (on PostgreSQL, the names the fleet's
+   * children have). `durability`, `clock` and `fileSystem` are then the store's.
+   */
+  store?: TranscriptStore;
   /** Makes child ids; must be a pure function of the spawn call (default `agentIdForSpawn`). */
   ids?: AgentIdFactory;
   clock?: () => Date;
@@ -63,8 +72,10 @@ export interface ComposerOptions {
  */
 export interface StartedRun {
   agentId: string;
+  /** Where the run is: its transcript's path, or its run name in the composer's store. */
   path: string;
-  session: Session;
+  /** The run's writer; the composer closes it when the run ends. */
+  writer: TranscriptWriter;
   run: RunHandle;
 }
 
@@ -84,5 +95,6 @@ export interface RevivedChild {
   /** The parent's spawn call that first started the child. */
   callId: string;
   run: RunHandle;
+  /** Where its transcript is: its path, or its run name in the composer's store. */
   sessionPath: string;
 }

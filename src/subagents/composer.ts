@@ -1,4 +1,3 @@
-import { dirname, resolve } from 'node:path';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { LanguageModel } from 'ai';
 import { Loop } from '../loop/loop.ts';
@@ -12,9 +11,9 @@ import type {
   ToolDefinition,
   ToolFailure,
 } from '../loop/types.ts';
-import type { FileSystem } from '../transcript/file-system.ts';
 import { isAgentId, type JsonValue } from '../transcript/records.ts';
-import { Session, type SessionOptions } from '../transcript/session.ts';
+import type { Session, SessionOptions } from '../transcript/session.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import { adoptChildren } from './adopt-children.ts';
 import {
   type AgentDefinition,
@@ -25,7 +24,6 @@ import {
 } from './agent-definition.ts';
 import { type AgentIdFactory, agentIdForSpawn } from './agent-id.ts';
 import { appendTask } from './child-session.ts';
-import { depthOf } from './child-transcript.ts';
 import type {
   ComposerEvent,
   ComposerOptions,
@@ -34,6 +32,7 @@ import type {
   StartedRun,
 } from './composer-types.ts';
 import { resolveModelSpec } from './model-spec.ts';
+import { filePlaces, type RunPlaces, storePlaces } from './run-places.ts';
 import { RunTree } from './run-tree.ts';
 import { type SpawnInput, spawnAgentTool } from './spawn-agent-tool.ts';
 import { type RunInfo, type SpawnContext, spawnChild } from './spawn-child.ts';
@@ -60,8 +59,8 @@ export class Composer {
   readonly #maxConcurrent: number;
   readonly #maxDepth: number;
   readonly #ids: AgentIdFactory;
-  readonly #sessionOptions: SessionOptions;
-  readonly #fileSystem: FileSystem | undefined;
+  readonly #places: RunPlaces;
+  readonly #inStore: boolean;
   readonly #resolveModel: ModelResolver;
   readonly #createLoop: LoopFactory;
   readonly #loopDefaults: Pick<LoopOptions, 'sleep' | 'backoff'>;
@@ -81,18 +80,19 @@ export class Composer {
       throw new RangeError('limits.maxDepth must be a non-negative integer');
     }
     this.#ids = options.ids ?? agentIdForSpawn;
-    this.#fileSystem = options.fileSystem;
-    this.#sessionOptions = {};
-    if (options.durability !== undefined) this.#sessionOptions.durability = options.durability;
-    if (options.clock !== undefined) this.#sessionOptions.clock = options.clock;
-    if (options.fileSystem !== undefined) this.#sessionOptions.fileSystem = options.fileSystem;
+    const sessionOptions: SessionOptions = {};
+    if (options.durability !== undefined) sessionOptions.durability = options.durability;
+    if (options.clock !== undefined) sessionOptions.clock = options.clock;
+    if (options.fileSystem !== undefined) sessionOptions.fileSystem = options.fileSystem;
+    this.#inStore = options.store !== undefined;
+    this.#places =
+      options.store === undefined ? filePlaces(sessionOptions) : storePlaces(options.store);
     this.#resolveModel = options.resolveModel ?? ((spec) => resolveModelSpec(spec));
     this.#createLoop = options.createLoop ?? ((loopOptions) => new Loop(loopOptions));
     this.#loopDefaults = options.loopDefaults ?? {};
     this.#sleep =
       options.sleep ?? ((milliseconds, signal) => sleepFor(milliseconds, undefined, { signal }));
-    const treeOptions: ConstructorParameters<typeof RunTree>[0] = {};
-    if (options.fileSystem !== undefined) treeOptions.fileSystem = options.fileSystem;
+    const treeOptions: ConstructorParameters<typeof RunTree>[0] = { places: this.#places };
     if (options.onEvent !== undefined) treeOptions.onEvent = options.onEvent;
     this.#tree = new RunTree(treeOptions);
     this.#spawnContext = {
@@ -104,85 +104,101 @@ export class Composer {
       runs: this.#runs,
       slots: { reserved: 0 },
       resolveModel: this.#resolveModel,
-      sessionOptions: this.#sessionOptions,
-      runLoop: (session, definition, backends, depth, messages) =>
-        this.#runLoop(session, definition, backends, depth, messages),
+      places: this.#places,
+      runLoop: (writer, definition, backends, depth, messages, location) =>
+        this.#runLoop(writer, definition, backends, depth, messages, location),
     };
   }
 
   /**
    * Start a root run: create its transcript (`session-meta`, then the task as its first user
-   * turn, durable) and run it. Throws a `TranscriptError` when the transcript cannot be created,
-   * a `ModelSpecError` for a definition's unusable model, a TypeError for an unknown type or
-   * an unsafe id. The composer closes the session when the run ends.
+   * turn, durable) and run it — at `path` (a file), or as run `run` of the composer's `store`.
+   * Throws a `TranscriptError` when the transcript cannot be created, a `ModelSpecError` for a
+   * definition's unusable model, a TypeError for an unknown type, an unsafe id, or a `path`
+   * given to a composer over a store (`run` to one over files). The composer closes the writer
+   * when the run ends.
    *
    * @example
    * const { run } = await composer.start({ path: 'runs/main.jsonl', agentType: 'main', task });
    * console.log((await run).text);
    */
   async start(request: {
-    path: string;
+    /** The transcript's path (a composer over files). */
+    path?: string;
+    /** The run's name (a composer over a store). */
+    run?: string;
     agentType: string;
     task: string;
     agentId?: string;
     label?: string;
   }): Promise<StartedRun> {
+    const location = this.#locationOf(request);
     const definition = this.#definition(request.agentType);
     const agentId = request.agentId ?? request.agentType;
     if (!isAgentId(agentId)) throw new TypeError(`unsafe agent id ${JSON.stringify(agentId)}`);
     const backends = backendsOf(definition, this.#resolveModel);
     const label = request.label ?? request.agentType;
-    const session = await Session.create(
-      request.path,
-      { agentId, agentType: request.agentType, label, model: modelSpecOf(definition) },
-      this.#sessionOptions,
-    );
+    const writer = await this.#places.create(location, {
+      agentId,
+      agentType: request.agentType,
+      label,
+      model: modelSpecOf(definition),
+    });
     let first: LoopMessage;
     try {
-      first = await appendTask(session, request.task);
+      first = await appendTask(writer, request.task);
     } catch (error) {
-      await session.close().catch(() => undefined);
+      await writer.close().catch(() => undefined);
       throw error;
     }
-    this.#runs.set(resolve(request.path), { agentId, depth: 0 });
-    const run = this.#runLoop(session, definition, backends, 0, [first]);
+    this.#runs.set(this.#places.keyOf(location), { agentId, depth: 0 });
+    const run = this.#runLoop(writer, definition, backends, 0, [first], location);
     this.#tree.watch(run);
-    this.#tree.keep(run.result.then(() => session.close()).catch(() => undefined));
-    return { agentId, path: request.path, session, run };
+    this.#tree.keep(run.result.then(() => writer.close()).catch(() => undefined));
+    return { agentId, path: location, writer, run };
   }
 
   /**
-   * Run a revived transcript again as itself — root or child. `session` and `messages` are
-   * what `Revival.revive` returned. A child is taken back under its original id
-   * ({@link reviveChild}); a parent is told about children whose `spawn_agent` result the
-   * crash lost, and children that ended unreported are delivered. Revive children first.
-   * The composer closes the session when the run ends.
+   * Run a revived transcript again as itself — root or child: what `Revival.revive` returned
+   * (`session` and `messages`) for a composer over files; for one over a store, what
+   * `reviveStoreRun` returned (`writer`, `messages`) and the run's name. A child is taken back
+   * under its original id ({@link reviveChild}); a parent is told about children whose
+   * `spawn_agent` result the crash lost, and children that ended unreported are delivered.
+   * Revive children first. The composer closes the writer when the run ends.
    *
    * @example
    * const revived = await Revival.revive({ path, agentId: 'main', maxRevivals: 2 });
    * if (revived.ok) await (await composer.resume(revived)).run;
    */
-  async resume(revived: { session: Session; messages: LoopMessage[] }): Promise<StartedRun> {
-    const { session } = revived;
-    const meta = session.state.meta;
-    if (meta === null) throw new TypeError(`${session.path}: the transcript has no session-meta`);
+  async resume(
+    revived:
+      | { session: Session; messages: LoopMessage[] }
+      | { writer: TranscriptWriter; run: string; messages: LoopMessage[] },
+  ): Promise<StartedRun> {
+    const writer = 'session' in revived ? revived.session : revived.writer;
+    const location = this.#locationOf(
+      'session' in revived ? { path: revived.session.path } : { run: revived.run },
+    );
+    const meta = writer.state.meta;
+    if (meta === null) throw new TypeError(`${location}: the transcript has no session-meta`);
     const definition = this.#definition(meta.agentType);
     const backends = backendsOf(definition, this.#resolveModel);
     const depth =
       meta.parent === undefined
         ? 0
-        : 1 + (await this.#depthOf(this.#parentOf(session.path, meta.parent.transcript)));
-    this.#runs.set(resolve(session.path), { agentId: meta.agentId, depth });
+        : 1 + (await this.#depthOf(this.#places.followLink(location, meta.parent.transcript)));
+    this.#runs.set(this.#places.keyOf(location), { agentId: meta.agentId, depth });
     await adoptChildren({
-      family: this.#tree.familyOf(session.path),
+      family: this.#tree.familyOf(location),
       parentAgentId: meta.agentId,
       messages: revived.messages,
-      pendingJoins: session.state.open.flatMap((open) => open.joins ?? []),
+      pendingJoins: writer.state.open.flatMap((open) => open.joins ?? []),
       ids: this.#ids,
-      outcomeOf: (agentId) => this.#tree.untracked(session.path, agentId),
+      childOf: (agentId) => this.#places.childOf(location, agentId),
+      outcomeOf: (agentId) => this.#tree.untracked(location, agentId),
     });
-    const run = this.#runLoop(session, definition, backends, depth, revived.messages);
-    const ended = run.result.then(() => session.close()).catch(() => undefined);
+    const run = this.#runLoop(writer, definition, backends, depth, revived.messages, location);
+    const ended = run.result.then(() => writer.close()).catch(() => undefined);
     if (meta.parent === undefined) {
       this.#tree.watch(run);
       this.#tree.keep(ended);
@@ -193,14 +209,14 @@ export class Composer {
           agentType: meta.agentType,
           label: meta.label,
           callId: meta.parent.callId,
-          sessionPath: session.path,
+          sessionPath: location,
         },
         run,
         ended,
         true,
       );
     }
-    return { agentId: meta.agentId, path: session.path, session, run };
+    return { agentId: meta.agentId, path: location, writer, run };
   }
 
   /**
@@ -237,22 +253,27 @@ export class Composer {
   }
 
   /**
-   * The options of a loop for `session` with everything the composer adds: the definition's
+   * The options of a loop for `writer` with everything the composer adds: the definition's
    * backends, system prompt and tools, `spawn_agent` and `task_wait` within the limits, and
-   * the `resolveJoin` / `takeDeliveries` hooks. For callers that build loops themselves.
+   * the `resolveJoin` / `takeDeliveries` hooks. For callers that build loops themselves. A
+   * composer over a store needs the run's name (`run`); over files, the writer's path says.
    *
    * @example
    * const loop = new Loop(await composer.loopOptionsFor(session, 'researcher'));
    */
-  async loopOptionsFor(session: Session, agentType?: string): Promise<LoopOptions> {
-    const meta = session.state.meta;
+  async loopOptionsFor(
+    writer: TranscriptWriter,
+    agentType?: string,
+    run?: string,
+  ): Promise<LoopOptions> {
+    const location = this.#locationOf(this.#inStore ? { run } : { path: writer.path });
+    const meta = writer.state.meta;
     const definition = this.#definition(agentType ?? meta?.agentType ?? '');
     const backends = backendsOf(definition, this.#resolveModel);
-    const depth = await this.#depthOf(session.path);
-    if (!this.#runs.has(resolve(session.path))) {
-      this.#runs.set(resolve(session.path), { agentId: meta?.agentId ?? 'main', depth });
-    }
-    return this.#loopOptions(session, definition, backends, depth);
+    const depth = await this.#depthOf(location);
+    const key = this.#places.keyOf(location);
+    if (!this.#runs.has(key)) this.#runs.set(key, { agentId: meta?.agentId ?? 'main', depth });
+    return this.#loopOptions(writer, definition, backends, depth, location);
   }
 
   /**
@@ -289,23 +310,27 @@ export class Composer {
   }
 
   #runLoop(
-    session: Session,
+    writer: TranscriptWriter,
     definition: AgentDefinition,
     backends: LanguageModel[],
     depth: number,
     messages: LoopMessage[],
+    location: string,
   ): RunHandle {
     const createLoop = definition.createLoop ?? this.#createLoop;
-    return createLoop(this.#loopOptions(session, definition, backends, depth)).run(messages);
+    return createLoop(this.#loopOptions(writer, definition, backends, depth, location)).run(
+      messages,
+    );
   }
 
   #loopOptions(
-    session: Session,
+    writer: TranscriptWriter,
     definition: AgentDefinition,
     backends: LanguageModel[],
     depth: number,
+    location: string,
   ): LoopOptions {
-    const family = this.#tree.familyOf(session.path);
+    const family = this.#tree.familyOf(location);
     // The loop types its tool list by the narrowest input; each tool validates its own input.
     const tools = toolDefinitionsOf(
       definition.tools ?? [],
@@ -314,19 +339,19 @@ export class Composer {
     if (definition.canSpawn !== false && depth < this.#maxDepth) {
       tools.push(
         spawnAgentTool(this.#registry, (input, context) =>
-          this.#spawn(session.path, input, context),
+          this.#spawn(location, input, context),
         ) as ToolDefinition<never>,
         taskWaitTool((input, context) =>
-          this.#wait(session.path, input, context),
+          this.#wait(location, input, context),
         ) as ToolDefinition<never>,
       );
     }
     const resolveJoin: JoinResolver = ({ agentIds, signal }) =>
-      this.#tree.join(session.path, agentIds, signal);
+      this.#tree.join(location, agentIds, signal);
     const options: LoopOptions = {
       ...this.#loopDefaults,
       backends,
-      writer: session,
+      writer,
       tools,
       system: definition.system,
       resolveJoin,
@@ -360,11 +385,20 @@ export class Composer {
     return isError ? { isError: true, output } : output;
   }
 
-  #parentOf(childPath: string, link: string): string {
-    return resolve(dirname(resolve(childPath)), link);
+  /** Where a run is: its path over files, its name over a store; a TypeError for the other. */
+  #locationOf(request: { path?: string | undefined; run?: string | undefined }): string {
+    const location = this.#inStore ? request.run : request.path;
+    if (typeof location !== 'string' || location === '') {
+      throw new TypeError(
+        this.#inStore
+          ? 'this composer keeps its runs in a store: name the run (run), not a path'
+          : 'this composer keeps its runs in files: give the transcript path (path)',
+      );
+    }
+    return location;
   }
 
-  #depthOf(path: string): Promise<number> {
-    return depthOf(path, (candidate) => this.#runs.get(candidate)?.depth, this.#fileSystem);
+  #depthOf(location: string): Promise<number> {
+    return this.#places.depthOf(location, (key) => this.#runs.get(this.#places.keyOf(key))?.depth);
   }
 }

@@ -9,7 +9,7 @@ import { backgroundDelivery, type DeliveredChild, type JoinedChild } from './joi
  * const child: ChildRecord = { agentId: 'a', agentType: 'worker', label: 'a', callId: 'call_1', sessionPath: 'runs/main.agents/a.jsonl' };
  */
 export interface ChildRecord extends DeliveredChild {
-  /** The child's transcript. */
+  /** Where the child's transcript is: its path, or its run name in the Composer's store. */
   sessionPath: string;
 }
 
@@ -36,7 +36,7 @@ interface Delivery {
  *
  * @example
  * const family = new Family(path);
- * const untracked = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
+ * const untracked = (agentId: string) => outcomeFromTranscript(filePlaces({}), agentId, childTranscriptPath(path, agentId));
  * const { joined, stillRunning }: JoinFound = await family.join(['researcher-1'], { untracked });
  */
 export interface JoinFound {
@@ -54,7 +54,7 @@ export interface JoinFound {
  * const sessionPath = childTranscriptPath(family.parentPath, 'researcher-1');
  * const child = { agentId: 'researcher-1', agentType: 'researcher', label: 'Researcher', callId: 'call_1', sessionPath };
  * family.track(child, new Loop({ backends, writer: session }).run(messages).result.then(outcomeOfRun));
- * const untracked = (agentId: string) => outcomeFromTranscript(agentId, childTranscriptPath(path, agentId));
+ * const untracked = (agentId: string) => outcomeFromTranscript(filePlaces({}), agentId, childTranscriptPath(path, agentId));
  * const { joined } = await family.join([child.agentId], { untracked });
  */
 export class Family {

@@ -1,14 +1,12 @@
-import { resolve } from 'node:path';
 import type { RunHandle } from '../loop/types.ts';
-import type { FileSystem } from '../transcript/file-system.ts';
 import { isAgentId, type JsonValue } from '../transcript/records.ts';
-import { childTranscriptPath, parentTranscriptPath } from './child-layout.ts';
-import { type ChildOutcome, outcomeOfRun } from './child-outcome.ts';
 import { describeError } from '../transcript/transcript-error.ts';
-import { outcomeFromTranscript } from './child-transcript.ts';
+import { type ChildOutcome, outcomeOfRun } from './child-outcome.ts';
 import type { ComposerEvent } from './composer-types.ts';
 import { type ChildRecord, Family } from './family.ts';
 import { joinOutput } from './join-output.ts';
+import { outcomeFromTranscript } from './outcome-from-transcript.ts';
+import type { RunPlaces } from './run-places.ts';
 import { stopWhen } from './stop-when.ts';
 
 /**
@@ -18,26 +16,26 @@ import { stopWhen } from './stop-when.ts';
  * answered from its transcript.
  *
  * @example
- * const tree = new RunTree({});
+ * const tree = new RunTree({ places: filePlaces({}) });
  * tree.track(child, run, run.result, false);
  * const answer = await tree.join('runs/main.jsonl', [child.agentId], signal);
  */
 export class RunTree {
-  readonly #fileSystem: FileSystem | undefined;
+  readonly #places: RunPlaces;
   readonly #onEvent: ((event: ComposerEvent) => void) | undefined;
   readonly #families = new Map<string, Family>();
   readonly #unrevivable = new Map<string, { reason: string; detail: string }>();
   readonly #active = new Set<Promise<unknown>>();
   readonly #handles = new Set<RunHandle>();
 
-  constructor(options: { fileSystem?: FileSystem; onEvent?: (event: ComposerEvent) => void }) {
-    this.#fileSystem = options.fileSystem;
+  constructor(options: { places: RunPlaces; onEvent?: (event: ComposerEvent) => void }) {
+    this.#places = options.places;
     this.#onEvent = options.onEvent;
   }
 
-  /** The family of the run recorded at `parentPath` (made on first use). */
+  /** The family of the run at `parentPath` (made on first use). */
   familyOf(parentPath: string): Family {
-    const key = resolve(parentPath);
+    const key = this.#places.keyOf(parentPath);
     let family = this.#families.get(key);
     if (family === undefined) {
       family = new Family(parentPath);
@@ -55,10 +53,10 @@ export class RunTree {
 
   /**
    * Track a child's run in its parent's family; `closed` settles once its session is released.
-   * Throws a TypeError for a transcript outside a `*.agents` folder.
+   * Throws a TypeError for a run that is not a child by the layout (outside a `*.agents` folder).
    */
   track(child: ChildRecord, run: RunHandle, closed: Promise<unknown>, revived: boolean): void {
-    const parentPath = parentTranscriptPath(child.sessionPath);
+    const parentPath = this.#places.parentOf(child.sessionPath);
     if (parentPath === null) {
       throw new TypeError(`${child.sessionPath} is not inside a *.agents folder`);
     }
@@ -94,7 +92,7 @@ export class RunTree {
 
   /** A child that cannot be revived: joins answer with this reason instead of waiting. */
   reportUnrevivable(sessionPath: string, reason: string, detail: string): void {
-    this.#unrevivable.set(resolve(sessionPath), { reason, detail });
+    this.#unrevivable.set(this.#places.keyOf(sessionPath), { reason, detail });
   }
 
   /** The outcome of a child not running here: a reported reason, or its transcript's word. */
@@ -106,12 +104,12 @@ export class RunTree {
         detail: `${JSON.stringify(agentId)} is not an agent id`,
       });
     }
-    const path = childTranscriptPath(parentPath, agentId);
+    const location = this.#places.childOf(parentPath, agentId);
     return outcomeFromTranscript(
+      this.#places,
       agentId,
-      path,
-      this.#fileSystem,
-      this.#unrevivable.get(resolve(path)),
+      location,
+      this.#unrevivable.get(this.#places.keyOf(location)),
     );
   }
 

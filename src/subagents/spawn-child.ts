@@ -1,8 +1,8 @@
-import { resolve } from 'node:path';
 import type { LanguageModel } from 'ai';
 import type { LoopMessage, RunHandle, ToolContext, ToolFailure } from '../loop/types.ts';
 import type { JsonValue } from '../transcript/records.ts';
-import type { Session, SessionOptions } from '../transcript/session.ts';
+import { describeError } from '../transcript/transcript-error.ts';
+import type { TranscriptWriter } from '../transcript/transcript-writer.ts';
 import {
   type AgentDefinition,
   type AgentRegistry,
@@ -11,19 +11,18 @@ import {
   modelSpecOf,
 } from './agent-definition.ts';
 import type { AgentIdFactory } from './agent-id.ts';
-import { childTranscriptPath } from './child-layout.ts';
 import { type ChildSessionResult, createChildSession } from './child-session.ts';
-import { describeError } from '../transcript/transcript-error.ts';
 import type { ChildRecord } from './family.ts';
 import { planSpawn } from './plan-spawn.ts';
+import type { RunPlaces } from './run-places.ts';
 import type { RunTree } from './run-tree.ts';
 import type { SpawnInput } from './spawn-agent-tool.ts';
 
 /**
- * Where a run stands in its tree, by the absolute path of its transcript.
+ * Where a run stands in its tree, by its key ({@link RunPlaces.keyOf}).
  *
  * @example
- * runs.set(resolve('runs/main.jsonl'), { agentId: 'main', depth: 0 });
+ * runs.set(places.keyOf('runs/main.jsonl'), { agentId: 'main', depth: 0 });
  */
 export interface RunInfo {
   agentId: string;
@@ -35,7 +34,7 @@ export interface RunInfo {
  * the slots reserved by spawns still creating their transcripts, and how to start a loop.
  *
  * @example
- * const result = await spawnChild(spawnContext, session.path, input, toolContext);
+ * const result = await spawnChild(spawnContext, 'runs/main.jsonl', input, toolContext);
  */
 export interface SpawnContext {
   registry: AgentRegistry;
@@ -47,13 +46,14 @@ export interface SpawnContext {
   /** Children counted against `maxConcurrent` while their transcripts are being created. */
   slots: { reserved: number };
   resolveModel: ModelResolver;
-  sessionOptions: SessionOptions;
+  places: RunPlaces;
   runLoop: (
-    session: Session,
+    writer: TranscriptWriter,
     definition: AgentDefinition,
     backends: LanguageModel[],
     depth: number,
     messages: LoopMessage[],
+    location: string,
   ) => RunHandle;
 }
 
@@ -73,7 +73,7 @@ export async function spawnChild(
   input: SpawnInput,
   context: ToolContext,
 ): Promise<JsonValue | ToolFailure> {
-  const parent = composer.runs.get(resolve(parentPath));
+  const parent = composer.runs.get(composer.places.keyOf(parentPath));
   const depth = parent?.depth ?? 0;
   const plan = planSpawn({
     registry: composer.registry,
@@ -105,17 +105,17 @@ export async function spawnChild(
   const child: ChildRecord = {
     ...started,
     callId: context.callId,
-    sessionPath: childTranscriptPath(parentPath, agentId),
+    sessionPath: composer.places.childOf(parentPath, agentId),
   };
   composer.slots.reserved += 1;
   let created: ChildSessionResult;
   try {
     created = await createChildSession({
+      places: composer.places,
       child,
       parentPath,
       model: modelSpecOf(definition),
       task: input.task,
-      sessionOptions: composer.sessionOptions,
     });
   } finally {
     composer.slots.reserved -= 1;
@@ -131,19 +131,19 @@ export async function spawnChild(
         }
       : failure(`Cannot start ${agentId}: ${created.detail}`);
   }
-  const { session, first } = created;
-  composer.runs.set(resolve(child.sessionPath), { agentId, depth: depth + 1 });
+  const { writer, first } = created;
+  composer.runs.set(composer.places.keyOf(child.sessionPath), { agentId, depth: depth + 1 });
   let run: RunHandle;
   try {
-    run = composer.runLoop(session, definition, backends, depth + 1, [first]);
+    run = composer.runLoop(writer, definition, backends, depth + 1, [first], child.sessionPath);
   } catch (error) {
-    await session.close().catch(() => undefined);
+    await writer.close().catch(() => undefined);
     return failure(`Cannot start ${agentId}: ${describeError(error)}`);
   }
   composer.tree.track(
     child,
     run,
-    run.result.then(() => session.close()),
+    run.result.then(() => writer.close()),
     false,
   );
   return { ...started, status: 'running' };

@@ -9,9 +9,10 @@ import type { AgentRegistry } from '../../src/subagents/agent-definition.ts';
 import { agentIdForSpawn } from '../../src/subagents/agent-id.ts';
 import { BACKGROUND_FRAME } from '../../src/subagents/background-frame.ts';
 import { childTranscriptPath } from '../../src/subagents/child-layout.ts';
-import { outcomeFromTranscript } from '../../src/subagents/child-transcript.ts';
 import { Composer } from '../../src/subagents/composer.ts';
 import { Family } from '../../src/subagents/family.ts';
+import { outcomeFromTranscript } from '../../src/subagents/outcome-from-transcript.ts';
+import { filePlaces } from '../../src/subagents/run-places.ts';
 import type { Message, RecordBody } from '../../src/transcript/records.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { latch } from '../support/latch.ts';
@@ -292,6 +293,7 @@ describe('a revived parent’s pending join', () => {
       parentAgentId: 'main',
       messages,
       pendingJoins: [idOf('joined')],
+      childOf: (agentId) => childTranscriptPath(parentPath, agentId),
       ids: agentIdForSpawn,
       outcomeOf: async (agentId) => {
         asked.push(agentId);
@@ -356,10 +358,14 @@ describe('outcomeFromTranscript', () => {
               Array.from({ length: Math.floor(random() * 300) }, () => Math.floor(random() * 256)),
             );
       await writeFile(path, bytes);
-      const outcome = await outcomeFromTranscript('fuzz', path);
+      const outcome = await outcomeFromTranscript(filePlaces({}), 'fuzz', path);
       assert.ok(outcome.status === 'finished' || outcome.status === 'failed');
     }
-    const missing = await outcomeFromTranscript('gone', join(folder, 'no', 'such.jsonl'));
+    const missing = await outcomeFromTranscript(
+      filePlaces({}),
+      'gone',
+      join(folder, 'no', 'such.jsonl'),
+    );
     assert.equal(missing.status === 'failed' && missing.reason, 'missing');
   });
 });

@@ -7,10 +7,11 @@ import type { AgentIdFactory } from '../../src/subagents/agent-id.ts';
 import { createChildSession } from '../../src/subagents/child-session.ts';
 import { Composer } from '../../src/subagents/composer.ts';
 import { planSpawn } from '../../src/subagents/plan-spawn.ts';
-import { nodeFileSystem } from '../../src/transcript/file-system.ts';
-import { isAgentId } from '../../src/transcript/records.ts';
+import { filePlaces } from '../../src/subagents/run-places.ts';
 import type { FileSystemOperation } from '../../src/testing/faulty-file-system.ts';
 import { FaultyFileSystem } from '../../src/testing/index.ts';
+import { nodeFileSystem } from '../../src/transcript/file-system.ts';
+import { isAgentId } from '../../src/transcript/records.ts';
 import { makeTempFolder, removeFolder } from '../support/transcripts.ts';
 import { policyModel, resultsOf } from './support/policy-model.ts';
 import { recordsOf } from './support/tree.ts';
@@ -107,11 +108,11 @@ describe('createChildSession under file-system faults', () => {
           parentPath,
           model: 'policy:worker',
           task: 'do it',
-          sessionOptions: { fileSystem },
+          places: filePlaces({ fileSystem }),
         });
         if (created.ok) {
           const faultsBefore = fileSystem.fired.length;
-          await created.session.close();
+          await created.writer.close();
           const types = (await recordsOf(sessionPath)).map((record) => record.type);
           // What createChildSession wrote, then the closing checkpoint — unless the fault hit
           // the close itself (which never throws for that).

@@ -16,6 +16,7 @@ import { describe, test } from 'node:test';
 import { reviveTranscript } from '../../src/revival/revive.ts';
 import { agentsFoldersOf } from '../../src/subagents/child-layout.ts';
 import { createChildSession } from '../../src/subagents/child-session.ts';
+import { filePlaces } from '../../src/subagents/run-places.ts';
 import { type FileSystem, nodeFileSystem } from '../../src/transcript/file-system.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { TranscriptError } from '../../src/transcript/transcript-error.ts';
@@ -321,6 +322,7 @@ describe('no redirection', () => {
       assert.match(revived.ok ? '' : revived.detail, /main\.agents is a symbolic link/);
 
       const created = await createChildSession({
+        places: filePlaces({}),
         child: {
           agentId: 'other',
           agentType: 'helper',

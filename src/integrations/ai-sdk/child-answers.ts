@@ -1,4 +1,6 @@
-import { outcomeFromTranscript, readSessionMeta } from '../../subagents/child-transcript.ts';
+import { readSessionMeta } from '../../subagents/child-transcript.ts';
+import { outcomeFromTranscript } from '../../subagents/outcome-from-transcript.ts';
+import { filePlaces } from '../../subagents/run-places.ts';
 import type { TreeClaim } from '../../transcript/tree-claim.ts';
 import type { GeneratingAgent } from './agent-definition.ts';
 
@@ -61,7 +63,7 @@ export async function answerFromChild(
   agentId: string,
   treeClaim?: TreeClaim,
 ): Promise<ChildAnswer> {
-  const before = await outcomeFromTranscript(agentId, path);
+  const before = await outcomeFromTranscript(filePlaces({}), agentId, path);
   if (before.status === 'finished') return { text: before.answer, isError: false };
   const meta = await readSessionMeta(path);
   const known = meta === null ? undefined : subagents.get(meta.agentType);

@@ -99,10 +99,15 @@ export interface Execution {
 }
 
 /**
- * The registry of the crash tree; `effect` appends to `logPath` and syncs it. With `deep`,
- * each worker delegates to a helper of its own first: three levels.
+ * The registry of the crash tree; `effect` appends to `logPath` and syncs it, then calls
+ * `afterEffect` (a runner that dies there leaves the call in flight with its effect done). With
+ * `deep`, each worker delegates to a helper of its own first: three levels.
  */
-export function crashTreeRegistry(logPath: string, deep = false): AgentRegistry {
+export function crashTreeRegistry(
+  logPath: string,
+  deep = false,
+  afterEffect?: (execution: Execution) => void,
+): AgentRegistry {
   const effect: ToolDefinition<{ what: string }> = {
     name: 'effect',
     description: 'Do the one thing this worker is for (not repeatable).',
@@ -121,6 +126,7 @@ export function crashTreeRegistry(logPath: string, deep = false): AgentRegistry 
       } finally {
         closeSync(fd);
       }
+      afterEffect?.(execution);
       return `${what}: done`;
     },
   };
