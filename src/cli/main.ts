@@ -9,7 +9,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
-import type { CommandIo } from '../runs/command-io.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import { invocationOf } from './invocation.ts';
 import { OptionError, usageOf } from './option-error.ts';
@@ -238,7 +238,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
       const near = nearestCommand(name);
       const guess = near === null ? '' : `did you mean ${near}? `;
       throw new UserError(
-        `unknown command ${JSON.stringify(name)} (${guess}commands: ${COMMANDS.map((c) => c.name).join(', ')}; see llm-agent --help)`,
+        `unknown command ${JSON.stringify(name)} (${guess}commands: ${COMMANDS.map((c) => c.name).join(', ')}; see ${hintCommand(io, '--help')})`,
       );
     }
     command = await entry.load();
