@@ -80,6 +80,7 @@ not exist, the port is taken, or a bad option.
         env: io.env,
         port,
         log: (line) => writeLine(io.stderr, `ui: ${line}`),
+        ...(io.invocation === undefined ? {} : { invocation: io.invocation }),
       });
     } catch (error) {
       // Nothing will close it otherwise: a store's pool would keep the process alive.
