@@ -133,6 +133,8 @@ async function sourceOf(
   if (values.agents !== undefined) {
     throw new UserError('ui: --agents is for files; with --database the workers load the agents');
   }
-  const store = await connectStore('ui', url, schema);
+  const store = await connectStore('ui', url, schema, {
+    invocation: io.invocation,
+  });
   return databaseUiSource(store, schema === undefined ? { url } : { url, schema });
 }
