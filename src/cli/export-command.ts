@@ -51,7 +51,9 @@ the command (no such run, FILE exists).
         `export: --out ${JSON.stringify(out)} must name a .jsonl file (status and revive find transcripts by that ending)`,
       );
     }
-    const store = await connectStore('export', url, values.schema as string | undefined);
+    const store = await connectStore('export', url, values.schema as string | undefined, {
+      invocation: io.invocation,
+    });
     let bytes: Buffer;
     try {
       const found = await store.read(run);

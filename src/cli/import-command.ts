@@ -73,7 +73,9 @@ large).
     let imported: ImportedRun;
     try {
       const validBytes = await checkedLength(file, { path, real, given });
-      const store = await connectStore('import', url, values.schema as string | undefined);
+      const store = await connectStore('import', url, values.schema as string | undefined, {
+        invocation: io.invocation,
+      });
       try {
         imported = await store.importStream(
           run,

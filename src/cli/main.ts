@@ -9,7 +9,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
-import type { CommandIo } from '../runs/command-io.ts';
+import { type CommandIo, hintCommand } from '../runs/command-io.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import { invocationOf } from './invocation.ts';
 import { OptionError, usageOf } from './option-error.ts';
@@ -238,7 +238,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
       const near = nearestCommand(name);
       const guess = near === null ? '' : `did you mean ${near}? `;
       throw new UserError(
-        `unknown command ${JSON.stringify(name)} (${guess}commands: ${COMMANDS.map((c) => c.name).join(', ')}; see llm-agent --help)`,
+        `unknown command ${JSON.stringify(name)} (${guess}commands: ${COMMANDS.map((c) => c.name).join(', ')}; see ${hintCommand(io, '--help')})`,
       );
     }
     command = await entry.load();
@@ -263,10 +263,19 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
 }
 
 if (isEntryPoint()) {
+  // A reader that stops reading (`llm-agent show run.jsonl | head`) is no failure: the rest of
+  // the output goes nowhere, and the command carries on (a revive is not cut short by a pager)
+  // to the exit code it would have had — never a stack trace.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', ignoreClosedReader);
   const code = await main(process.argv.slice(2), processIo());
   process.exitCode = code;
   // A library handle left open (a timer, a socket) must not keep a finished command alive.
   setTimeout(() => process.exit(code), 2000).unref();
+}
+
+/** Swallows the error of writing to a reader that has gone; any other error is thrown. */
+function ignoreClosedReader(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
 }
 
 /** True when this file is the script node was started with, directly or through npm's bin link. */

@@ -4,6 +4,7 @@ import { formatCount, plural, quote, table } from '../render/format-status.ts';
 import type { RunNode } from '../render/run-node.ts';
 import { terminalSafe as safe } from '../render/terminal-safe.ts';
 import { approveRuns } from '../runs/approve-runs.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
 import { type CommandIo, hintCommand } from '../runs/command-io.ts';
 import { connectStore, databaseUrl } from '../runs/database-store.ts';
 import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
@@ -104,11 +105,14 @@ another reviver holds a tree (or revived it after the plan was made; nothing was
     const url = databaseUrl(values.database);
     if (url !== undefined) {
       if (positionals.length === 0) {
+        const target = databaseOptions(url, values.schema as string | undefined);
         throw new UserError(
-          'revive: give the RUNs to approve (see llm-agent status --database URL)',
+          `revive: give the RUNs to approve (${hintCommand(io, `status ${target.args}`)} lists them${maskedNote(target.masked)})`,
         );
       }
-      const store = await connectStore('revive', url, values.schema as string | undefined);
+      const store = await connectStore('revive', url, values.schema as string | undefined, {
+        invocation: io.invocation,
+      });
       try {
         return await approveRuns(io, store, positionals, {
           yes: values.yes === true,

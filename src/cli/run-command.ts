@@ -161,7 +161,9 @@ async function submitRun(
   const agentType = chooseType(request.module, registry, request.type);
   const run = request.id ?? `${agentType}-${timestamp()}`;
   const definition = registry[agentType] as AgentRegistry[string];
-  const store = await connectStore('run', url, request.schema);
+  const store = await connectStore('run', url, request.schema, {
+    invocation: io.invocation,
+  });
   try {
     await store.submit(
       run,

@@ -88,7 +88,7 @@ transcript (the line and reason are printed).
       return showHtml(given, io, values.envelopes === true);
     }
     const read =
-      url === undefined ? await readFile(given, io) : await readRun(given, url, values.schema);
+      url === undefined ? await readFile(given, io) : await readRun(given, url, values.schema, io);
     const messages = conversationView(read.records);
     const envelopes = read.records.filter((record) => record.type !== 'message');
     if (values.json === true) {
@@ -183,8 +183,15 @@ async function readFile(given: string, io: CommandIo): Promise<ShownRecords> {
 }
 
 /** A run's records from the PostgreSQL store, or a one-line refusal. */
-async function readRun(run: string, url: string, schema: unknown): Promise<ShownRecords> {
-  const store = await connectStore('show', url, typeof schema === 'string' ? schema : undefined);
+async function readRun(
+  run: string,
+  url: string,
+  schema: unknown,
+  io: CommandIo,
+): Promise<ShownRecords> {
+  const store = await connectStore('show', url, typeof schema === 'string' ? schema : undefined, {
+    invocation: io.invocation,
+  });
   try {
     const found = await store.read(run);
     if (!found.ok) {

@@ -96,7 +96,9 @@ Exit codes:
         throw new UserError('status: give PATHs or --database URL, not both');
       }
       const { databaseStatus } = await import('../runs/database-status.ts');
-      const store = await connectStore('status', url, values.schema as string | undefined);
+      const store = await connectStore('status', url, values.schema as string | undefined, {
+        invocation: io.invocation,
+      });
       try {
         return await databaseStatus(io, store, {
           json: values.json === true,

@@ -80,6 +80,7 @@ not exist, the port is taken, or a bad option.
         env: io.env,
         port,
         log: (line) => writeLine(io.stderr, `ui: ${line}`),
+        ...(io.invocation === undefined ? {} : { invocation: io.invocation }),
       });
     } catch (error) {
       // Nothing will close it otherwise: a store's pool would keep the process alive.
@@ -132,6 +133,8 @@ async function sourceOf(
   if (values.agents !== undefined) {
     throw new UserError('ui: --agents is for files; with --database the workers load the agents');
   }
-  const store = await connectStore('ui', url, schema);
+  const store = await connectStore('ui', url, schema, {
+    invocation: io.invocation,
+  });
   return databaseUiSource(store, schema === undefined ? { url } : { url, schema });
 }

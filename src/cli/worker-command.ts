@@ -91,6 +91,7 @@ stopped cleanly and stays revivable); 1 the database cannot be used; 2 a mistake
     });
     const store = await connectStore('worker', url, values.schema as string | undefined, {
       leaseMs,
+      invocation: io.invocation,
     });
     const controller = new AbortController();
     let stopped = false;

@@ -188,7 +188,8 @@ async function crashRun(story: Narration): Promise<HalfWrittenMessage | null> {
   ];
   writeLine(
     io.stdout,
-    `  $ ${cli} run --agents ${shown(agentsPath)} --type lead --out ${shown(transcript)} "${TASK}"`,
+    // What it runs, --id aside (the type, by default): pasted, it starts the same run.
+    `  $ ${cli} run --agents ${shown(agentsPath)} --type lead --label Report --out ${shown(transcript)} ${quote(TASK)}`,
   );
   writeLine(io.stdout, io.out.dim('  (its progress is on stderr, marked │)'));
   const child = spawn(process.execPath, [mainPath, ...runArgs], {

@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { assessTail } from '../revival/assess-tail.ts';
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
-import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import type { CommandIo } from './command-io.ts';
 import { databaseRunState } from './database-status.ts';
 import { EXIT, type ExitCode } from '../render/exit-codes.ts';
@@ -108,24 +107,19 @@ export async function planApproval(
       lines.push(`  ${safe(run)}: ${state} — nothing to approve`);
       continue;
     }
-    const read = await store.read(run);
+    // Every record read and checked; the estimate counted from the stored lines, as `status
+    // --database` counts it, so that the tree and the plan say the same number.
+    const read = await store.readState(run);
     if (!read.ok) {
       lines.push(`  ${safe(run)}: unreadable — ${safe(read.detail)}`);
       continue;
     }
-    let folded = emptyTailState();
-    for (const record of read.records) folded = foldTailState(folded, record, 0);
-    const assessment = assessTail(folded, { maxRevivals, running: false });
+    const assessment = assessTail(read.state, { maxRevivals, running: false });
     if (!assessment.revivable) {
       lines.push(`  ${safe(run)}: ${assessment.reason} — ${safe(assessment.detail ?? '')}`);
       continue;
     }
-    const estimate = Math.ceil(
-      read.records.reduce(
-        (sum, record) => sum + (record.type === 'message' ? JSON.stringify(record).length : 0),
-        0,
-      ) / 4,
-    );
+    const estimate = assessment.estimatedTokens;
     tokens += estimate;
     approvable.push(run);
     lines.push(`  ${approvable.length}. revive ${style.bold(safe(run))} (its worker died)`);

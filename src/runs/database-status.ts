@@ -9,7 +9,6 @@ import type {
   StoreRunSummary,
   StoreTail,
 } from '../store/postgres/postgres-store.ts';
-import { emptyTailState, foldTailState } from '../transcript/tail-state.ts';
 import type { CommandIo } from './command-io.ts';
 import type { ExitCode } from '../render/exit-codes.ts';
 import {
@@ -147,13 +146,13 @@ async function verifiedTails(
   const verified = new Map<string, StoreTail>();
   const context = { maxRevivals, running: false };
   for (const row of rows) {
-    const read = await store.read(row.run);
+    // Folded from the first record, each counted by its stored line (the token estimate).
+    const read = await store.readState(row.run);
     if (!read.ok) {
       verified.set(row.run, { ok: false, detail: read.detail });
       continue;
     }
-    let state = emptyTailState();
-    for (const record of read.records) state = foldTailState(state, record, 0);
+    const state = read.state;
     const folded = assessTail(state, context);
     const saved = fromCheckpoints.get(row.run);
     const fromCheckpoint =

@@ -1,5 +1,6 @@
 import type { PostgresStore } from '../store/postgres/postgres-store.ts';
-import type { CommandIo } from './command-io.ts';
+import { type CommandIo, hintCommand } from './command-io.ts';
+import { databaseOptions, maskedNote } from '../render/database-hint.ts';
 import { EXIT } from '../render/exit-codes.ts';
 import { UserError } from './user-error.ts';
 
@@ -33,18 +34,22 @@ export function requireDatabaseUrl(command: string, given: unknown, io: CommandI
 
 /**
  * Connect to the PostgreSQL store of `url` (schema `schema`), turning what a person must fix —
- * an unreachable server, a schema to migrate — into one line.
+ * an unreachable server, a schema to migrate — into one line. A schema to migrate is told the
+ * `db migrate` command that does it for this URL and schema, started the way the user runs
+ * the CLI (`invocation`, default `llm-agent`), so that it runs when pasted.
  *
  * @example
- * const store = await connectStore(command, url, 'llm_agent');
+ * const store = await connectStore(command, url, 'llm_agent', { invocation: io.invocation });
  */
 export async function connectStore(
   command: string,
   url: string,
   schema: string | undefined,
-  options: { leaseMs?: number } = {},
+  options: { leaseMs?: number; invocation?: string | undefined } = {},
 ): Promise<PostgresStore> {
-  const { PostgresStore } = await import('../store/postgres/postgres-store.ts');
+  const { PostgresStore, SchemaVersionError, SCHEMA_VERSION } = await import(
+    '../store/postgres/postgres-store.ts'
+  );
   try {
     return await PostgresStore.connect({
       connectionString: url,
@@ -52,10 +57,20 @@ export async function connectStore(
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     });
   } catch (error) {
+    let message = error instanceof Error ? error.message : String(error);
+    if (error instanceof SchemaVersionError && error.found < SCHEMA_VERSION) {
+      // The store says `llm-agent db migrate --database URL` to any caller; here the command is
+      // known in full.
+      const target = databaseOptions(url, schema);
+      const { invocation } = options;
+      const migrate = hintCommand(
+        invocation === undefined ? {} : { invocation },
+        `db migrate ${target.args}`,
+      );
+      const cut = message.lastIndexOf(': run ');
+      message = `${cut < 0 ? message : message.slice(0, cut)}: run ${migrate}${maskedNote(target.masked)}`;
+    }
     // Not a mistake in the command: the server, or its schema, needs someone's attention.
-    throw new UserError(
-      `${command}: cannot use the database: ${error instanceof Error ? error.message : String(error)}`,
-      EXIT.failure,
-    );
+    throw new UserError(`${command}: cannot use the database: ${message}`, EXIT.failure);
   }
 }

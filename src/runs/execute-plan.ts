@@ -81,7 +81,7 @@ export async function registriesFor(
       source = 'the demo agents';
     } else {
       throw new UserError(
-        `revive: --agents MODULE is needed to run the revived runs (agent types: ${plan.agentTypes.join(', ')}); see llm-agent revive --help`,
+        `revive: --agents MODULE is needed to run the revived runs (agent types: ${plan.agentTypes.join(', ')}); see ${hintCommand(io, 'revive --help')}`,
       );
     }
     for (const revival of revivals) {

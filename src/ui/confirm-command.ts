@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { EXIT } from '../render/exit-codes.ts';
 import type { EventStream } from './event-stream.ts';
-import type { UiAction } from './ui-source.ts';
+import { shownCommand, type UiAction } from './ui-source.ts';
 
 /** The CLI beside this layer: main.ts from the sources, main.js from dist. */
 const MAIN = fileURLToPath(
@@ -31,6 +31,11 @@ export interface CommandSetup {
   command?: string[] | undefined;
   /** Told each command started and how it ended, a line each (the ui's terminal). */
   log?: ((line: string) => void) | undefined;
+  /**
+   * The words the command is shown starting with: the way the user ran `llm-agent` (`npx
+   * llm-agent-revival` under npx), so that what the log shows can be pasted. Default `llm-agent`.
+   */
+  invocation?: string | undefined;
 }
 
 /**
@@ -91,9 +96,9 @@ export class ConfirmCommand {
     const onExit = (): void => stopGroup(child);
     process.once('exit', onExit);
     child.once('close', () => process.off('exit', onExit));
-    const shown = action.shown ?? `llm-agent ${action.argv.join(' ')}`;
+    const shown = shownCommand(action, this.#setup.invocation);
     this.#setup.log?.(`${action.verb} started from the page (pid ${child.pid}): ${shown}`);
-    this.#stream(child, action);
+    this.#stream(child, action, shown);
     return undefined;
   }
 
@@ -108,10 +113,10 @@ export class ConfirmCommand {
     });
   }
 
-  #stream(child: ChildProcess, action: UiAction): void {
+  #stream(child: ChildProcess, action: UiAction, shown: string): void {
     const events = this.#events;
     events.clearLog();
-    events.send('progress', `$ ${action.shown ?? `llm-agent ${action.argv.join(' ')}`}`, true);
+    events.send('progress', `$ ${shown}`, true);
     for (const stream of [child.stdout, child.stderr]) {
       if (stream === null) continue;
       let rest = '';

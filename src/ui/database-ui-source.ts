@@ -2,6 +2,7 @@ import type { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { planApproval } from '../runs/approve-runs.ts';
 import { databaseTree } from '../runs/database-status.ts';
 import { walkTree } from '../render/run-node.ts';
+import { quote } from '../render/format-status.ts';
 import { DEFAULT_MAX_REVIVALS } from '../runs/default-max-revivals.ts';
 import { createStyle } from '../render/terminal-style.ts';
 import type { UiSource } from './ui-source.ts';
@@ -57,7 +58,9 @@ export function databaseUiSource(
         runs: runs.length,
         verb: 'approve',
         argv,
-        shown: `llm-agent ${['revive', ...target(maskedUrl(options.url)), '--yes', '--', ...runs].join(' ')}`,
+        shown: ['revive', ...target(maskedUrl(options.url)), '--yes', '--', ...runs]
+          .map(quote)
+          .join(' '),
       };
     },
     async signature() {

@@ -10,7 +10,7 @@ import { escapeHtml } from '../render/escape-html.ts';
 import type { NotRead } from '../runs/find-transcripts.ts';
 import { type RunNode, walkTree } from '../render/run-node.ts';
 import { runBranch } from './run-branch.ts';
-import type { UiAction, UiSource } from './ui-source.ts';
+import { shownCommand, type UiAction, type UiSource } from './ui-source.ts';
 
 /** The states a run can be in: the plan's rows follow the tree's filter by state. */
 const STATES = [
@@ -57,6 +57,8 @@ export interface PageContext {
   running: boolean;
   /** The section of one run, rendered apart (off the server's thread for files). */
   section: SectionRenderer;
+  /** The way the user ran `llm-agent`, the command shown starting with it (default that). */
+  invocation?: string | undefined;
 }
 
 /**
@@ -115,7 +117,7 @@ export async function uiPage(
       madeBy: 'llm-agent ui',
       head: `<meta name="llm-agent-token" content="${context.token}">\n${EXTRA_STYLE}`,
       headerEnd: `${branchNote}${notReadHtml(notRead)}${shown === undefined ? '' : '<p><a href="./">← the whole tree</a></p>'}`,
-      afterHeader: `${actionHtml(action, shown !== undefined, context.running)}\n${activityHtml(context.running)}`,
+      afterHeader: `${actionHtml(action, shown !== undefined, context)}\n${activityHtml(context.running)}`,
       bodyEnd: '<script src="app.js"></script>',
       main,
     },
@@ -126,7 +128,8 @@ export async function uiPage(
  * The plan and its Confirm button; on a run's page (`brief`), one line linking to them, so
  * that the conversation comes first and nothing is confirmed without the plan in view.
  */
-function actionHtml(action: UiAction, brief: boolean, running: boolean): string {
+function actionHtml(action: UiAction, brief: boolean, context: PageContext): string {
+  const { running } = context;
   const count = `${action.runs} run${action.runs === 1 ? '' : 's'}`;
   if (brief) {
     return `<section id="revive" class="brief">${
@@ -136,7 +139,7 @@ function actionHtml(action: UiAction, brief: boolean, running: boolean): string 
     }</section>`;
   }
   const title = action.verb === 'revive' ? 'Revive…' : 'Approve…';
-  const shown = action.shown ?? `llm-agent ${action.argv.join(' ')}`;
+  const shown = shownCommand(action, context.invocation);
   const effect =
     action.verb === 'revive'
       ? 'nothing is spent before you confirm.'

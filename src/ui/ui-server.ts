@@ -46,6 +46,8 @@ export interface UiServerOptions {
   pollMs?: number;
   /** Told each command a Confirm starts and how it ended (default: nobody). */
   log?: (line: string) => void;
+  /** The words the commands shown start with, the way the user ran `llm-agent` (default that). */
+  invocation?: string;
   /** How much of a run a page holds (default {@link DEFAULT_LIMITS}). */
   limits?: RenderLimits;
   /**
@@ -92,6 +94,8 @@ interface Served {
   keys: GuardKeys;
   events: EventStream;
   command: ConfirmCommand;
+  /** The way the user ran `llm-agent`: the commands shown start with it. */
+  invocation: string | undefined;
   script: string;
   /** Set once the server is closing: no command starts after. */
   closing: boolean;
@@ -117,9 +121,16 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     keys: { origin: '', token: randomBytes(32).toString('hex') },
     events,
     command: new ConfirmCommand(
-      { cwd: options.cwd, env: options.env, command: options.command, log: options.log },
+      {
+        cwd: options.cwd,
+        env: options.env,
+        command: options.command,
+        log: options.log,
+        invocation: options.invocation,
+      },
       events,
     ),
+    invocation: options.invocation,
     script: await pageScriptText(),
     closing: false,
     starts: new Set(),
@@ -216,6 +227,7 @@ async function route(
         token: served.keys.token,
         running: served.command.running,
         section: sectionRenderer(served),
+        invocation: served.invocation,
       };
       const html = await uiPage(served.source, run, context);
       if (html === undefined) reply(response, 404, 'text/plain', 'no such run in this tree');

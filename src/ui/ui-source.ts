@@ -1,6 +1,7 @@
 import type { RunRecords } from '../render/conversation-html.ts';
 import type { NotRead } from '../runs/find-transcripts.ts';
 import type { RunNode } from '../render/run-node.ts';
+import { quote } from '../render/format-status.ts';
 
 /**
  * What the page offers to do, and the command that does it once a person confirms.
@@ -17,12 +18,28 @@ export interface UiAction {
   verb: 'revive' | 'approve';
   /** The `llm-agent` arguments that carry the plan out, without asking. */
   argv: string[];
-  /** The same command as shown to the person (a secret such as a password left out). */
+  /**
+   * The same arguments as shown to the person (a secret such as a password left out), quoted
+   * for a shell; the command's first words are the way the user ran `llm-agent`.
+   */
   shown?: string;
   /** The plan as a table, markup of ours with every transcript string escaped (files only). */
   table?: string;
   /** What the command reads on its stdin: the reconcile answers the plan showed. */
   input?: string;
+}
+
+/**
+ * The command an action runs as the person is shown it — on the page, in its log and in the
+ * ui's terminal: started the way they ran `llm-agent` (`npx llm-agent-revival` under npx), its
+ * arguments quoted for a shell, so that it can be pasted as it is.
+ *
+ * @example
+ * shownCommand({ text: '', runs: 1, verb: 'revive', argv: ['revive', '--yes', '--', 'my runs'] });
+ * // "llm-agent revive --yes -- 'my runs'"
+ */
+export function shownCommand(action: UiAction, invocation = 'llm-agent'): string {
+  return `${invocation} ${action.shown ?? action.argv.map(quote).join(' ')}`;
 }
 
 /**

@@ -214,6 +214,14 @@ test('submit, work, die mid-tool, park, approve, revive once: the CLI over Postg
     refusedOffTerminal.stdout,
     /answer deploy \S+ \(side-effect\) as interrupted, outcome unknown — NOT retried, unless its tool has a reconcile, which the reviving worker asks first \(nothing is run again\)\n/,
   );
+  // One token estimate wherever it is said: the tree, the full check, the plan to approve.
+  const tree = /Reviving would send about (\d+) tokens/.exec(waiting.stdout)?.[1];
+  const planned = /run it: about (\d+) tokens/.exec(refusedOffTerminal.stdout)?.[1];
+  const verified = JSON.parse((await onDatabase('status', '--json', '--verify')).stdout).runs.find(
+    (run: { path: string }) => run.path === 'dep',
+  ).resumeTokens;
+  assert.ok(tree !== undefined && Number(tree) > 0, waiting.stdout);
+  assert.deepEqual([planned, String(verified)], [tree, tree]);
   const approved = await onDatabase('revive', 'dep', '--yes');
   assert.equal(approved.code, 0, approved.stderr);
   assert.match(approved.stdout, /Approved dep: the next worker of this store to look revives it\./);

@@ -55,6 +55,13 @@ describe('a mistyped command', () => {
       /^llm-agent: unknown command "staus" \(did you mean status\? commands: /,
     );
     assert.equal(result.stderr.split('\n').length, 2);
+    assert.match(result.stderr, /; see llm-agent --help\)\n$/);
+  });
+
+  test('names --help the way the command was run, so that it can be pasted (npx here)', async () => {
+    const result = await runCli(['staus'], { cwd: REPO, env: { npm_command: 'exec' } });
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /; see npx llm-agent-revival --help\)\n$/);
   });
 
   test('nearestCommand: typos, transpositions and prefixes; nothing for what is far from all', () => {

@@ -63,6 +63,12 @@ describe('llm-agent revive', () => {
     assert.match(result.stderr, /^llm-agent: revive: --agents MODULE is needed .*\n$/);
     assert.equal(hasStackTrace(result.stderr), false);
     assert.deepEqual(await snapshot(fixture.path), before);
+    // The help it points at is named the way the command was run: it pastes.
+    const npx = await runCli(['revive', 'runs', '--yes'], {
+      cwd: fixture.path,
+      env: { npm_command: 'exec' },
+    });
+    assert.match(npx.stderr, /; see npx llm-agent-revival revive --help\n$/);
   });
 
   test('a model that cannot be used is found before anything is written', async () => {

@@ -89,6 +89,59 @@ describe('llm-agent run', () => {
     assert.deepEqual([parsed.summary.finished, parsed.summary.total], [3, 3]);
   });
 
+  test('the demo’s Step 1 pasted by hand: the halt is said in words with the kill; revived with the same module, the tree ends', async () => {
+    const halting = join(REPO, 'src/demo/halting-demo-agents.ts');
+    const child = spawn(
+      join(REPO, 'node_modules/.bin/node'),
+      [
+        join(REPO, 'src/cli/main.ts'),
+        'run',
+        '--agents',
+        halting,
+        '--type',
+        'lead',
+        '--label',
+        'Report',
+        '--out',
+        'pasted/lead.jsonl',
+        'Write the report.',
+      ],
+      { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    const halted = new Promise<string>((resolve) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+        const said = /^halted on purpose: .*kill -KILL (\d+) \(or press Ctrl-C twice\)$/m.exec(
+          stderr,
+        );
+        if (said !== null) resolve(said[1] as string);
+      });
+    });
+    const ended = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('close', (_code, signal) => resolve(signal)),
+    );
+    const pid = await halted;
+    assert.equal(Number(pid), child.pid);
+    assert.match(stderr, /write_file section-2\.md has \d+ of \d+ bytes on disk/);
+    assert.doesNotMatch(
+      stderr,
+      /\{"type":"half-written"/,
+      'words for a person, not the demo’s message',
+    );
+    process.kill(Number(pid), 'SIGKILL');
+    assert.equal(await ended, 'SIGKILL');
+    // As the hint after Ctrl-C says: the same module. A revive does not halt again.
+    const revived = await runCli(['revive', 'pasted/lead.jsonl', '--agents', halting, '--yes'], {
+      cwd: folder,
+    });
+    assert.equal(revived.code, 0, revived.stderr);
+    assert.doesNotMatch(revived.stderr, /halted on purpose/);
+    const status = await runCli(['status', 'pasted'], { cwd: folder });
+    assert.equal(status.code, 0, status.stdout);
+    assert.match(status.stdout, /^pasted\/lead\.jsonl \(lead\)\s+lead\s+Report\s+finished/m);
+  });
+
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     test(`${signal} stops the run cleanly: exit 130, recorded as stopped, and it stays revivable`, async () => {
       const out = `slow-${signal}.jsonl`;

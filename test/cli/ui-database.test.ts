@@ -400,7 +400,7 @@ describe('databaseUiSource', { timeout: 60_000 }, () => {
       ]);
       assert.equal(
         action.shown,
-        `llm-agent revive --database postgres://bob:***@db.example:5432/runs?sslmode=require --schema ${schema} --yes --`,
+        `revive --database 'postgres://bob:***@db.example:5432/runs?sslmode=require' --schema ${schema} --yes --`,
       );
       const records = await source.records(roots[0] as (typeof roots)[number]);
       assert.ok('records' in records && records.records.length === 2);
@@ -416,7 +416,7 @@ describe('databaseUiSource', { timeout: 60_000 }, () => {
       const shown = (await queryPassword.action([])).shown ?? '';
       assert.equal(
         shown,
-        'llm-agent revive --database postgres://db.example/runs?password=***&sslmode=require --yes --',
+        "revive --database 'postgres://db.example/runs?password=***&sslmode=require' --yes --",
       );
       assert.ok(!shown.includes('hunter2'));
 

@@ -10,12 +10,23 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findTranscripts } from '../../src/runs/find-transcripts.ts';
 import { fileUiSource } from '../../src/ui/file-ui-source.ts';
+import { escapeHtml } from '../../src/render/escape-html.ts';
 import { startUiServer, type UiServer, type UiServerOptions } from '../../src/ui/ui-server.ts';
 import { Session } from '../../src/transcript/session.ts';
 import { startSessionWorker } from '../support/session-workers.ts';
@@ -521,6 +532,28 @@ describe('llm-agent ui: how a command ended, and what was not read', { timeout: 
           assert.ok(text.includes(`event: done\ndata: ${JSON.stringify({ line, ok })}\n`), text);
         });
       }
+    });
+  });
+
+  test('the command a Confirm starts is shown the way the user ran llm-agent, quoted, so it pastes', async () => {
+    await inFixtureTree(async (folder) => {
+      await rename(join(folder, 'runs'), join(folder, 'my runs'));
+      const command = [process.execPath, '-e', "console.log('one')"];
+      const logged: string[] = [];
+      const invocation = 'npx llm-agent-revival';
+      const log = (line: string) => logged.push(line);
+      await serving(
+        { folder, roots: ['my runs'], command, invocation, log },
+        async (server, base) => {
+          const shown = "npx llm-agent-revival revive --yes -- 'my runs'";
+          const home = await send(`${base}/`);
+          assert.ok(home.body.includes(`<code>${escapeHtml(shown)}</code>`), home.body);
+          const text = await heard(base, 'done', () => postRevive(server));
+          assert.ok(text.includes(`event: progress\ndata: $ ${shown}\n`), text);
+          assert.match(logged[0] ?? '', /^revive started from the page \(pid \d+\): /);
+          assert.ok(logged[0]?.endsWith(`): ${shown}`), logged[0]);
+        },
+      );
     });
   });
 

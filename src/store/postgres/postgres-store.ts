@@ -21,7 +21,7 @@ import {
   runTails,
   waitingWork,
 } from './run-queries.ts';
-import { createRun, exportRunBytes, readRun, submitRun } from './run-records.ts';
+import { createRun, exportRunBytes, foldRunLines, readRun, submitRun } from './run-records.ts';
 import {
   createPool,
   databaseLabel,
@@ -179,6 +179,23 @@ export class PostgresStore implements RunQueue {
   async read(run: string): Promise<StoreRead> {
     const found = await readRun(this.#context, run);
     return found.ok ? { ok: true, records: found.records, tornBytes: 0 } : found;
+  }
+
+  /**
+   * Every record read and checked, as {@link read} does, and the state they fold to from the
+   * first — each counted by the bytes of its stored line, so that its token estimate is the one
+   * {@link tails} and {@link summaries} give (a fold of decoded records alone counts none).
+   * Never throws.
+   *
+   * @example
+   * const full = await store.readState('report-42');
+   * if (full.ok) console.log(full.state.messageBytes);
+   */
+  async readState(run: string): Promise<StoreTail> {
+    const found = await readRun(this.#context, run);
+    return found.ok
+      ? { ok: true, state: foldRunLines(found) }
+      : { ok: false, detail: found.detail };
   }
 
   /** The run's lines, concatenated: a v1 transcript file, byte for byte. */
