@@ -21,6 +21,13 @@ import {
   summarize,
 } from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
+import {
+  type StatusForest,
+  type StatusJsonPart,
+  statusJsonFromParts,
+  statusJsonPart,
+} from '../render/status-json-parts.ts';
+import { writeChunked } from './chunked-write.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -60,11 +67,16 @@ export async function databaseStatus(
     next?: StatusNext;
   },
 ): Promise<ExitCode> {
+  const tty = (io.stdout as { isTTY?: boolean }).isTTY === true;
+  if (options.json && !tty && options.verify !== true) {
+    // For a program: on one line, made as the rows arrive (100,000 runs are 48 MB).
+    return await writeDatabaseStatusJson(io.stdout, store, options.maxRevivals);
+  }
   const roots = await databaseTree(store, options);
   const exitCode = statusExitCode(summarize(roots));
   if (options.json) {
-    // For a person, indented; for a program, on one line and in pieces (100,000 runs are 48 MB).
-    if ((io.stdout as { isTTY?: boolean }).isTTY === true) {
+    // For a person, indented; with --verify to a program, on one line and in pieces.
+    if (tty) {
       io.stdout.write(`${jsonText(statusJson(roots, options.maxRevivals), io.stdout)}\n`);
     } else {
       for (const piece of statusJsonPieces(roots, options.maxRevivals)) io.stdout.write(piece);
@@ -81,6 +93,83 @@ export async function databaseStatus(
     ),
   );
   return exitCode;
+}
+
+/**
+ * `status --database --json` on one line (to a pipe or a file): the text of
+ * {@link statusJson} for {@link databaseTree}'s tree, made as the rows arrive — each run
+ * decided from its summary and kept as its own line of JSON, not as objects (every run's
+ * objects held at once were most of the garbage collection at 100,000 runs) — and written in
+ * chunks. A run without a summary is folded from its records, as in {@link databaseTree}.
+ *
+ * @example
+ * const exitCode = await writeDatabaseStatusJson(io.stdout, store, 3);
+ */
+export async function writeDatabaseStatusJson(
+  out: NodeJS.WritableStream,
+  store: PostgresStore,
+  maxRevivals: number,
+): Promise<ExitCode> {
+  const parts: StatusJsonPart[] = [];
+  const names: string[] = [];
+  const parents: (string | null)[] = [];
+  const unsummarised: { index: number; row: StoreRunSummary }[] = [];
+  await store.eachSummary((row) => {
+    names.push(row.run);
+    parents.push(row.parent);
+    if (row.summary === null) {
+      unsummarised.push({ index: parts.length, row });
+      parts.push(UNSUMMARISED);
+    } else {
+      parts.push(statusJsonPart(runNode(row, { ok: true, state: row.summary }, maxRevivals)));
+    }
+  });
+  if (unsummarised.length > 0) {
+    const tails = await store.tails(unsummarised.map(({ row }) => row.run));
+    for (const { index, row } of unsummarised) {
+      parts[index] = statusJsonPart(runNode(row, tails.get(row.run), maxRevivals));
+    }
+  }
+  const summary = writeChunked(
+    out,
+    statusJsonFromParts(parts, forestOf(names, parents), maxRevivals),
+  );
+  out.write('\n');
+  return statusExitCode(summary);
+}
+
+/** A run's place in the parts until its records are folded. */
+const UNSUMMARISED: StatusJsonPart = { text: '', state: 'unreadable', resumeTokens: 0 };
+
+/**
+ * The tree of runs named `names` with parents `parents` (by index), as {@link databaseTree}
+ * makes it: a run whose parent is not among them is at the top; children in the runs' order.
+ * Pure.
+ *
+ * @example
+ * forestOf(['a', 'a/b'], [null, 'a']); // { roots: [0], children: [[1]] }
+ */
+export function forestOf(
+  names: readonly string[],
+  parents: readonly (string | null)[],
+): StatusForest {
+  const children: number[][] = [];
+  // 100,000 runs and no child among them: no index of names to build.
+  if (parents.every((parent) => parent === null))
+    return { roots: names.map((_, i) => i), children };
+  const indexOf = new Map(names.map((name, index) => [name, index]));
+  const roots: number[] = [];
+  parents.forEach((parent, index) => {
+    const at = parent === null ? undefined : indexOf.get(parent);
+    if (at === undefined) {
+      roots.push(index);
+      return;
+    }
+    const siblings = children[at];
+    if (siblings === undefined) children[at] = [index];
+    else siblings.push(index);
+  });
+  return { roots, children };
 }
 
 /**

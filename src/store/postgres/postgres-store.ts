@@ -11,6 +11,7 @@ import { claimRun, markRun, parkRun, parkUnreadableRun, takeRun } from './run-le
 import { RunNotifications, type RunWatch } from './run-notifications.ts';
 import {
   activeChildCount,
+  eachRunSummary,
   runNames,
   runRows,
   runStanding,
@@ -304,6 +305,22 @@ export class PostgresStore implements TranscriptStore {
    */
   summaries(): Promise<StoreRunSummary[]> {
     return runSummaries(this.#context);
+  }
+
+  /**
+   * {@link summaries} one row at a time, each given to `visit` as it arrives: for a caller that
+   * keeps less than every row (`status --database --json` keeps each run's JSON), and whose work
+   * on a row overlaps the server's sending of the next. Rejects with the first error `visit`
+   * throws, once the rows have all been read.
+   *
+   * @example
+   * let dead = 0;
+   * await store.eachSummary((row) => {
+   *   if (row.leaseExpired) dead += 1;
+   * });
+   */
+  eachSummary(visit: (row: StoreRunSummary) => void): Promise<void> {
+    return eachRunSummary(this.#context, visit);
   }
 
   /**
