@@ -1,7 +1,7 @@
 import { jsonText } from '../render/json-text.ts';
 import { type DatabaseHold, type RunNode, stateOf } from '../render/run-node.ts';
 import { assessTail } from '../revival/assess-tail.ts';
-import { unreadableInspection } from '../revival/inspect.ts';
+import { unreadableAnswer } from '../revival/unreadable-answer.ts';
 import { verdictDisagreement } from '../revival/verdict-agreement.ts';
 import type {
   PostgresStore,
@@ -274,7 +274,7 @@ function runNode(row: StoreRunRow, tail: StoreTail | undefined, maxRevivals: num
   if (tail === undefined || !tail.ok || row.status === 'unreadable') {
     // A run parked unreadable may fold well from its last checkpoint: the worker read further.
     const detail = tail?.ok === false ? tail.detail : (row.detail ?? `${path}: no records`);
-    inspection = { ...unreadableInspection(path, maxRevivals, detail), bytes: row.bytes };
+    inspection = { ...unreadableAnswer(path, maxRevivals, detail), bytes: row.bytes };
   } else {
     const held = row.owner !== null && !row.leaseExpired;
     // A queued run is not revived: a worker takes it as it is.
