@@ -21,13 +21,8 @@ import {
   summarize,
 } from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
-import {
-  type StatusForest,
-  type StatusJsonPart,
-  statusJsonFromParts,
-  statusJsonPart,
-} from '../render/status-json-parts.ts';
-import { writeChunked } from './chunked-write.ts';
+import { StatusJsonStream, statusJsonPart } from '../render/status-json-parts.ts';
+import { ChunkedWriter } from './chunked-write.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -97,10 +92,11 @@ export async function databaseStatus(
 
 /**
  * `status --database --json` on one line (to a pipe or a file): the text of
- * {@link statusJson} for {@link databaseTree}'s tree, made as the rows arrive — each run
- * decided from its summary and kept as its own line of JSON, not as objects (every run's
- * objects held at once were most of the garbage collection at 100,000 runs) — and written in
- * chunks. A run without a summary is folded from its records, as in {@link databaseTree}.
+ * {@link statusJson} for {@link databaseTree}'s tree, written as the rows arrive — each run
+ * decided from its summary and turned into its own line of JSON, each tree at the top written
+ * once all its runs have come, in chunks — so that 100,000 runs are never held at once, as
+ * objects or as text. A run without a summary is folded from its records after the rows, as
+ * in {@link databaseTree}; the trees from its own on wait for it.
  *
  * @example
  * const exitCode = await writeDatabaseStatusJson(io.stdout, store, 3);
@@ -110,66 +106,27 @@ export async function writeDatabaseStatusJson(
   store: PostgresStore,
   maxRevivals: number,
 ): Promise<ExitCode> {
-  const parts: StatusJsonPart[] = [];
-  const names: string[] = [];
-  const parents: (string | null)[] = [];
-  const unsummarised: { index: number; row: StoreRunSummary }[] = [];
+  const writer = new ChunkedWriter(out);
+  const stream = new StatusJsonStream((piece) => writer.write(piece), maxRevivals);
+  const unsummarised: StoreRunSummary[] = [];
   await store.eachSummary((row) => {
-    names.push(row.run);
-    parents.push(row.parent);
-    if (row.summary === null) {
-      unsummarised.push({ index: parts.length, row });
-      parts.push(UNSUMMARISED);
-    } else {
-      parts.push(statusJsonPart(runNode(row, { ok: true, state: row.summary }, maxRevivals)));
-    }
+    if (row.summary === null) unsummarised.push(row);
+    const part =
+      row.summary === null
+        ? null
+        : statusJsonPart(runNode(row, { ok: true, state: row.summary }, maxRevivals));
+    stream.add(row.run, row.parent, row.children, part);
   });
   if (unsummarised.length > 0) {
-    const tails = await store.tails(unsummarised.map(({ row }) => row.run));
-    for (const { index, row } of unsummarised) {
-      parts[index] = statusJsonPart(runNode(row, tails.get(row.run), maxRevivals));
+    const tails = await store.tails(unsummarised.map((row) => row.run));
+    for (const row of unsummarised) {
+      stream.decided(row.run, statusJsonPart(runNode(row, tails.get(row.run), maxRevivals)));
     }
   }
-  const summary = writeChunked(
-    out,
-    statusJsonFromParts(parts, forestOf(names, parents), maxRevivals),
-  );
-  out.write('\n');
+  const summary = stream.end();
+  writer.write('\n');
+  writer.end();
   return statusExitCode(summary);
-}
-
-/** A run's place in the parts until its records are folded. */
-const UNSUMMARISED: StatusJsonPart = { text: '', state: 'unreadable', resumeTokens: 0 };
-
-/**
- * The tree of runs named `names` with parents `parents` (by index), as {@link databaseTree}
- * makes it: a run whose parent is not among them is at the top; children in the runs' order.
- * Pure.
- *
- * @example
- * forestOf(['a', 'a/b'], [null, 'a']); // { roots: [0], children: [[1]] }
- */
-export function forestOf(
-  names: readonly string[],
-  parents: readonly (string | null)[],
-): StatusForest {
-  const children: number[][] = [];
-  // 100,000 runs and no child among them: no index of names to build.
-  if (parents.every((parent) => parent === null))
-    return { roots: names.map((_, i) => i), children };
-  const indexOf = new Map(names.map((name, index) => [name, index]));
-  const roots: number[] = [];
-  parents.forEach((parent, index) => {
-    const at = parent === null ? undefined : indexOf.get(parent);
-    if (at === undefined) {
-      roots.push(index);
-      return;
-    }
-    const siblings = children[at];
-    if (siblings === undefined) children[at] = [index];
-    else siblings.push(index);
-  });
-  return { roots, children };
 }
 
 /**

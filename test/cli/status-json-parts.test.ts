@@ -6,22 +6,22 @@ import { serializeJson } from '../../src/render/json-text.ts';
 import { type RunNode, stateOf } from '../../src/render/run-node.ts';
 import {
   type StatusJsonPart,
-  statusJsonFromParts,
+  StatusJsonStream,
   statusJsonPart,
 } from '../../src/render/status-json-parts.ts';
 import { assessTail } from '../../src/revival/assess-tail.ts';
 import { unreadableInspection } from '../../src/revival/inspect.ts';
-import { writeChunked } from '../../src/runs/chunked-write.ts';
-import { forestOf } from '../../src/runs/database-status.ts';
+import { ChunkedWriter } from '../../src/runs/chunked-write.ts';
 import { emptyTailState, foldTailState } from '../../src/transcript/tail-state.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 
 /*
- * `status --database --json` keeps each run as its own line of JSON and writes the tree from
- * those lines: the text must be the one `JSON.stringify(statusJson(roots))` makes of the same
- * tree — for any forest (children in order, runs whose parent is elsewhere at the top, runs no
- * root leads to left out), hostile strings, a tree deeper than `JSON.stringify` goes — and the
- * chunks it is written in must join to the pieces, whatever their characters.
+ * `status --database --json` writes each tree at the top as soon as all its runs have come,
+ * from each run's own line of JSON: the text must be the one `JSON.stringify(statusJson(roots))`
+ * makes of the same tree — for any forest, whatever order children and parents come in, runs
+ * decided late, runs in a loop of parents (left out), hostile strings, a tree deeper than
+ * `JSON.stringify` goes — a tree must be written once complete and not before, and the chunks
+ * it is written in must join to the pieces, whatever their characters.
  */
 
 const HOSTILE = '\u2028"\\</script>"children":[]\u{1f600}';
@@ -83,15 +83,20 @@ function node(path: string, kind: number): RunNode {
   return built;
 }
 
-/** `count` runs with random parents (some outside the runs, one its own), as the store lists them. */
+/**
+ * `count` runs in name order with random parents among them (the store's foreign key: a parent
+ * is always a run), some their own or in a loop.
+ */
 function randomRuns(seed: number, count: number): { names: string[]; parents: (string | null)[] } {
   const random = seededRandom(seed);
-  const names = Array.from({ length: count }, (_, index) => `run-${index}-${HOSTILE}`);
+  const names = Array.from(
+    { length: count },
+    (_, index) => `run-${String(index).padStart(4, '0')}-${HOSTILE}`,
+  );
   const parents = names.map((name, index) => {
     const roll = random();
     if (roll < 0.4 || index === 0) return null;
-    if (roll < 0.45) return 'not-in-the-store';
-    if (roll < 0.47) return name;
+    if (roll < 0.43) return name;
     return names[Math.floor(random() * count)] as string;
   });
   return { names, parents };
@@ -109,44 +114,98 @@ function treeOf(names: string[], parents: (string | null)[], nodes: RunNode[]): 
   return roots;
 }
 
-function fromParts(names: string[], parents: (string | null)[], parts: StatusJsonPart[]) {
-  const pieces = statusJsonFromParts(parts, forestOf(names, parents), 3);
-  const texts: string[] = [];
-  for (let next = pieces.next(); ; next = pieces.next()) {
-    if (next.done === true) return { text: texts.join(''), summary: next.value };
-    texts.push(next.value);
-  }
+/** The stream's text for runs added in order, those in `late` decided after all have come. */
+function streamed(
+  names: string[],
+  parents: (string | null)[],
+  parts: StatusJsonPart[],
+  late: ReadonlySet<number> = new Set(),
+) {
+  const pieces: string[] = [];
+  const stream = new StatusJsonStream((piece) => pieces.push(piece), 3);
+  const children = new Map<string, number>();
+  for (const parent of parents)
+    if (parent !== null) children.set(parent, (children.get(parent) ?? 0) + 1);
+  names.forEach((name, index) => {
+    stream.add(
+      name,
+      parents[index] as string | null,
+      children.get(name) ?? 0,
+      late.has(index) ? null : (parts[index] as StatusJsonPart),
+    );
+  });
+  for (const index of late) stream.decided(names[index] as string, parts[index] as StatusJsonPart);
+  const summary = stream.end();
+  return { text: pieces.join(''), summary };
 }
 
-test('random forests: the same text as JSON.stringify of statusJson, the same summary', () => {
-  const seed = testSeed('status-json-parts');
-  for (let round = 0; round < 40; round += 1) {
+test('random forests, some runs decided late: the same text as JSON.stringify of statusJson, the same summary', () => {
+  const seed = testSeed('status-json-stream');
+  for (let round = 0; round < 60; round += 1) {
+    const random = seededRandom(seed + round);
     const { names, parents } = randomRuns(seed + round, 1 + (round % 13) * 7);
     const nodes = names.map((name, index) => node(name, index + round));
     const parts = nodes.map(statusJsonPart);
+    const late = new Set(
+      names.flatMap((_, index) => (random() < (round % 3) * 0.1 ? [index] : [])),
+    );
     const whole = statusJson(treeOf(names, parents, nodes), 3);
-    const made = fromParts(names, parents, parts);
+    const made = streamed(names, parents, parts, late);
     assert.equal(made.text, JSON.stringify(whole), `seed ${seed + round}`);
     assert.deepEqual(made.summary, whole.summary);
   }
 });
 
-test('no runs, and runs with no parent at all: the same text', () => {
-  assert.equal(fromParts([], [], []).text, JSON.stringify(statusJson([], 3)));
-  const names = ['a', 'b', 'c'];
-  const nodes = names.map((name, index) => node(name, index));
-  const made = fromParts(names, [null, null, null], nodes.map(statusJsonPart));
-  assert.equal(made.text, JSON.stringify(statusJson(nodes, 3)));
+test('a tree is written once its last run has come, not before; a run alone at once', () => {
+  const pieces: string[] = [];
+  const stream = new StatusJsonStream((piece) => pieces.push(piece), 3);
+  const part = (name: string) => statusJsonPart(node(name, 1));
+  stream.add('a', null, 0, part('a'));
+  assert.ok(pieces.join('').endsWith(part('a').text), 'a run with no children: written at once');
+  stream.add('b', null, 1, part('b'));
+  stream.add('b/x', 'b', 1, part('b/x'));
+  stream.add('c', null, 0, part('c'));
+  const before = pieces.join('');
+  assert.ok(
+    !before.includes('"path":"b"') && !before.includes('"path":"c"'),
+    'b waits for d/y, c for b',
+  );
+  stream.add('d/y', 'b/x', 0, part('d/y'));
+  const after = pieces.join('');
+  assert.ok(
+    after.includes('"path":"d/y"') && after.includes('"path":"c"'),
+    'b complete: b and c written',
+  );
+  // A child before its parent (by name): the parent's tree is complete when the parent comes.
+  stream.add('e', 'f', 0, part('e'));
+  assert.ok(!pieces.join('').includes('"path":"e"'), 'e waits for f');
+  stream.add('f', null, 1, part('f'));
+  assert.ok(pieces.join('').includes('"path":"f"'), 'f written with e, before the end');
+  stream.end();
+});
+
+test('no runs, and a run whose parent never comes: at the top, at the end', () => {
+  const none = streamed([], [], []);
+  assert.equal(none.text, JSON.stringify(statusJson([], 3)));
+  const nodes = ['a', 'b'].map((name, index) => node(name, index));
+  const made = streamed(['a', 'b'], ['elsewhere', null], nodes.map(statusJsonPart));
+  assert.equal(
+    made.text,
+    JSON.stringify(statusJson([nodes[1] as RunNode, nodes[0] as RunNode], 3)),
+  );
 });
 
 test('a tree nested deeper than JSON.stringify can go: the text serializeJson makes', () => {
-  const names = Array.from({ length: 3_001 }, (_, index) => `d${index}`);
-  const parents = names.map((_, index) => (index === 0 ? null : `d${index - 1}`));
+  const names = Array.from({ length: 3_001 }, (_, index) => `d${String(index).padStart(5, '0')}`);
+  const parents = names.map((_, index) => (index === 0 ? null : (names[index - 1] as string)));
   const nodes = names.map((name, index) => node(name, index));
   const parts = nodes.map(statusJsonPart);
   const whole = statusJson(treeOf(names, parents, nodes), 3);
   assert.throws(() => JSON.stringify(whole), RangeError, 'the depth is real');
-  assert.equal(fromParts(names, parents, parts).text, serializeJson(whole));
+  assert.equal(streamed(names, parents, parts).text, serializeJson(whole));
+  // Children before their parents, the deepest first: one child each, so the same text.
+  const reversed = streamed([...names].reverse(), [...parents].reverse(), [...parts].reverse());
+  assert.equal(reversed.text, serializeJson(whole));
 });
 
 test('written in chunks: the bytes of the pieces joined, whatever their characters and sizes', () => {
@@ -163,15 +222,9 @@ test('written in chunks: the bytes of the pieces joined, whatever their characte
         done();
       },
     });
-    const returned = writeChunked(
-      out,
-      (function* () {
-        yield* pieces;
-        return 'the end';
-      })(),
-      chunkBytes,
-    );
-    assert.equal(returned, 'the end');
+    const writer = new ChunkedWriter(out, chunkBytes);
+    for (const piece of pieces) writer.write(piece);
+    writer.end();
     assert.equal(
       Buffer.concat(written).toString('utf8'),
       pieces.join(''),

@@ -311,6 +311,15 @@ test('status --database --json made as the rows arrive: the bytes of the tree ma
         `UPDATE ${runs} SET status = 'unreadable', status_detail = 'line 3: checksum mismatch' WHERE run_id = 'd-plain'`,
       );
     });
+    assert.deepEqual(
+      (await store.summaries())
+        .filter((row) => row.children > 0)
+        .map((row) => [row.run, row.children]),
+      [
+        ['m-child', 1],
+        ['z-root', 2],
+      ],
+    );
     const roots = await databaseTree(store, { maxRevivals: 2 });
     const expected = `${JSON.stringify(statusJson(roots, 2))}\n`;
     assert.deepEqual(

@@ -309,9 +309,10 @@ export class PostgresStore implements TranscriptStore {
 
   /**
    * {@link summaries} one row at a time, each given to `visit` as it arrives: for a caller that
-   * keeps less than every row (`status --database --json` keeps each run's JSON), and whose work
-   * on a row overlaps the server's sending of the next. Rejects with the first error `visit`
-   * throws, once the rows have all been read.
+   * keeps less than every row (`status --database --json` keeps a tree until it is written),
+   * and whose work on a row overlaps the server's sending of the next. Each row's `children`
+   * is counted in the same snapshot as the rows. Rejects with the first error `visit` throws,
+   * once the rows have all been read.
    *
    * @example
    * let dead = 0;

@@ -95,26 +95,33 @@ export async function runSummaries(context: StoreContext): Promise<StoreRunSumma
 
 /**
  * {@link runSummaries} one row at a time, each given to `visit` as it arrives from the server:
- * a caller that keeps less than the row (`status --database --json` keeps the run's JSON) never
- * holds 100,000 rows at once, and its work on a row overlaps the server's sending of the next.
- * An error thrown by `visit` stops the visits and rejects, once the query has ended.
+ * a caller that keeps less than the row (`status --database --json` keeps a tree only until it
+ * is written) never holds 100,000 rows at once, and its work on a row overlaps the server's
+ * sending of the next. Each row says how many children its run has, counted in the same
+ * snapshot as the rows (a read-only repeatable-read transaction), so a caller knows when a
+ * run's tree has all come. An error thrown by `visit` stops the visits and rejects, once the
+ * query has ended.
  *
  * @example
- * await eachRunSummary(context, (row) => console.log(row.run, row.summary?.revivals));
+ * await eachRunSummary(context, (row) => console.log(row.run, row.children));
  */
 export async function eachRunSummary(
   context: StoreContext,
   visit: (row: StoreRunSummary) => void,
 ): Promise<void> {
   const { Query } = await pgModule();
-  await withClient(
-    context.pool,
-    (client) =>
-      new Promise<void>((resolve, reject) => {
+  await withClient(context.pool, async (client) => {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      const counted = await client.query<{ parent_run: string; children: number }>(
+        SQL.CHILD_COUNTS(context.schema),
+      );
+      const children = new Map(counted.rows.map((row) => [row.parent_run, row.children]));
+      await new Promise<void>((resolve, reject) => {
         let failure: { error: unknown } | null = null;
         // Each row as an array of texts, converted here (no object per row and no type parser
-        // per field in the driver), in the column order of SQL.SUMMARIES; not kept by the driver
-        // (a Query with a row listener and no callback does not accumulate its rows).
+        // per field in the driver), in the column order of SQL.SUMMARIES; not kept by the
+        // driver (a Query with a row listener and no callback does not accumulate its rows).
         const config: QueryArrayConfig = {
           text: SQL.SUMMARIES(context.schema),
           rowMode: 'array',
@@ -125,7 +132,7 @@ export async function eachRunSummary(
         query.on('row', (row: SummaryColumns) => {
           if (failure !== null) return;
           try {
-            visit(summaryOf(row));
+            visit(summaryOf(row, children.get(row[0]) ?? 0));
           } catch (error) {
             failure = { error };
           }
@@ -133,11 +140,15 @@ export async function eachRunSummary(
         query.on('error', reject);
         query.on('end', () => (failure === null ? resolve() : reject(failure.error)));
         client.query(query);
-      }),
-  );
+      });
+    } finally {
+      // Read only: nothing to commit.
+      await client.query('ROLLBACK').catch(() => undefined);
+    }
+  });
 }
 
-function summaryOf(row: SummaryColumns): StoreRunSummary {
+function summaryOf(row: SummaryColumns, children: number): StoreRunSummary {
   return {
     run: row[0],
     owner: row[1],
@@ -152,6 +163,7 @@ function summaryOf(row: SummaryColumns): StoreRunSummary {
     bytes: Number(row[10]),
     detail: row[11],
     summary: row[12] === null ? null : tailStateFromJson(JSON.parse(row[12])),
+    children,
   };
 }
 
