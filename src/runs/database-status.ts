@@ -22,7 +22,7 @@ import {
 } from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
 import { StatusJsonStream, statusJsonPart } from '../render/status-json-parts.ts';
-import { ChunkedWriter } from './chunked-write.ts';
+import { ChunkedText } from './chunked-text.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -92,11 +92,13 @@ export async function databaseStatus(
 
 /**
  * `status --database --json` on one line (to a pipe or a file): the text of
- * {@link statusJson} for {@link databaseTree}'s tree, written as the rows arrive — each run
- * decided from its summary and turned into its own line of JSON, each tree at the top written
- * once all its runs have come, in chunks — so that 100,000 runs are never held at once, as
- * objects or as text. A run without a summary is folded from its records after the rows, as
- * in {@link databaseTree}; the trees from its own on wait for it.
+ * {@link statusJson} for {@link databaseTree}'s tree, made as the rows arrive — each run
+ * decided from its summary and turned into its own line of JSON, each tree at the top made
+ * into bytes once all its runs have come — so that 100,000 runs are never held at once as
+ * objects or strings (they were most of its garbage collection), only as the bytes of the
+ * answer; those are written once every row has been read, so a read that fails writes
+ * nothing. A run without a summary is folded from its records after the rows, as in
+ * {@link databaseTree}; the trees from its own on wait for it.
  *
  * @example
  * const exitCode = await writeDatabaseStatusJson(io.stdout, store, 3);
@@ -106,8 +108,8 @@ export async function writeDatabaseStatusJson(
   store: PostgresStore,
   maxRevivals: number,
 ): Promise<ExitCode> {
-  const writer = new ChunkedWriter(out);
-  const stream = new StatusJsonStream((piece) => writer.write(piece), maxRevivals);
+  const text = new ChunkedText();
+  const stream = new StatusJsonStream((piece) => text.write(piece), maxRevivals);
   const unsummarised: StoreRunSummary[] = [];
   await store.eachSummary((row) => {
     if (row.summary === null) unsummarised.push(row);
@@ -124,8 +126,8 @@ export async function writeDatabaseStatusJson(
     }
   }
   const summary = stream.end();
-  writer.write('\n');
-  writer.end();
+  text.write('\n');
+  text.writeTo(out);
   return statusExitCode(summary);
 }
 

@@ -11,7 +11,7 @@ import {
 } from '../../src/render/status-json-parts.ts';
 import { assessTail } from '../../src/revival/assess-tail.ts';
 import { unreadableInspection } from '../../src/revival/inspect.ts';
-import { ChunkedWriter } from '../../src/runs/chunked-write.ts';
+import { ChunkedText } from '../../src/runs/chunked-text.ts';
 import { emptyTailState, foldTailState } from '../../src/transcript/tail-state.ts';
 import { seededRandom, testSeed } from '../support/seeded-random.ts';
 
@@ -208,7 +208,7 @@ test('a tree nested deeper than JSON.stringify can go: the text serializeJson ma
   assert.equal(reversed.text, serializeJson(whole));
 });
 
-test('written in chunks: the bytes of the pieces joined, whatever their characters and sizes', () => {
+test('kept in chunks, written at the end: the bytes of the pieces joined, whatever their characters and sizes', () => {
   const random = seededRandom(testSeed('chunked-write'));
   const pieces = Array.from(
     { length: 500 },
@@ -222,9 +222,10 @@ test('written in chunks: the bytes of the pieces joined, whatever their characte
         done();
       },
     });
-    const writer = new ChunkedWriter(out, chunkBytes);
-    for (const piece of pieces) writer.write(piece);
-    writer.end();
+    const text = new ChunkedText(chunkBytes);
+    for (const piece of pieces) text.write(piece);
+    assert.equal(written.length, 0, 'nothing written before writeTo');
+    text.writeTo(out);
     assert.equal(
       Buffer.concat(written).toString('utf8'),
       pieces.join(''),
