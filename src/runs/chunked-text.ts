@@ -22,6 +22,7 @@ export class ChunkedText {
     this.#chunk = Buffer.allocUnsafe(chunkBytes);
   }
 
+  /** Add `piece` to the text. */
   write(piece: string): void {
     // At most 3 bytes of UTF-8 for each UTF-16 unit.
     if (this.#used + piece.length * 3 > this.#chunkBytes) {
