@@ -31,7 +31,8 @@ async function firstStale(folder: string): Promise<string | null> {
       if (found !== null) return found;
       continue;
     }
-    if (!entry.name.endsWith('.ts')) continue;
+    // A declaration file (src/types/*.d.ts) compiles to nothing: not a reason to build.
+    if (!entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
     const compiled = `dist/${path.slice('src/'.length, -'.ts'.length)}.js`;
     const built = await stat(compiled).catch(() => null);
     if (built === null) return `${compiled} is missing`;

@@ -99,8 +99,7 @@ const STATES: StatusState[] = [
  * summarize(roots).revivable; // 2
  */
 export function summarize(roots: RunNode[]): StatusJson['summary'] {
-  const summary = { total: 0, resumeTokens: 0 } as StatusJson['summary'];
-  for (const state of STATES) summary[state] = 0;
+  const summary = emptyStatusSummary();
   const visit = (node: RunNode): void => {
     summary.total += 1;
     summary[node.state] += 1;
@@ -108,6 +107,19 @@ export function summarize(roots: RunNode[]): StatusJson['summary'] {
     node.children.forEach(visit);
   };
   roots.forEach(visit);
+  return summary;
+}
+
+/**
+ * The summary of no runs: every state counted 0, no tokens.
+ *
+ * @example
+ * const summary = emptyStatusSummary();
+ * summary.finished += 1;
+ */
+export function emptyStatusSummary(): StatusJson['summary'] {
+  const summary = { total: 0, resumeTokens: 0 } as StatusJson['summary'];
+  for (const state of STATES) summary[state] = 0;
   return summary;
 }
 
@@ -218,7 +230,13 @@ function treeJsonText(root: RunNode): string {
   }
 }
 
-function runJson(node: RunNode): StatusJsonRun {
+/**
+ * One run of `status --json`, its children under it.
+ *
+ * @example
+ * const [first] = roots.map(runJson);
+ */
+export function runJson(node: RunNode): StatusJsonRun {
   const inspection = node.inspection;
   return {
     path: node.displayPath,

@@ -7,7 +7,8 @@ import type { Inspection } from './inspection.ts';
 import { readTailState } from '../transcript/read-tail-state.ts';
 import { verdictDisagreement } from './verdict-agreement.ts';
 import { layoutAncestors } from './tree-root.ts';
-import { draftInspection, finishInspection, unreadableAnswer } from './inspection-verdict.ts';
+import { draftInspection, finishInspection } from './inspection-verdict.ts';
+import { unreadableAnswer } from './unreadable-answer.ts';
 
 /**
  * What {@link inspectTranscript} is asked.

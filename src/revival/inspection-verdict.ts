@@ -11,6 +11,7 @@ import { heldDetail } from '../transcript/tree-claim.ts';
 import { describeHolder, type LockHolder } from '../transcript/writer-lock.ts';
 import { assessTail } from './assess-tail.ts';
 import type { Inspection } from './inspection.ts';
+import { unreadableAnswer } from './unreadable-answer.ts';
 import { verdictDisagreement } from './verdict-agreement.ts';
 
 /**
@@ -138,28 +139,4 @@ function readingOrder(inspection: Inspection): Inspection {
     if (inspection[key] !== undefined) ordered[key] = inspection[key];
   }
   return ordered as unknown as Inspection;
-}
-
-/**
- * The answer for a transcript that cannot be read (`unreadableInspection`, exported by
- * inspect.ts): not revivable, nothing open, nothing to send.
- *
- * @example
- * unreadableAnswer('runs/a.jsonl', 2, 'runs/a.jsonl: line 7: checksum mismatch').reason; // 'unreadable'
- */
-export function unreadableAnswer(path: string, maxRevivals: number, detail: string): Inspection {
-  return {
-    path,
-    revivable: false,
-    reason: 'unreadable',
-    detail,
-    revivalsUsed: 0,
-    maxRevivals,
-    openDispatches: [],
-    neverDispatched: [],
-    pendingJoins: [],
-    bytes: 0,
-    messages: 0,
-    estimatedTokens: 0,
-  };
 }

@@ -1,7 +1,7 @@
 import { jsonText } from '../render/json-text.ts';
 import { type DatabaseHold, type RunNode, stateOf } from '../render/run-node.ts';
 import { assessTail } from '../revival/assess-tail.ts';
-import { unreadableInspection } from '../revival/inspect.ts';
+import { unreadableAnswer } from '../revival/unreadable-answer.ts';
 import { verdictDisagreement } from '../revival/verdict-agreement.ts';
 import type {
   PostgresStore,
@@ -20,6 +20,8 @@ import {
   summarize,
 } from '../render/format-status.ts';
 import type { InspectionView as Inspection } from './inspection.ts';
+import { StatusJsonStream, statusJsonPart } from '../render/status-json-parts.ts';
+import { ChunkedText } from './chunked-text.ts';
 
 /**
  * A run of the PostgreSQL store as `status --database` shows it: `running` (a worker holds it,
@@ -59,11 +61,16 @@ export async function databaseStatus(
     next?: StatusNext;
   },
 ): Promise<ExitCode> {
+  const tty = (io.stdout as { isTTY?: boolean }).isTTY === true;
+  if (options.json && !tty && options.verify !== true) {
+    // For a program: on one line, made as the rows arrive (100,000 runs are 48 MB).
+    return await writeDatabaseStatusJson(io.stdout, store, options.maxRevivals);
+  }
   const roots = await databaseTree(store, options);
   const exitCode = statusExitCode(summarize(roots));
   if (options.json) {
-    // For a person, indented; for a program, on one line and in pieces (100,000 runs are 48 MB).
-    if ((io.stdout as { isTTY?: boolean }).isTTY === true) {
+    // For a person, indented; with --verify to a program, on one line and in pieces.
+    if (tty) {
       io.stdout.write(`${jsonText(statusJson(roots, options.maxRevivals), io.stdout)}\n`);
     } else {
       for (const piece of statusJsonPieces(roots, options.maxRevivals)) io.stdout.write(piece);
@@ -80,6 +87,47 @@ export async function databaseStatus(
     ),
   );
   return exitCode;
+}
+
+/**
+ * `status --database --json` on one line (to a pipe or a file): the text of
+ * {@link statusJson} for {@link databaseTree}'s tree, made as the rows arrive — each run
+ * decided from its summary and turned into its own line of JSON, each tree at the top made
+ * into bytes once all its runs have come — so that 100,000 runs are never held at once as
+ * objects or strings (they were most of its garbage collection), only as the bytes of the
+ * answer; those are written once every row has been read, so a read that fails writes
+ * nothing. A run without a summary is folded from its records after the rows, as in
+ * {@link databaseTree}; the trees from its own on wait for it.
+ *
+ * @example
+ * const exitCode = await writeDatabaseStatusJson(io.stdout, store, 3);
+ */
+export async function writeDatabaseStatusJson(
+  out: NodeJS.WritableStream,
+  store: PostgresStore,
+  maxRevivals: number,
+): Promise<ExitCode> {
+  const text = new ChunkedText();
+  const stream = new StatusJsonStream((piece) => text.write(piece), maxRevivals);
+  const unsummarised: StoreRunSummary[] = [];
+  await store.eachSummary((row) => {
+    if (row.summary === null) unsummarised.push(row);
+    const part =
+      row.summary === null
+        ? null
+        : statusJsonPart(runNode(row, { ok: true, state: row.summary }, maxRevivals));
+    stream.add(row.run, row.parent, row.children, part);
+  });
+  if (unsummarised.length > 0) {
+    const tails = await store.tails(unsummarised.map((row) => row.run));
+    for (const row of unsummarised) {
+      stream.decided(row.run, statusJsonPart(runNode(row, tails.get(row.run), maxRevivals)));
+    }
+  }
+  const summary = stream.end();
+  text.write('\n');
+  text.writeTo(out);
+  return statusExitCode(summary);
 }
 
 /**
@@ -184,7 +232,7 @@ function runNode(row: StoreRunRow, tail: StoreTail | undefined, maxRevivals: num
   if (tail === undefined || !tail.ok || row.status === 'unreadable') {
     // A run parked unreadable may fold well from its last checkpoint: the worker read further.
     const detail = tail?.ok === false ? tail.detail : (row.detail ?? `${path}: no records`);
-    inspection = { ...unreadableInspection(path, maxRevivals, detail), bytes: row.bytes };
+    inspection = { ...unreadableAnswer(path, maxRevivals, detail), bytes: row.bytes };
   } else {
     const held = row.owner !== null && !row.leaseExpired;
     // A queued run is not revived: a worker takes it as it is.

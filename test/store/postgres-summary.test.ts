@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { statusExitCode, statusJson, summarize } from '../../src/render/format-status.ts';
+import { databaseTree, writeDatabaseStatusJson } from '../../src/runs/database-status.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { PostgresTranscriptWriter } from '../../src/store/postgres/postgres-writer.ts';
 import { decodeLine } from '../../src/transcript/line-codec.ts';
@@ -267,6 +270,85 @@ test('status --database reads the summaries, and --verify the records: the same 
       caught?.detail ?? '',
       /its summary \(the runs row\) says otherwise than its records/,
     );
+  } finally {
+    await store.close();
+  }
+});
+
+test('status --database --json made as the rows arrive: the bytes of the tree made of every row, children, a run without a summary and a parked one included', async () => {
+  const seed = testSeed('status from the rows');
+  const random = seededRandom(seed);
+  const schema = await database.newSchema();
+  await PostgresStore.migrate({ connectionString: database.url, schema });
+  const store = await PostgresStore.connect({ connectionString: database.url, schema });
+  try {
+    // Names out of order with their tree: a child before its parent, a grandchild first of all.
+    const names = ['m-child', 'a-grandchild', 'z-root', 'k-root', 'b-held', 'c-dead', 'd-plain'];
+    for (const [index, name] of names.entries()) {
+      const writer = await store.create(name, sessionMeta(`${name}\u2028"</script>`));
+      for (let step = 0; step < 3 + index * 2; step += 1)
+        await writer.append(randomBody(random, step));
+      if (name === 'b-held') await writer.barrier();
+      else await writer.close();
+    }
+    await store.submit('queued', sessionMeta('queued'), 'a task');
+    await admin(async (client) => {
+      const runs = `"${schema}".runs`;
+      await client.query(
+        `UPDATE ${runs} SET parent_run = 'z-root', depth = 1 WHERE run_id = 'm-child'`,
+      );
+      await client.query(
+        `UPDATE ${runs} SET parent_run = 'm-child', depth = 2 WHERE run_id = 'a-grandchild'`,
+      );
+      await client.query(
+        `UPDATE ${runs} SET parent_run = 'z-root', depth = 1 WHERE run_id = 'd-plain'`,
+      );
+      await client.query(`UPDATE ${runs} SET summary = NULL WHERE run_id = 'k-root'`);
+      await client.query(
+        `UPDATE ${runs} SET owner = 'gone', lease_expires = now() - interval '1 minute' WHERE run_id = 'c-dead'`,
+      );
+      await client.query(
+        `UPDATE ${runs} SET status = 'unreadable', status_detail = 'line 3: checksum mismatch' WHERE run_id = 'd-plain'`,
+      );
+    });
+    assert.deepEqual(
+      (await store.summaries())
+        .filter((row) => row.children > 0)
+        .map((row) => [row.run, row.children]),
+      [
+        ['m-child', 1],
+        ['z-root', 2],
+      ],
+    );
+    const roots = await databaseTree(store, { maxRevivals: 2 });
+    const expected = `${JSON.stringify(statusJson(roots, 2))}\n`;
+    assert.deepEqual(
+      roots.map((root) => [root.path, root.children.map((child) => child.path)]),
+      [
+        ['b-held', []],
+        ['c-dead', []],
+        ['k-root', []],
+        ['queued', []],
+        ['z-root', ['d-plain', 'm-child']],
+      ],
+    );
+    const chunks: Buffer[] = [];
+    const out = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    });
+    const exitCode = await writeDatabaseStatusJson(out, store, 2);
+    assert.equal(Buffer.concat(chunks).toString('utf8'), expected, `seed ${seed}`);
+    assert.equal(exitCode, statusExitCode(summarize(roots)));
+    // The command to a pipe takes that way: the same bytes.
+    const run = await runCli(
+      ['status', '--database', database.url, '--schema', schema, '--json', '--max-revivals', '2'],
+      { cwd: process.cwd() },
+    );
+    assert.equal(run.stdout, expected);
+    assert.equal(run.code, exitCode);
   } finally {
     await store.close();
   }

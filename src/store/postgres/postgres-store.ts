@@ -13,6 +13,7 @@ import { claimRun, markRun, parkRun, parkUnreadableRun, takeRun } from './run-le
 import { RunNotifications } from './run-notifications.ts';
 import {
   activeChildCount,
+  eachRunSummary,
   runHeld,
   runNames,
   runRows,
@@ -342,6 +343,23 @@ export class PostgresStore implements RunQueue {
    */
   summaries(): Promise<StoreRunSummary[]> {
     return runSummaries(this.#context);
+  }
+
+  /**
+   * {@link summaries} one row at a time, each given to `visit` as it arrives: for a caller that
+   * keeps less than every row (`status --database --json` keeps a tree until it is written),
+   * and whose work on a row overlaps the server's sending of the next. Each row's `children`
+   * is counted in the same snapshot as the rows. Rejects with the first error `visit` throws,
+   * once the rows have all been read.
+   *
+   * @example
+   * let dead = 0;
+   * await store.eachSummary((row) => {
+   *   if (row.leaseExpired) dead += 1;
+   * });
+   */
+  eachSummary(visit: (row: StoreRunSummary) => void): Promise<void> {
+    return eachRunSummary(this.#context, visit);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { QueryArrayConfig, QueryConfig } from 'pg';
 import {
   emptyTailState,
   foldTailState,
@@ -6,7 +7,7 @@ import {
 } from '../../transcript/tail-state.ts';
 import { foldRunLines, readRun } from './run-records.ts';
 import { prepared, SQL } from './sql.ts';
-import type { StoreContext } from './store-context.ts';
+import { pgModule, type StoreContext, withClient } from './store-context.ts';
 import type { StoreRunRow, StoreRunSummary, StoreTail } from './store-run-row.ts';
 import { checkStoredLine } from './stored-line.ts';
 
@@ -99,14 +100,70 @@ export async function runRows(context: StoreContext): Promise<StoreRunRow[]> {
  * for (const row of await runSummaries(context)) console.log(row.run, row.summary?.revivals);
  */
 export async function runSummaries(context: StoreContext): Promise<StoreRunSummary[]> {
-  // 100,000 rows at a glance: each as an array of texts, converted here (no object per row and
-  // no type parser per field in the driver), in the column order of SQL.SUMMARIES.
-  const result = await context.pool.query<SummaryColumns>({
-    text: SQL.SUMMARIES(context.schema),
-    rowMode: 'array',
-    types: { getTypeParser: () => asText },
+  const rows: StoreRunSummary[] = [];
+  await eachRunSummary(context, (row) => {
+    rows.push(row);
   });
-  return result.rows.map((row) => ({
+  return rows;
+}
+
+/**
+ * {@link runSummaries} one row at a time, each given to `visit` as it arrives from the server:
+ * a caller that keeps less than the row (`status --database --json` keeps a tree only until it
+ * is written) never holds 100,000 rows at once, and its work on a row overlaps the server's
+ * sending of the next. Each row says how many children its run has, counted in the same
+ * snapshot as the rows (a read-only repeatable-read transaction), so a caller knows when a
+ * run's tree has all come. An error thrown by `visit` stops the visits and rejects, once the
+ * query has ended.
+ *
+ * @example
+ * await eachRunSummary(context, (row) => console.log(row.run, row.children));
+ */
+export async function eachRunSummary(
+  context: StoreContext,
+  visit: (row: StoreRunSummary) => void,
+): Promise<void> {
+  const { Query } = await pgModule();
+  await withClient(context.pool, async (client) => {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      const counted = await client.query<{ parent_run: string; children: number }>(
+        SQL.CHILD_COUNTS(context.schema),
+      );
+      const children = new Map(counted.rows.map((row) => [row.parent_run, row.children]));
+      await new Promise<void>((resolve, reject) => {
+        let failure: { error: unknown } | null = null;
+        // Each row as an array of texts, converted here (no object per row and no type parser
+        // per field in the driver), in the column order of SQL.SUMMARIES; not kept by the
+        // driver (a Query with a row listener and no callback does not accumulate its rows).
+        const config: QueryArrayConfig = {
+          text: SQL.SUMMARIES(context.schema),
+          rowMode: 'array',
+          types: { getTypeParser: () => asText },
+        };
+        // The driver's types know `rowMode` on `query()`'s config only; its Query takes it too.
+        const query = new Query<SummaryColumns>(config as QueryConfig);
+        query.on('row', (row: SummaryColumns) => {
+          if (failure !== null) return;
+          try {
+            visit(summaryOf(row, children.get(row[0]) ?? 0));
+          } catch (error) {
+            failure = { error };
+          }
+        });
+        query.on('error', reject);
+        query.on('end', () => (failure === null ? resolve() : reject(failure.error)));
+        client.query(query);
+      });
+    } finally {
+      // Read only: nothing to commit.
+      await client.query('ROLLBACK').catch(() => undefined);
+    }
+  });
+}
+
+function summaryOf(row: SummaryColumns, children: number): StoreRunSummary {
+  return {
     run: row[0],
     owner: row[1],
     epoch: Number(row[2]),
@@ -120,7 +177,8 @@ export async function runSummaries(context: StoreContext): Promise<StoreRunSumma
     bytes: Number(row[10]),
     detail: row[11],
     summary: row[12] === null ? null : tailStateFromJson(JSON.parse(row[12])),
-  }));
+    children,
+  };
 }
 
 /** SQL.SUMMARIES's columns, each as the server's text (null for NULL). */

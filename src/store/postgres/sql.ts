@@ -123,6 +123,11 @@ FROM ${s}.runs ORDER BY run_id`,
 SELECT ${ROW_COLUMNS}, summary::text AS summary
 FROM ${s}.runs ORDER BY run_id`,
 
+  /** How many children each run with any has, for `status --database`. */
+  CHILD_COUNTS: (s: string): string => `
+SELECT parent_run, count(*)::int AS children
+FROM ${s}.runs WHERE parent_run IS NOT NULL GROUP BY parent_run`,
+
   /**
    * What `status` folds for every run: the lines from its last checkpoint on (from the first
    * line when it has none), in run and seq order.

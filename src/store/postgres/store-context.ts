@@ -86,12 +86,7 @@ export async function createPool(options: {
   maxConnections?: number;
   applicationName?: string;
 }): Promise<Pool> {
-  let pg: typeof import('pg');
-  try {
-    pg = ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
-  } catch {
-    throw new Error('the PostgreSQL store needs the pg package: npm install pg');
-  }
+  const pg = await pgModule();
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 4,
@@ -100,6 +95,20 @@ export async function createPool(options: {
   // An idle connection the server closed is the pool's to replace, not the process's to die of.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/**
+ * The `pg` package (an optional peer dependency), or a clear error when it is not installed.
+ *
+ * @example
+ * const { Query } = await pgModule();
+ */
+export async function pgModule(): Promise<typeof import('pg')> {
+  try {
+    return ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
+  } catch {
+    throw new Error('the PostgreSQL store needs the pg package: npm install pg');
+  }
 }
 
 /**

@@ -47,4 +47,6 @@ export type StoreTail = { ok: true; state: TailState } | { ok: false; detail: st
  */
 export interface StoreRunSummary extends StoreRunRow {
   summary: TailState | null;
+  /** How many runs name it as their parent, read in the same snapshot as every row. */
+  children: number;
 }
