@@ -190,6 +190,13 @@ export function storeContract(harness: StoreHarness): void {
         ['session-meta', 'message', 'checkpoint'],
       );
       assert.deepEqual(await store.list(), ['main', 'main.agents/worker-1']);
+      // A child-shaped name whose parent the store does not hold is still a run of its own.
+      const orphan = await store.create('gone.agents/worker-2', {
+        ...sessionMeta('worker-2'),
+        parent: { transcript: '../gone.jsonl', callId: 'call_2' },
+      });
+      await orphan.close();
+      assert.ok((await store.read('gone.agents/worker-2')).ok);
     },
   );
 

@@ -183,11 +183,13 @@ RETURNING epoch, last_seq`,
 
   /**
    * A new run, owned at epoch 1: $1 run, $2 owner, $3 lease ms, $4 the parent run (null for a
-   * root; a child's depth is its parent's plus one). No row back: a run of that name exists.
+   * root; a child's depth is its parent's plus one; a parent the store does not hold leaves the
+   * run a root rather than failing). No row back: a run of that name exists.
    */
   CREATE_RUN: (s: string): string => `
 INSERT INTO ${s}.runs (run_id, owner, epoch, lease_expires, last_seq, parent_run, depth)
-SELECT $1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1, $4::text,
+SELECT $1, $2, 1, now() + $3::bigint * interval '1 millisecond', -1,
+       (SELECT run_id FROM ${s}.runs WHERE run_id = $4::text),
        coalesce((SELECT depth + 1 FROM ${s}.runs WHERE run_id = $4::text), 0)
 ON CONFLICT (run_id) DO NOTHING
 RETURNING epoch`,
