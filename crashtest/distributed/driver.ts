@@ -87,11 +87,12 @@ export async function runDistributed(options: DistributedOptions): Promise<Distr
   const schema = await database.newSchema();
   log(`  PostgreSQL: ${database.source}, schema ${schema}`);
   await PostgresStore.migrate({ connectionString: database.url, schema });
-  const admin = new pg.Client({
+  // A pool, not one client: the zombie watchers' timers query while the chaos loop does.
+  const admin = new pg.Pool({
     connectionString: database.url,
     application_name: 'crashtest driver',
+    max: 3,
   });
-  await admin.connect();
   await admin.query(
     `CREATE TABLE "${schema}".ledger (run text NOT NULL, call_id text NOT NULL, key text, at timestamptz NOT NULL DEFAULT clock_timestamp(), xid xid8 NOT NULL DEFAULT pg_current_xact_id())`,
   );

@@ -52,7 +52,7 @@ export interface DistributedCounts {
  */
 export async function checkDistributed(
   store: PostgresStore,
-  ledger: pg.Client,
+  ledger: Pick<pg.Pool, 'query'>,
   schema: string,
   maxRevivals: number,
 ): Promise<{ breaches: DistributedBreaches; counts: DistributedCounts }> {
