@@ -1,5 +1,6 @@
+import type { Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { type FileSystem, nodeFileSystem } from '../transcript/file-system.ts';
 import { peek } from '../transcript/peek.ts';
 import { Session, type SessionMeta, type SessionOptions } from '../transcript/session.ts';
@@ -97,22 +98,38 @@ export class FileStore implements TranscriptStore {
 
   /**
    * The runs of the folder: its `*.jsonl` files named as run names — roots, and children in
-   * their `*.agents` folders (as the PostgreSQL store lists children too).
+   * their `*.agents` folders (as the PostgreSQL store lists children too). Only a real folder
+   * named after a run (`<run>.agents`) is entered, never a link, at most 64 levels down; a
+   * child folder that vanishes or cannot be read meanwhile is skipped, not the whole list.
    */
   async list(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.folder, { recursive: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
+    const runs: string[] = [];
+    const pending: { folder: string; prefix: string }[] = [{ folder: this.folder, prefix: '' }];
+    for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+      let entries: Dirent[];
+      try {
+        entries = await readdir(item.folder, { withFileTypes: true });
+      } catch (error) {
+        // Only the store's own folder missing means "no runs"; anything else about it is a
+        // failure to say, and a child folder gone or closed meanwhile leaves the others.
+        if (item.prefix !== '') continue;
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw error;
+      }
+      for (const entry of entries) {
+        const name = `${item.prefix}${entry.name}`;
+        if (entry.isFile() && name.endsWith('.jsonl')) {
+          const run = name.slice(0, -'.jsonl'.length);
+          if (isRunName(run)) runs.push(run);
+        } else if (entry.isDirectory() && entry.name.endsWith('.agents')) {
+          const parent = name.slice(0, -'.agents'.length);
+          if (isRunName(parent) && name.split('/').length < 64) {
+            pending.push({ folder: join(item.folder, entry.name), prefix: `${name}/` });
+          }
+        }
+      }
     }
-    return names
-      .map((name) => name.split(sep).join('/'))
-      .filter((name) => name.endsWith('.jsonl'))
-      .map((name) => name.slice(0, -'.jsonl'.length))
-      .filter(isRunName)
-      .sort();
+    return runs.sort();
   }
 
   /** Nothing to release: each writer holds its own lock. */

@@ -32,7 +32,7 @@ export interface RunPlaces {
   keyOf(location: string): string;
   /** The link a child's `session-meta` records to its parent: relative, so a tree can move. */
   parentLink(child: string, parent: string): string;
-  /** The parent a child's `session-meta` link names. */
+  /** The parent a child's `session-meta` link names (in a store, the name it is under). */
   followLink(child: string, link: string): string;
   /** Start the run at `location`, owned by the caller. */
   create(location: string, meta: SessionMeta): Promise<TranscriptWriter>;
@@ -91,7 +91,11 @@ export function storePlaces(store: TranscriptStore): RunPlaces {
     parentOf: parentRunName,
     keyOf: (location) => location,
     parentLink: (child, parent) => posix.relative(posix.dirname(child), `${parent}.jsonl`),
+    // In a store the name is the tree: a child's parent is the name it is under, whatever its
+    // link says (an imported or edited link cannot move it up or down a level).
     followLink: (child, link) => {
+      const named = parentRunName(child);
+      if (named !== null) return named;
       const path = posix.join(posix.dirname(child), link);
       return path.endsWith('.jsonl') ? path.slice(0, -'.jsonl'.length) : path;
     },

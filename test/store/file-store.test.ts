@@ -1,5 +1,17 @@
 import assert from 'node:assert/strict';
-import { copyFile, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { FileStore } from '../../src/store/file-store.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
@@ -73,4 +85,37 @@ test('FileStore: a name that would leave the folder or break the layout is refus
     );
   }
   assert.deepEqual(await readdir(folder), []);
+});
+
+test('FileStore.list enters only real <run>.agents folders: symlink loops and a linked *.agents folder are not followed', {
+  timeout: 20_000,
+}, async () => {
+  const folder = await makeTempFolder('llm-agent-store-');
+  const outside = await makeTempFolder('llm-agent-outside-');
+  folders.push(folder, outside);
+  const store = new FileStore(folder, { clock: steppingClock() });
+  const meta = { agentId: 'main', agentType: 'main', label: 'main', model: 'test:model' };
+  await (await store.create('main', meta)).close();
+  await (
+    await store.create('main.agents/a', {
+      ...meta,
+      agentId: 'a',
+      parent: { transcript: '../main.jsonl', callId: 'call_1' },
+    })
+  ).close();
+  // Two links back to the folder itself (a walk that follows them never ends), a folder named
+  // like a child folder that is a link out of the tree, and a loose folder of other files.
+  await symlink('.', join(folder, 'l0'));
+  await symlink('.', join(folder, 'l1.agents'));
+  await writeFile(join(outside, 'x.jsonl'), '');
+  await symlink(outside, join(folder, 'evil.agents'));
+  await mkdir(join(folder, 'notes'));
+  await writeFile(join(folder, 'notes', 'n.jsonl'), '');
+  assert.ok(
+    (await lstat(join(folder, 'evil.agents'))).isSymbolicLink(),
+    'the link is really there',
+  );
+  assert.deepEqual(await store.list(), ['main', 'main.agents/a']);
+  await rm(join(folder, 'main.agents'), { recursive: true });
+  assert.deepEqual(await store.list(), ['main'], 'a child folder gone leaves the roots listed');
 });
