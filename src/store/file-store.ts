@@ -34,13 +34,16 @@ export class FileStore implements TranscriptStore {
 
   /** The transcript file of `run`. */
   pathOf(run: string): string {
-    if (!isRunName(run)) throw new TypeError(`FileStore: "${run}" is not a run name`);
+    if (!isRunName(run)) {
+      throw new TypeError(
+        `FileStore: ${JSON.stringify(run)} is not a run name: an agent id (1 to 64 letters, digits, '.', '_' or '-', from a letter or digit) or <run>.agents/<agent id>`,
+      );
+    }
     return join(this.folder, `${run}.jsonl`);
   }
 
   /** The writer's options for `run`: a child's `*.agents` folders must be real folders. */
   #optionsFor(run: string): SessionOptions {
-    this.pathOf(run); // refuses a name that is not one
     const segments = run.split('/');
     const realFolders = segments
       .slice(0, -1)
@@ -50,18 +53,20 @@ export class FileStore implements TranscriptStore {
 
   /** A new transcript `<folder>/<run>.jsonl`, locked by its writer ({@link Session.create}). */
   async create(run: string, meta: SessionMeta): Promise<TranscriptWriter> {
-    return Session.create(this.pathOf(run), meta, this.#optionsFor(run));
+    const path = this.pathOf(run);
+    return Session.create(path, meta, this.#optionsFor(run));
   }
 
   /** The run's transcript opened for appending: its torn tail repaired, its lock taken ({@link Session.open}). */
   async open(run: string): Promise<TranscriptWriter> {
-    return Session.open(this.pathOf(run), this.#optionsFor(run));
+    const path = this.pathOf(run);
+    return Session.open(path, this.#optionsFor(run));
   }
 
   /** Every record, read without a lock and without writing ({@link peek}). */
   async read(run: string): Promise<StoreRead> {
     if (!isRunName(run))
-      return { ok: false, reason: 'missing', detail: `"${run}" is not a run name` };
+      return { ok: false, reason: 'missing', detail: `${JSON.stringify(run)} is not a run name` };
     const path = this.pathOf(run);
     const found = await peek(
       path,

@@ -101,7 +101,7 @@ export function storePlaces(store: TranscriptStore): RunPlaces {
     },
     create: (location, meta) => store.create(location, meta),
     read: (location) => store.read(location),
-    held: (location) => store.held(location).catch(() => false),
+    held: (location) => store.held(location),
     async depthOf(location, known) {
       let depth = 0;
       for (let at: string | null = location; at !== null; at = parentRunName(at)) {

@@ -80,8 +80,10 @@ test('FileStore: a name that would leave the folder or break the layout is refus
   ]) {
     await assert.rejects(
       () => store.create(bad, { agentId: 'x', agentType: 'x', label: 'x', model: 'test:model' }),
-      TypeError,
-      `${JSON.stringify(bad)} is refused as a run name`,
+      (error: unknown) =>
+        error instanceof TypeError &&
+        error.message.includes(`${JSON.stringify(bad)} is not a run name: an agent id`),
+      `${JSON.stringify(bad)} is refused as a run name, saying what one is`,
     );
   }
   assert.deepEqual(await readdir(folder), []);
